@@ -1,0 +1,190 @@
+/// What should go wrong, attempt by attempt, e.g. `drop:40pct,ok` or `throttle:4MiB+drop:1MiB`.
+///
+/// Attempts are separated by `,`; faults within one attempt are joined by `+`. The N-th GET
+/// of a URL plays attempt N; attempts past the end of the script behave like `ok`.
+public struct FaultScript: Hashable, Sendable {
+    /// A position in a response body: a byte count, or a percentage of the body being sent
+    /// (so `drop:50pct` on a Range response cuts that partial body in half).
+    public enum Offset: Hashable, Sendable {
+        case bytes(Int64)
+        case percent(Int)
+
+        func resolved(bodyLength: Int64) -> Int64 {
+            switch self {
+            case .bytes(let bytes): min(bytes, bodyLength)
+            case .percent(let percent): bodyLength * Int64(percent) / 100
+            }
+        }
+    }
+
+    public enum Fault: Hashable, Sendable {
+        /// Send this much body, then close the connection.
+        case drop(after: Offset)
+        /// Pace the body to this many bytes per second.
+        case throttle(bytesPerSecond: Int64)
+        /// Stop sending at `after`; resume after `duration`, or never when it is nil.
+        case stall(after: Offset, duration: Duration?)
+        /// Answer 200 with the full body even to a valid Range request.
+        case ignoreRange
+        /// From this attempt on the fixture has new content (a new generation).
+        case change
+        /// Answer this status with a short text body instead of the fixture.
+        case status(code: Int)
+        /// Answer with a chain of this many 302 redirects before serving.
+        case redirect(hops: Int)
+        /// Declare a Content-Length off by `delta`, send the true body, then close.
+        case badLength(delta: Int64)
+
+        /// Faults of the same kind cannot be combined in one attempt (two drops would be ambiguous).
+        var kind: String {
+            switch self {
+            case .drop: "drop"
+            case .throttle: "throttle"
+            case .stall: "stall"
+            case .ignoreRange: "ignore-range"
+            case .change: "change"
+            case .status: "status"
+            case .redirect: "redirect"
+            case .badLength: "bad-length"
+            }
+        }
+    }
+
+    /// One list of faults per attempt, attempt 1 first. `ok` is an empty list.
+    public let attempts: [[Fault]]
+
+    public init(attempts: [[Fault]]) {
+        self.attempts = attempts
+    }
+
+    /// A script in which every attempt succeeds.
+    public static let none = FaultScript(attempts: [])
+
+    /// The faults of attempt `attempt` (1-based); none past the end of the script.
+    public func faults(forAttempt attempt: Int) -> [Fault] {
+        attempts.indices.contains(attempt - 1) ? attempts[attempt - 1] : []
+    }
+
+    /// How many times the fixture has changed by attempt `attempt`; changes persist past the end.
+    public func generation(forAttempt attempt: Int) -> Int {
+        attempts.prefix(max(0, attempt)).joined().filter { $0 == .change }.count
+    }
+
+    /// Parses and validates the whole script up front, so a typo is reported on the first
+    /// request instead of surfacing in attempt 3. Errors are one line and name the bad token.
+    public static func parse(_ text: String) throws -> FaultScript {
+        if text.isEmpty { return .none }
+        let attempts = try text.split(separator: ",", omittingEmptySubsequences: false).map { attemptText in
+            guard !attemptText.isEmpty else {
+                throw LabServerError("bad fault script \"\(text)\": empty attempt (use ok for an attempt without faults)")
+            }
+            var faults: [Fault] = []
+            for token in tokens(of: attemptText) {
+                guard let fault = try parseToken(token) else { continue }
+                if faults.contains(where: { $0.kind == fault.kind }) {
+                    throw LabServerError("bad fault \"\(token)\": only one \(fault.kind) per attempt")
+                }
+                faults.append(fault)
+            }
+            return faults
+        }
+        return FaultScript(attempts: attempts)
+    }
+
+    /// Splits an attempt at "+", except where "+" starts a value (`bad-length:+10`).
+    private static func tokens(of attemptText: Substring) -> [String] {
+        var tokens: [String] = []
+        for piece in attemptText.split(separator: "+", omittingEmptySubsequences: false) {
+            if let previous = tokens.last, previous.hasSuffix(":") {
+                tokens[tokens.count - 1] = previous + "+" + piece
+            } else {
+                tokens.append(String(piece))
+            }
+        }
+        return tokens
+    }
+
+    /// Returns nil for `ok`.
+    private static func parseToken(_ token: String) throws -> Fault? {
+        let parts = token.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
+        let arguments = Array(parts.dropFirst())
+        func fail(_ expectation: String) -> LabServerError {
+            LabServerError("bad fault \"\(token)\": \(expectation)")
+        }
+        func requireArguments(_ count: Int, _ expectation: String) throws {
+            guard arguments.count == count else { throw fail(expectation) }
+        }
+
+        switch parts[0] {
+        case "ok":
+            try requireArguments(0, "ok takes no value")
+            return nil
+        case "drop":
+            try requireArguments(1, "expected drop:<bytes or Npct>")
+            return .drop(after: try parseOffset(arguments[0], orThrow: fail("expected bytes or Npct")))
+        case "throttle":
+            try requireArguments(1, "expected throttle:<bytes per second>")
+            guard let rate = try? ByteSize.parse(arguments[0]), rate > 0 else {
+                throw fail("expected a positive rate in bytes per second, like 2MiB")
+            }
+            return .throttle(bytesPerSecond: rate)
+        case "stall":
+            guard arguments.count == 1 || arguments.count == 2 else {
+                throw fail("expected stall:<bytes or Npct> or stall:<bytes or Npct>:<seconds>s")
+            }
+            let offset = try parseOffset(arguments[0], orThrow: fail("expected bytes or Npct"))
+            guard arguments.count == 2 else { return .stall(after: offset, duration: nil) }
+            guard let duration = parseDuration(arguments[1]) else {
+                throw fail("expected a duration like 2s, 0.5s or 500ms")
+            }
+            return .stall(after: offset, duration: duration)
+        case "ignore-range":
+            try requireArguments(0, "ignore-range takes no value")
+            return .ignoreRange
+        case "change":
+            try requireArguments(0, "change takes no value")
+            return .change
+        case "status":
+            try requireArguments(1, "expected status:<code>")
+            guard let code = Int(arguments[0]), (400...599).contains(code) else {
+                throw fail("expected an error status code from 400 to 599")
+            }
+            return .status(code: code)
+        case "redirect":
+            try requireArguments(1, "expected redirect:<hops>")
+            guard let hops = Int(arguments[0]), (1...20).contains(hops) else {
+                throw fail("expected a number of hops from 1 to 20")
+            }
+            return .redirect(hops: hops)
+        case "bad-length":
+            try requireArguments(1, "expected bad-length:+<bytes> or bad-length:-<bytes>")
+            let text = arguments[0]
+            guard let sign = text.first, sign == "+" || sign == "-",
+                  let amount = try? ByteSize.parse(String(text.dropFirst())), amount > 0
+            else {
+                throw fail("expected +<bytes> or -<bytes>, like +100 or -1KiB")
+            }
+            return .badLength(delta: sign == "+" ? amount : -amount)
+        default:
+            throw fail("unknown fault (known: ok, drop, throttle, stall, ignore-range, change, status, redirect, bad-length)")
+        }
+    }
+
+    private static func parseOffset(_ text: String, orThrow error: LabServerError) throws -> Offset {
+        if text.hasSuffix("pct") {
+            guard let percent = Int(text.dropLast(3)), (0...100).contains(percent) else { throw error }
+            return .percent(percent)
+        }
+        guard let bytes = try? ByteSize.parse(text) else { throw error }
+        return .bytes(bytes)
+    }
+
+    private static func parseDuration(_ text: String) -> Duration? {
+        let (number, scale): (Substring, Double) =
+            text.hasSuffix("ms") ? (text.dropLast(2), 0.001) : text.hasSuffix("s") ? (text.dropLast(1), 1) : ("", 0)
+        guard !number.isEmpty, number.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == ".") }),
+              let value = Double(number), value.isFinite, value * scale <= 3600
+        else { return nil }
+        return .milliseconds(Int64((value * scale * 1000).rounded()))
+    }
+}

@@ -1,0 +1,58 @@
+/// A downloadable file that is never stored anywhere: its bytes are computed on demand
+/// from `name` and `generation`, so a 64 GiB fixture costs no disk and no memory.
+///
+/// Everything a client can observe (bytes, ETag, Last-Modified, digest) depends only on
+/// `name`, `size` and `generation`, so two server runs agree and resumed downloads can be
+/// validated across restarts.
+public struct Fixture: Hashable, Sendable {
+    public let name: String
+    public let size: Int64
+    /// Bumped by the `change` fault: same name and size, different content.
+    public let generation: Int
+
+    public init(name: String, size: Int64, generation: Int = 0) {
+        precondition(size >= 0, "a fixture cannot have a negative size")
+        precondition(generation >= 0, "a fixture generation starts at 0")
+        self.name = name
+        self.size = size
+        self.generation = generation
+    }
+
+    /// Fixture names are safe as a single URL path segment and as a file name.
+    public static func isValidName(_ name: String) -> Bool {
+        (1...64).contains(name.utf8.count)
+            && name.utf8.allSatisfy { byte in
+                switch byte {
+                case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                     UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "-"):
+                    true
+                default:
+                    false
+                }
+            }
+    }
+
+    /// A strong validator: it must change whenever the bytes change, so it covers all three
+    /// identity fields (generation gives new bytes, size gives a different representation).
+    public var etag: String {
+        let tag = FixtureBytes.mix(seed ^ FixtureBytes.mix(UInt64(size)))
+        let hex = String(tag, radix: 16)
+        return "\"" + String(repeating: "0", count: 16 - hex.count) + hex + "\""
+    }
+
+    /// Each generation is one hour "newer" than the previous one, starting at 2024-01-01,
+    /// so a changed entity also fails an If-Range date comparison.
+    public var lastModified: String {
+        HTTPDate.format(secondsSince1970: HTTPDate.epochOfGenerationZero + Int64(generation) * 3600)
+    }
+
+    /// Writes the fixture bytes at `offset ..< offset + buffer.count` into `buffer`.
+    /// Any offset is equally cheap, which is what makes Range requests free to serve.
+    public func fill(_ buffer: UnsafeMutableRawBufferPointer, from offset: Int64) {
+        FixtureBytes(seed: seed).fill(buffer, from: offset)
+    }
+
+    var seed: UInt64 {
+        FixtureBytes.seed(name: name, generation: generation)
+    }
+}

@@ -1,0 +1,112 @@
+import Foundation
+
+/// Where a request target leads. Parsing is separate from answering so the rules for
+/// URLs can be read (and tested) in one place.
+enum Route {
+    case index
+    case fixture(FixtureRequest)
+    /// `/fixtures/<name>.sha256`: the digest in `sha256sum` format.
+    case checksum(FixtureRequest)
+    case notFound(path: String)
+
+    /// Throws a one-line `LabServerError` for a known path with a bad query (answered with 400).
+    init(target: String) throws {
+        guard let components = URLComponents(string: target) else {
+            throw LabServerError("bad request target \"\(target)\"")
+        }
+        let path = components.percentEncodedPath
+        if path == "/" {
+            self = .index
+            return
+        }
+        let prefix = "/fixtures/"
+        guard path.hasPrefix(prefix) else {
+            self = .notFound(path: path)
+            return
+        }
+        let name = String(path.dropFirst(prefix.count))
+        let checksumSuffix = ".sha256"
+        if name.hasSuffix(checksumSuffix), Fixture.isValidName(String(name.dropLast(checksumSuffix.count))) {
+            self = .checksum(try FixtureRequest(name: String(name.dropLast(checksumSuffix.count)), components: components))
+        } else if Fixture.isValidName(name) {
+            self = .fixture(try FixtureRequest(name: name, components: components))
+        } else {
+            self = .notFound(path: path)
+        }
+    }
+}
+
+/// The query of a fixture URL: `?size=64MiB&faults=drop:40pct,ok&run=abc`, plus the
+/// `attempt` and `hops` items that redirects and tests add.
+struct FixtureRequest {
+    static let defaultSize: Int64 = 1 << 20
+    static let maximumSize: Int64 = 64 << 30
+
+    let name: String
+    let size: Int64
+    let faults: FaultScript
+    /// Set when the request pins its attempt instead of taking the next one.
+    let pinnedAttempt: Int?
+    /// Redirects still to go in a redirect chain.
+    let remainingHops: Int?
+    /// Requests with the same key share one attempt counter. `attempt` and `hops` are left
+    /// out so the hops of one redirect chain all count as the attempt that started it.
+    let attemptKey: String
+
+    private let path: String
+    /// The query items exactly as the client encoded them, to be echoed in a Location.
+    private let encodedItemsWithoutAttempt: [Substring]
+
+    init(name: String, components: URLComponents) throws {
+        // URLComponents decodes %XX but, unlike HTML forms, leaves "+" alone, which fault
+        // scripts need ("throttle:4MiB+drop:1MiB").
+        let items = components.queryItems ?? []
+        func value(_ itemName: String) -> String? {
+            items.first { $0.name == itemName }?.value
+        }
+
+        self.name = name
+        path = components.percentEncodedPath
+
+        if let sizeText = value("size") {
+            let parsed = try ByteSize.parse(sizeText)
+            guard parsed <= Self.maximumSize else {
+                throw LabServerError("bad size \"\(sizeText)\": the largest fixture is 64GiB")
+            }
+            size = parsed
+        } else {
+            size = Self.defaultSize
+        }
+        faults = try FaultScript.parse(value("faults") ?? "")
+        pinnedAttempt = try value("attempt").map { text in
+            guard let attempt = Int(text), attempt >= 1 else {
+                throw LabServerError("bad attempt \"\(text)\": expected a number from 1")
+            }
+            return attempt
+        }
+        remainingHops = try value("hops").map { text in
+            guard let hops = Int(text), hops >= 0 else {
+                throw LabServerError("bad hops \"\(text)\": expected a number from 0")
+            }
+            return hops
+        }
+
+        let isAttemptItem: (Substring) -> Bool = { item in
+            let itemName = item.prefix { $0 != "=" }
+            return itemName == "attempt" || itemName == "hops"
+        }
+        encodedItemsWithoutAttempt = (components.percentEncodedQuery ?? "")
+            .split(separator: "&")
+            .filter { !isAttemptItem($0) }
+        attemptKey = path + "?" + items
+            .filter { $0.name != "attempt" && $0.name != "hops" }
+            .map { "\($0.name)=\($0.value ?? "")" }
+            .joined(separator: "&")
+    }
+
+    /// The same URL pinned to `attempt`, with `hops` redirects still to go.
+    func redirectLocation(attempt: Int, hops: Int) -> String {
+        let items = encodedItemsWithoutAttempt + ["attempt=\(attempt)", "hops=\(hops)"]
+        return path + "?" + items.joined(separator: "&")
+    }
+}

@@ -1,0 +1,51 @@
+/// Texts for people: the server's `GET /` page and the fault reference `lab serve` prints.
+public enum HelpText {
+    /// How fault scripts are written, with examples; shared by the index page and `lab serve`.
+    public static let faultSyntax = """
+        Faults (query item faults=<script>):
+          Attempts are separated by ","; faults within one attempt are joined
+          by "+". The N-th GET of a URL plays attempt N; attempts past the end
+          behave like ok. A HEAD previews the next attempt without using it up.
+          Each run=<token> value counts its attempts separately.
+          Sizes are bytes or units (1000, 64KiB, 64MiB, 1GiB, 5MB); Npct is
+          N percent of the body being sent.
+
+          ok                       no fault
+          drop:<bytes|Npct>        send that much body, then close the connection
+          throttle:<bytes/s>       pace the body to that rate, e.g. throttle:2MiB
+          stall:<bytes|Npct>       stop sending there and hold the connection open
+          stall:<bytes|Npct>:<N>s  pause there for N seconds, then continue
+          ignore-range             answer 200 and the full body despite a Range
+          change                   new content, ETag and Last-Modified from here on
+          status:<code>            answer that status (404, 500, 503...) and a text
+          redirect:<n>             answer a chain of n 302 redirects first
+          bad-length:<+n|-n>       declare a Content-Length off by n, then close
+
+        Examples:
+          faults=drop:40pct,ok            attempt 1 closes at 40%, attempt 2 is fine
+          faults=throttle:4MiB+drop:1MiB  slow, then cut after 1 MiB
+          faults=ok,ignore-range          the resume gets the whole file again
+          faults=drop:30pct,change        the file changes before the resume
+          faults=status:404               the file is not there
+          faults=redirect:3               three redirects before the file
+        """
+
+    static let indexPage = """
+        Download Lab test server
+
+        Fixtures are files computed on the fly: the same name and size always
+        give the same bytes.
+
+          GET|HEAD /fixtures/<name>?size=<size>&faults=<script>&run=<token>
+            name     letters, digits, "." "_" "-" (at most 64)
+            size     bytes or units like 64KiB or 1GiB (default 1MiB, max 64GiB)
+            Range (a single byte range) and If-Range are supported. Responses
+            carry ETag, Last-Modified and Repr-Digest (SHA-256 of the whole file).
+
+          GET /fixtures/<name>.sha256?size=<size>
+            the SHA-256 in sha256sum format
+
+        \(faultSyntax)
+
+        """
+}

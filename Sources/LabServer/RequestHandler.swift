@@ -1,0 +1,222 @@
+import NIOCore
+import NIOHTTP1
+
+/// Answers the requests of one connection, one at a time (NIO's pipelining helper holds
+/// back the next request until this one's response has ended).
+final class RequestHandler: ChannelInboundHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    private let core: ServerCore
+    private var requestHead: HTTPRequestHead?
+    private var streamer: BodyStreamer?
+
+    init(core: ServerCore) {
+        self.core = core
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let head):
+            requestHead = head
+        case .body:
+            break // no endpoint takes a request body
+        case .end:
+            // Answer only once the whole request has been read, so its bytes cannot be
+            // mistaken for the next request.
+            guard let head = requestHead else { return }
+            requestHead = nil
+            respond(to: head, context: context)
+        }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        streamer?.cancel()
+        streamer = nil
+        context.fireChannelInactive()
+    }
+
+    // MARK: Routing
+
+    private func respond(to request: HTTPRequestHead, context: ChannelHandlerContext) {
+        guard request.method == .GET || request.method == .HEAD else {
+            sendText(.methodNotAllowed, "method \(request.method.rawValue) is not allowed; use GET or HEAD",
+                     extraHeaders: [("Allow", "GET, HEAD")], request: request, context: context)
+            return
+        }
+        let route: Route
+        do {
+            route = try Route(target: request.uri)
+        } catch {
+            sendText(.badRequest, "\(error)", request: request, context: context)
+            return
+        }
+        switch route {
+        case .index:
+            sendText(.ok, HelpText.indexPage, request: request, context: context)
+        case .notFound(let path):
+            sendText(.notFound, "not found: \(path) (see / for the URLs this server knows)", request: request, context: context)
+        case .checksum(let fixtureRequest):
+            sendChecksum(fixtureRequest, request: request, context: context)
+        case .fixture(let fixtureRequest):
+            sendFixture(fixtureRequest, request: request, context: context)
+        }
+    }
+
+    private func sendChecksum(_ fixtureRequest: FixtureRequest, request: HTTPRequestHead, context: ChannelHandlerContext) {
+        let fixture = Fixture(name: fixtureRequest.name, size: fixtureRequest.size)
+        core.sha256Digest(of: fixture, on: context.eventLoop).assumeIsolated().whenComplete { result in
+            guard case .success(let digest) = result else {
+                context.close(promise: nil) // only fails while the server stops
+                return
+            }
+            // The two-space separator is sha256sum's, so `sha256sum -c` can check a download.
+            self.sendText(.ok, DigestText.hex(digest) + "  " + fixture.name, request: request, context: context)
+        }
+    }
+
+    // MARK: Fixtures
+
+    private func sendFixture(_ fixtureRequest: FixtureRequest, request: HTTPRequestHead, context: ChannelHandlerContext) {
+        let attempt = core.attempt(for: fixtureRequest, advancing: request.method == .GET)
+        let faults = AttemptFaults(fixtureRequest.faults.faults(forAttempt: attempt))
+
+        if let hops = faults.redirectHops {
+            let remaining = fixtureRequest.remainingHops ?? hops
+            if remaining > 0 {
+                let location = fixtureRequest.redirectLocation(attempt: attempt, hops: remaining - 1)
+                sendText(.found, "redirecting to \(location)", extraHeaders: [("Location", location)],
+                         attempt: attempt, request: request, context: context)
+                return
+            }
+        }
+        if let code = faults.statusCode {
+            let status = HTTPResponseStatus(statusCode: code)
+            sendText(status, "\(code) \(status.reasonPhrase) (scripted fault, attempt \(attempt))",
+                     attempt: attempt, request: request, context: context)
+            return
+        }
+
+        let fixture = Fixture(name: fixtureRequest.name, size: fixtureRequest.size,
+                              generation: fixtureRequest.faults.generation(forAttempt: attempt))
+        let selection = faults.ignoreRange
+            ? .full
+            : RangeSelection(range: request.headers.first(name: "Range"), ifRange: request.headers.first(name: "If-Range"),
+                             etag: fixture.etag, lastModified: fixture.lastModified, size: fixture.size)
+        core.sha256Digest(of: fixture, on: context.eventLoop).assumeIsolated().whenComplete { result in
+            guard case .success(let digest) = result else {
+                context.close(promise: nil) // only fails while the server stops
+                return
+            }
+            // The client may have given up while a large fixture was being hashed.
+            guard context.channel.isActive else { return }
+            self.writeFixtureResponse(fixture, selection: selection, digest: digest, faults: faults, attempt: attempt,
+                                      request: request, context: context)
+        }
+    }
+
+    private func writeFixtureResponse(_ fixture: Fixture, selection: RangeSelection, digest: [UInt8], faults: AttemptFaults,
+                                      attempt: Int, request: HTTPRequestHead, context: ChannelHandlerContext) {
+        let status: HTTPResponseStatus
+        let firstOffset: Int64
+        let length: Int64
+        var headers = HTTPHeaders()
+        switch selection {
+        case .full:
+            (status, firstOffset, length) = (.ok, 0, fixture.size)
+        case .partial(let first, let last):
+            (status, firstOffset, length) = (.partialContent, first, last - first + 1)
+        case .unsatisfiable:
+            (status, firstOffset, length) = (.rangeNotSatisfiable, 0, 0)
+        }
+        let isGET = request.method == .GET
+        let hasBody = status != .rangeNotSatisfiable
+        // A lying length only matters when a body follows; HEAD shows the honest headers.
+        let lengthError = isGET && hasBody ? faults.lengthError ?? 0 : 0
+
+        if hasBody {
+            headers.add(name: "Content-Type", value: "application/octet-stream")
+        }
+        headers.add(name: "Content-Length", value: "\(max(0, length + lengthError))")
+        switch selection {
+        case .full: break
+        case .partial(let first, let last): headers.add(name: "Content-Range", value: "bytes \(first)-\(last)/\(fixture.size)")
+        case .unsatisfiable: headers.add(name: "Content-Range", value: "bytes */\(fixture.size)")
+        }
+        headers.add(name: "Accept-Ranges", value: "bytes")
+        headers.add(name: "ETag", value: fixture.etag)
+        headers.add(name: "Last-Modified", value: fixture.lastModified)
+        headers.add(name: "Repr-Digest", value: DigestText.reprDigest(digest))
+
+        let logIndex = writeHead(status, headers: headers, attempt: attempt, request: request, context: context)
+        guard isGET && hasBody else {
+            endResponse(request: request, context: context)
+            return
+        }
+        let streamer = BodyStreamer(
+            context: context, fixture: fixture, firstOffset: firstOffset, length: length,
+            plan: faults.bodyPlan(bodyLength: length),
+            onBytesWritten: { [core] bytes in core.recordBodyBytes(bytes, at: logIndex) },
+            onEnd: { ending in
+                self.streamer = nil
+                switch ending {
+                case .complete: self.endResponse(request: request, context: context)
+                case .closeConnection: self.closeAfterPendingWrites(context: context)
+                }
+            }
+        )
+        self.streamer = streamer
+        streamer.start()
+    }
+
+    // MARK: Writing responses
+
+    /// Short text answers: errors, redirects, scripted statuses, the index and checksums.
+    private func sendText(_ status: HTTPResponseStatus, _ line: String, extraHeaders: [(String, String)] = [],
+                          attempt: Int = 0, request: HTTPRequestHead, context: ChannelHandlerContext) {
+        let body = line.hasSuffix("\n") ? line : line + "\n"
+        var headers = HTTPHeaders()
+        headers.add(name: "Content-Type", value: "text/plain; charset=utf-8")
+        headers.add(name: "Content-Length", value: "\(body.utf8.count)")
+        headers.add(contentsOf: extraHeaders)
+        let logIndex = writeHead(status, headers: headers, attempt: attempt, request: request, context: context)
+        if request.method != .HEAD {
+            core.recordBodyBytes(Int64(body.utf8.count), at: logIndex)
+            context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(string: body)))), promise: nil)
+        }
+        endResponse(request: request, context: context)
+    }
+
+    /// Logs the response before writing it, so a client that has read the response will
+    /// always find it in `requestLog`.
+    private func writeHead(_ status: HTTPResponseStatus, headers: HTTPHeaders, attempt: Int,
+                           request: HTTPRequestHead, context: ChannelHandlerContext) -> Int {
+        var headers = headers
+        if !request.isKeepAlive {
+            headers.add(name: "Connection", value: "close")
+        }
+        let logIndex = core.record(LoggedRequest(
+            method: request.method.rawValue, target: request.uri,
+            range: request.headers.first(name: "Range"), ifRange: request.headers.first(name: "If-Range"),
+            status: Int(status.code), bodyBytesSent: 0, attempt: attempt
+        ))
+        let head = HTTPResponseHead(version: .http1_1, status: status, headers: headers)
+        context.write(wrapOutboundOut(.head(head)), promise: nil)
+        return logIndex
+    }
+
+    /// NIO drops writes still queued when a channel closes; an empty write completes only
+    /// after everything before it, so closing then cannot cut off the head or the last chunk.
+    private func closeAfterPendingWrites(context: ChannelHandlerContext) {
+        context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(ByteBuffer()))))
+            .assumeIsolated()
+            .whenComplete { _ in context.close(promise: nil) }
+    }
+
+    private func endResponse(request: HTTPRequestHead, context: ChannelHandlerContext) {
+        let written = context.writeAndFlush(wrapOutboundOut(.end(nil)))
+        if !request.isKeepAlive {
+            written.assumeIsolated().whenComplete { _ in context.close(promise: nil) }
+        }
+    }
+}

@@ -1,0 +1,24 @@
+/// One request as the server saw and answered it, for tests that check what a client did.
+public struct LoggedRequest: Hashable, Sendable {
+    public var method: String
+    /// The request target as sent, e.g. `/fixtures/a?size=1MiB&faults=drop:10pct`.
+    public var target: String
+    public var range: String?
+    public var ifRange: String?
+    public var status: Int
+    /// Body bytes handed to the connection (fewer than Content-Length after a drop or stall).
+    public var bodyBytesSent: Int64
+    /// The fault-script attempt this request played; 0 for requests outside /fixtures.
+    public var attempt: Int
+
+    public init(method: String, target: String, range: String?, ifRange: String?,
+                status: Int, bodyBytesSent: Int64, attempt: Int) {
+        self.method = method
+        self.target = target
+        self.range = range
+        self.ifRange = ifRange
+        self.status = status
+        self.bodyBytesSent = bodyBytesSent
+        self.attempt = attempt
+    }
+}

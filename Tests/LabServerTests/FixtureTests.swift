@@ -1,0 +1,86 @@
+import Foundation
+import LabServer
+import Testing
+
+@Suite("Fixture bytes and validators")
+struct FixtureTests {
+    @Test("the reference SHA-256 used by these tests is right")
+    func referenceSHA256KnownAnswers() {
+        #expect(ReferenceSHA256.hex([]) == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+        #expect(ReferenceSHA256.hex(Array("abc".utf8)) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        #expect(ReferenceSHA256.hex(Array("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq".utf8))
+            == "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1")
+    }
+
+    @Test("any offset gives the same bytes as a fill from the start")
+    func randomAccess() {
+        let fixture = Fixture(name: "random-access", size: 200_000)
+        let whole = expectedBytes(fixture)
+        for (offset, count) in [(0, 1), (1, 7), (3, 8), (7, 9), (8, 64), (13, 70_001), (65_535, 3), (199_990, 10)] {
+            #expect(byteDifference(expectedBytes(fixture, from: Int64(offset), count: count), Array(whole[offset..<offset + count])) == nil,
+                    "offset \(offset) count \(count)")
+        }
+        // A destination that is not 8-byte aligned must work too.
+        var unaligned = [UInt8](repeating: 0, count: 1_001)
+        unaligned.withUnsafeMutableBytes { fixture.fill(UnsafeMutableRawBufferPointer(rebasing: $0[1...]), from: 8) }
+        #expect(byteDifference(Array(unaligned[1...]), Array(whole[8..<1_008])) == nil)
+    }
+
+    @Test("bytes depend on name and generation, and are pinned across versions")
+    func bytesAreDeterministic() {
+        let base = expectedBytes(Fixture(name: "a", size: 64))
+        #expect(byteDifference(base, expectedBytes(Fixture(name: "a", size: 64))) == nil)
+        #expect(base == expectedBytes(Fixture(name: "a", size: 1 << 30), count: 64), "size must not change the bytes")
+        #expect(base != expectedBytes(Fixture(name: "b", size: 64)))
+        #expect(base != expectedBytes(Fixture(name: "a", size: 64, generation: 1)))
+        // Downloads resumed across lab versions rely on these exact values.
+        #expect(base.prefix(8).map { String(format: "%02x", $0) }.joined() == GoldenValues.firstBytesOfA)
+        #expect(Fixture(name: "a", size: 1 << 20).etag == GoldenValues.etagOfA)
+    }
+
+    @Test("ETag and Last-Modified identify name, size and generation")
+    func validators() {
+        let fixture = Fixture(name: "v", size: 1000)
+        #expect(fixture.etag.wholeMatch(of: /"[0-9a-f]{16}"/) != nil)
+        #expect(fixture.etag == Fixture(name: "v", size: 1000).etag)
+        #expect(fixture.etag != Fixture(name: "v", size: 1001).etag)
+        #expect(fixture.etag != Fixture(name: "w", size: 1000).etag)
+        #expect(fixture.etag != Fixture(name: "v", size: 1000, generation: 1).etag)
+        #expect(fixture.lastModified == "Mon, 01 Jan 2024 00:00:00 GMT")
+        #expect(Fixture(name: "v", size: 1000, generation: 1).lastModified == "Mon, 01 Jan 2024 01:00:00 GMT")
+        #expect(Fixture(name: "v", size: 1000, generation: 25).lastModified == "Tue, 02 Jan 2024 01:00:00 GMT")
+    }
+
+    @Test("sha256Hex matches an independent SHA-256 of the bytes")
+    func sha256MatchesReference() {
+        for fixture in [Fixture(name: "digest", size: 1_000_003), Fixture(name: "digest", size: 1_000_003, generation: 2),
+                        Fixture(name: "empty", size: 0)] {
+            #expect(fixture.sha256Hex() == ReferenceSHA256.hex(expectedBytes(fixture)))
+        }
+        #expect(Fixture(name: "empty", size: 0).sha256Hex() == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+    }
+
+    @Test("fill is fast even in a debug build")
+    func fillSpeed() {
+        let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
+        defer { chunk.deallocate() }
+        let fixture = Fixture(name: "speed", size: 1 << 30)
+        let total: Int64 = 256 << 20
+        let (_, seconds) = measure {
+            var offset: Int64 = 0
+            while offset < total {
+                fixture.fill(chunk, from: offset)
+                offset += Int64(chunk.count)
+            }
+        }
+        let megabytesPerSecond = Double(total) / 1_000_000 / seconds
+        print("Fixture.fill: \(Int(megabytesPerSecond)) MB/s")
+        // Generous floor: a gigabyte-sized test download must not be dominated by fill.
+        #expect(megabytesPerSecond > 300)
+    }
+}
+
+enum GoldenValues {
+    static let firstBytesOfA = "ac33fe663ebc70ed"
+    static let etagOfA = #""40de9dbeaeae3521""#
+}

@@ -1,0 +1,74 @@
+import LabServer
+import Testing
+
+@Suite("ByteSize and FaultScript parsing")
+struct ParsingTests {
+    @Test("byte sizes", arguments: [
+        ("0", Int64(0)), ("1000", 1000), ("64KiB", 65_536), ("64MiB", 67_108_864), ("1GiB", 1_073_741_824),
+        ("64gib", 68_719_476_736), ("5KB", 5_000), ("5MB", 5_000_000), ("2GB", 2_000_000_000), ("7B", 7),
+    ])
+    func byteSizes(text: String, bytes: Int64) throws {
+        #expect(try ByteSize.parse(text) == bytes)
+    }
+
+    @Test("bad byte sizes give a one-line error", arguments: ["", "abc", "-1", "1.5MiB", "12XB", "99999999999TiB", " 1"])
+    func badByteSizes(text: String) {
+        #expect {
+            try ByteSize.parse(text)
+        } throws: { error in
+            guard let error = error as? LabServerError else { return false }
+            return error.message.hasPrefix("bad size \"\(text)\"") && !error.message.contains("\n")
+        }
+    }
+
+    @Test("ByteSize.format round-trips")
+    func formatting() throws {
+        for bytes: Int64 in [0, 1000, 1024, 65_536, 3 << 20, 1 << 30, 1_000_000] {
+            #expect(try ByteSize.parse(ByteSize.format(bytes)) == bytes)
+        }
+        #expect(ByteSize.format(64 << 20) == "64MiB")
+    }
+
+    @Test("fault scripts parse into attempts")
+    func faultScripts() throws {
+        let script = try FaultScript.parse("throttle:4MiB+drop:1MiB,ok,stall:40pct:2s+change,redirect:3,status:503,bad-length:-10,ignore-range,stall:100")
+        #expect(script.attempts == [
+            [.throttle(bytesPerSecond: 4 << 20), .drop(after: .bytes(1 << 20))],
+            [],
+            [.stall(after: .percent(40), duration: .seconds(2)), .change],
+            [.redirect(hops: 3)],
+            [.status(code: 503)],
+            [.badLength(delta: -10)],
+            [.ignoreRange],
+            [.stall(after: .bytes(100), duration: nil)],
+        ])
+        #expect(script.faults(forAttempt: 99) == [])
+        #expect(try FaultScript.parse("").attempts.isEmpty)
+        #expect(try FaultScript.parse("stall:0:500ms").attempts == [[.stall(after: .bytes(0), duration: .milliseconds(500))]])
+    }
+
+    @Test("generations count change tokens up to the attempt, and persist")
+    func generations() throws {
+        let script = try FaultScript.parse("drop:30pct,change,ok,change+drop:1")
+        #expect((1...6).map(script.generation(forAttempt:)) == [0, 1, 1, 2, 2, 2])
+    }
+
+    @Test("bad fault scripts name the bad token in one line", arguments: [
+        ("drop:abc", #"bad fault "drop:abc": expected bytes or Npct"#),
+        ("ok,drop:101pct", #"bad fault "drop:101pct": expected bytes or Npct"#),
+        ("explode", #"bad fault "explode": unknown fault (known: ok, drop, throttle, stall, ignore-range, change, status, redirect, bad-length)"#),
+        ("throttle:0", #"bad fault "throttle:0": expected a positive rate in bytes per second, like 2MiB"#),
+        ("stall:10:2", #"bad fault "stall:10:2": expected a duration like 2s, 0.5s or 500ms"#),
+        ("status:200", #"bad fault "status:200": expected an error status code from 400 to 599"#),
+        ("redirect:0", #"bad fault "redirect:0": expected a number of hops from 1 to 20"#),
+        ("bad-length:10", #"bad fault "bad-length:10": expected +<bytes> or -<bytes>, like +100 or -1KiB"#),
+        ("drop:1+drop:2", #"bad fault "drop:2": only one drop per attempt"#),
+        ("ok,,ok", #"bad fault script "ok,,ok": empty attempt (use ok for an attempt without faults)"#),
+        ("ok:1", #"bad fault "ok:1": ok takes no value"#),
+    ])
+    func badFaultScripts(script: String, message: String) {
+        #expect(throws: LabServerError(message)) {
+            try FaultScript.parse(script)
+        }
+    }
+}
