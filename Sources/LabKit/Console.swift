@@ -1,0 +1,50 @@
+import Foundation
+import Synchronization
+
+/// Where a lesson's story goes: stdout normally, stderr when stdout carries the JSON record,
+/// nowhere with `--quiet`. A live progress line is drawn only on a terminal.
+final class Console: Sendable {
+    private let story: Int32?
+    let isTerminal: Bool
+    private let progressLineShown = Mutex(false)
+
+    init(storyToStandardError: Bool, quiet: Bool) {
+        let descriptor = storyToStandardError ? STDERR_FILENO : STDOUT_FILENO
+        story = quiet ? nil : descriptor
+        isTerminal = !quiet && isatty(descriptor) == 1
+    }
+
+    /// Prints one line of the story, first clearing a progress line that may be on screen.
+    func line(_ text: String) {
+        guard let story else { return }
+        progressLineShown.withLock { shown in
+            Self.write((shown ? "\r\u{1B}[2K" : "") + text + "\n", to: story)
+            shown = false
+        }
+    }
+
+    /// Redraws the progress line in place; only on a terminal.
+    func progressLine(_ text: String) {
+        guard let story, isTerminal else { return }
+        progressLineShown.withLock { shown in
+            Self.write("\r\u{1B}[2K" + text, to: story)
+            shown = true
+        }
+    }
+
+    /// A failure, always on stderr, one line, whatever `--quiet` says.
+    static func error(_ text: String) { write(text + "\n", to: STDERR_FILENO) }
+
+    /// Machine-readable output, always on stdout.
+    static func output(_ text: String) { write(text + "\n", to: STDOUT_FILENO) }
+
+    private static func write(_ text: String, to descriptor: Int32) {
+        var bytes = Array(text.utf8)[...]
+        while !bytes.isEmpty {
+            let written = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
+            if written < 0 && errno == EINTR { continue }
+            guard written > 0 else { return }
+            bytes = bytes.dropFirst(written)
+        }
+    }
+}

@@ -1,0 +1,58 @@
+import Foundation
+
+/// How a run is told on screen: the HTTP lines that matter, then a summary.
+enum ExchangeStory {
+    static func line(for event: HTTPExchangeLog.Event) -> String? {
+        switch event {
+        case .request(let exchange):
+            var line = "→ \(exchange.method) \(target(exchange.url))"
+            if let range = exchange.range { line += "  Range: \(range)" }
+            if let ifRange = exchange.ifRange { line += "  If-Range: \(ifRange)" }
+            return line
+        case .redirect(let hop, let location):
+            return "← \(status(hop))  Location: \(target(location))"
+        case .response(let exchange):
+            var line = "← \(status(exchange))"
+            if let contentRange = exchange.contentRange { line += "  Content-Range: \(contentRange)" }
+            if let length = exchange.contentLength { line += "  Content-Length: \(length)" }
+            if let etag = exchange.etag { line += "  ETag: \(etag)" }
+            return line
+        case .failure:
+            return nil
+        }
+    }
+
+    static func summary(_ result: LessonResult) -> [String] {
+        var lines: [String] = []
+        switch result.outcome {
+        case "verified": lines.append("✔ verified: SHA-256 \(result.actualSHA256 ?? "")")
+        case "unverified": lines.append("• downloaded, not verified (no expected SHA-256; pass --sha256): \(result.actualSHA256 ?? "")")
+        case "verification-failed": lines.append("✗ verification failed: \(result.error?.message ?? "")")
+        default: lines.append("✗ \(result.outcome): \(result.error?.message ?? "")")
+        }
+        func row(_ name: String, _ value: String) -> String {
+            "  " + name.padding(toLength: 18, withPad: " ", startingAt: 0) + value
+        }
+        lines.append(row("bytes", "\(ByteFormat.grouped(result.fileBytes)) on disk (\(ByteFormat.iec(result.fileBytes)))"))
+        lines.append(row("time", String(format: "%.2f s in %d attempt%@", result.wallSeconds, result.attempts,
+                                        result.attempts == 1 ? "" : "s")))
+        lines.append(row("throughput", "\(ByteFormat.iec(Int64(result.throughputBytesPerSecond)))/s"))
+        lines.append(row("peak RSS", ByteFormat.iec(result.peakRSSBytes)))
+        let resumed = result.resumedFrom.map { "byte \(ByteFormat.grouped($0))" }.joined(separator: ", ")
+        lines.append(row("resumed from", resumed.isEmpty ? "(no resume)" : resumed))
+        lines.append(row("downloaded twice", "\(ByteFormat.grouped(result.bytesDownloadedAgain)) bytes"))
+        return lines
+    }
+
+    private static func status(_ exchange: HTTPExchange) -> String {
+        guard let status = exchange.status else { return "(no response)" }
+        return "\(status) \(HTTPStatus.reason(status))".trimmingCharacters(in: .whitespaces)
+    }
+
+    /// Path and query only; the full URL is printed once at the start.
+    private static func target(_ url: String) -> String {
+        guard let components = URLComponents(string: url) else { return url }
+        let path = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
+        return path + (components.percentEncodedQuery.map { "?" + $0 } ?? "")
+    }
+}

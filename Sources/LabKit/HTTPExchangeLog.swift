@@ -1,0 +1,122 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Synchronization
+
+/// One request a lesson sent and what came back, as the lab's network inspector saw it.
+public struct HTTPExchange: Codable, Sendable, Equatable {
+    public var method: String
+    public var url: String
+    public var range: String?
+    public var ifRange: String?
+    public var status: Int?
+    public var contentRange: String?
+    public var contentLength: Int64?
+    public var etag: String?
+    /// The SHA-256 the server published for the whole representation (RFC 9530 `Repr-Digest`), in hex.
+    public var reprDigestSHA256: String?
+    public var bodyBytes: Int64 = 0
+    public var error: String?
+}
+
+/// Records every exchange made through `URLConnection`, so a lesson's code stays free of logging
+/// while the run still shows the request line, `Range`, status and `Content-Range` that matter.
+public final class HTTPExchangeLog: Sendable {
+    public enum Event: Sendable {
+        case request(HTTPExchange)
+        case redirect(from: HTTPExchange, to: String)
+        case response(HTTPExchange)
+        case failure(HTTPExchange)
+    }
+
+    public static let shared = HTTPExchangeLog()
+
+    private struct State {
+        var exchanges: [HTTPExchange] = []
+        var observer: (@Sendable (Event) -> Void)?
+    }
+    private let state = Mutex(State())
+
+    public var exchanges: [HTTPExchange] { state.withLock { $0.exchanges } }
+
+    /// Body bytes received over all exchanges, including bytes that arrived twice.
+    public var bodyBytesReceived: Int64 { state.withLock { $0.exchanges.reduce(0) { $0 + $1.bodyBytes } } }
+
+    public func observe(_ observer: @escaping @Sendable (Event) -> Void) {
+        state.withLock { $0.observer = observer }
+    }
+
+    func begin(_ request: URLRequest) -> Int {
+        let exchange = HTTPExchange(
+            method: request.httpMethod ?? "GET",
+            url: request.url?.absoluteString ?? "",
+            range: request.value(forHTTPHeaderField: "Range"),
+            ifRange: request.value(forHTTPHeaderField: "If-Range")
+        )
+        let (index, observer) = state.withLock { state in
+            state.exchanges.append(exchange)
+            return (state.exchanges.count - 1, state.observer)
+        }
+        observer?(.request(exchange))
+        return index
+    }
+
+    func redirected(_ index: Int, by response: HTTPURLResponse, to newRequest: URLRequest) {
+        let (hop, observer) = update(index) { $0.record(response) }
+        observer?(.redirect(from: hop, to: newRequest.url?.absoluteString ?? ""))
+        // The next hop is a new request on the same exchange record.
+        update(index) { exchange in
+            exchange = HTTPExchange(
+                method: exchange.method, url: newRequest.url?.absoluteString ?? "",
+                range: newRequest.value(forHTTPHeaderField: "Range"),
+                ifRange: newRequest.value(forHTTPHeaderField: "If-Range"))
+        }
+    }
+
+    func received(_ index: Int, response: URLResponse) {
+        let (exchange, observer) = update(index) { exchange in
+            if let http = response as? HTTPURLResponse { exchange.record(http) }
+        }
+        observer?(.response(exchange))
+    }
+
+    func received(_ index: Int, bodyBytes: Int) {
+        update(index) { $0.bodyBytes += Int64(bodyBytes) }
+    }
+
+    func failed(_ index: Int, error: any Error) {
+        let (exchange, observer) = update(index) { $0.error = describe(error) }
+        observer?(.failure(exchange))
+    }
+
+    /// Forgets every exchange; each lesson process starts with an empty log.
+    func reset() { state.withLock { $0.exchanges.removeAll() } }
+
+    @discardableResult
+    private func update(_ index: Int, _ change: (inout HTTPExchange) -> Void) -> (HTTPExchange, (@Sendable (Event) -> Void)?) {
+        state.withLock { state in
+            change(&state.exchanges[index])
+            return (state.exchanges[index], state.observer)
+        }
+    }
+}
+
+extension HTTPExchange {
+    fileprivate mutating func record(_ response: HTTPURLResponse) {
+        status = response.statusCode
+        contentRange = response.value(forHTTPHeaderField: "Content-Range")
+        contentLength = response.value(forHTTPHeaderField: "Content-Length").flatMap { Int64($0) }
+        etag = response.value(forHTTPHeaderField: "ETag")
+        reprDigestSHA256 = response.reprDigestSHA256
+    }
+}
+
+/// A one-line description of any error a transfer can end with.
+func describe(_ error: any Error) -> String {
+    if let error = error as? URLError {
+        return "\(error.localizedDescription) (URLError \(error.errorCode))"
+    }
+    if let error = error as? DownloadError { return error.description }
+    return error.localizedDescription
+}

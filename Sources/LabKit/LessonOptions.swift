@@ -1,0 +1,74 @@
+import ArgumentParser
+import Foundation
+import LabServer
+
+/// Which version of a lesson's strategy runs.
+public enum Variant: String, Codable, Sendable, CaseIterable, ExpressibleByArgument {
+    /// The article's logic, defects included.
+    case article
+    /// The same strategy with the defects fixed.
+    case corrected
+}
+
+/// The command line every lesson shares.
+struct LessonOptions: ParsableArguments {
+    @Option(help: "Download from this URL instead of the embedded server (any HTTP server, e.g. nginx).")
+    var url: String?
+
+    @Option(help: "The SHA-256 (hex) the complete file must have. Default: the digest the server publishes.")
+    var sha256: String?
+
+    @Option(help: "Where to write the file. A partial file already there is resumed. Default: a fresh file in the temporary directory.")
+    var output: String?
+
+    @Option(help: "article: the article's logic, defects included. corrected: the fixed version.")
+    var variant: Variant = .corrected
+
+    @Flag(help: "Print one JSON result object on stdout; the story goes to stderr.")
+    var json = false
+
+    @Flag(help: "Print only errors (and the JSON record with --json).")
+    var quiet = false
+
+    @Option(name: .customLong("write-delay-us"), help: "Simulate a slow disk: sleep this many microseconds after every write.")
+    var writeDelayMicroseconds = 0
+
+    @Option(help: "Size of the embedded server's file, e.g. 64MiB or 1GiB.")
+    var size: String?
+
+    @Option(help: "Faults the embedded server injects, one entry per attempt, e.g. \"drop:40pct,ok\". `lab serve` lists them.")
+    var faults: String?
+
+    @Option(help: "Stop after this many attempts (each one is a press of Start or Resume).")
+    var maxAttempts = 5
+
+    mutating func validate() throws {
+        if let url {
+            guard let parsed = URL(string: url), ["http", "https"].contains(parsed.scheme?.lowercased() ?? ""),
+                  parsed.host?.isEmpty == false
+            else { throw ValidationError("--url must be an http:// or https:// URL with a host, got \"\(url)\"") }
+            guard size == nil, faults == nil else {
+                throw ValidationError("--size and --faults apply to the embedded server only; drop them or drop --url")
+            }
+        }
+        if let sha256 {
+            let hex = sha256.lowercased()
+            guard hex.count == 64, hex.allSatisfy({ $0.isHexDigit }) else {
+                throw ValidationError("--sha256 must be 64 hexadecimal digits, got \"\(sha256)\"")
+            }
+            self.sha256 = hex
+        }
+        guard (0...1_000_000).contains(writeDelayMicroseconds) else {
+            throw ValidationError("--write-delay-us must be between 0 and 1000000")
+        }
+        guard (1...100).contains(maxAttempts) else {
+            throw ValidationError("--max-attempts must be between 1 and 100")
+        }
+        if let size {
+            do { _ = try ByteSize.parse(size) } catch { throw ValidationError("--size: \(error)") }
+        }
+        if let faults {
+            do { _ = try FaultScript.parse(faults) } catch { throw ValidationError("--faults: \(error)") }
+        }
+    }
+}

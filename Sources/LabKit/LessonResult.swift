@@ -1,0 +1,54 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The record a lesson prints with `--json`: one object, the contract with `lab compare`.
+/// Every field is described in Lessons/README.md.
+public struct LessonResult: Codable, Sendable {
+    public static let currentSchema = "download-lab.lesson-result/1"
+
+    public struct ErrorRecord: Codable, Sendable, Equatable {
+        public var domain: String
+        public var code: Int
+        public var message: String
+    }
+
+    public var schema = LessonResult.currentSchema
+    public var lesson: String
+    public var variant: Variant
+    public var url: String
+    public var output: String
+    public var outcome: String
+    public var exitCode: Int32
+    public var verified: Bool
+    public var expectedSHA256: String?
+    public var actualSHA256: String?
+    public var resourceBytes: Int64?
+    public var fileBytes: Int64
+    public var bytesReceived: Int64
+    public var bytesWritten: Int64
+    public var bytesDownloadedAgain: Int64
+    public var attempts: Int
+    public var resumedFrom: [Int64]
+    public var wallSeconds: Double
+    public var cpuSeconds: Double
+    public var peakRSSBytes: Int64
+    public var throughputBytesPerSecond: Double
+    public var writeDelayMicroseconds: Int
+    public var requests: [HTTPExchange]
+    public var error: ErrorRecord?
+}
+
+extension LessonResult.ErrorRecord {
+    init(_ error: any Error) {
+        if let error = error as? URLError {
+            self.init(domain: NSURLErrorDomain, code: error.errorCode, message: describe(error))
+        } else if let error = error as? DownloadError {
+            self.init(domain: "DownloadLab", code: Int(error.exitStatus.rawValue), message: error.description)
+        } else {
+            let nsError = error as NSError
+            self.init(domain: nsError.domain, code: nsError.code, message: describe(error))
+        }
+    }
+}

@@ -1,0 +1,124 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import LabServer
+
+/// One run of a lesson, from the command line to the exit status.
+struct LessonSession {
+    let lesson: Lesson
+    let options: LessonOptions
+    let console: Console
+
+    func run(_ makeDownload: (LessonRun) -> any LessonDownload) throws -> LessonResult {
+        SimulatedDisk.writeDelayMicroseconds.store(options.writeDelayMicroseconds, ordering: .relaxed)
+        let source = try DownloadSource(options: options, lesson: lesson)
+        defer { source.server?.stop() }
+        let file = try prepareOutput()
+
+        console.line("\(lesson.command): \(lesson.title) [\(options.variant.rawValue)]")
+        if let server = source.server {
+            console.line("  embedded server \(server.baseURL.absoluteString), faults \"\(source.faults ?? "none")\"")
+        }
+        console.line("  from \(source.url.absoluteString)")
+        console.line("  to   \(file.path)")
+        HTTPExchangeLog.shared.observe { [console] event in
+            if let line = ExchangeStory.line(for: event) { console.line(line) }
+        }
+
+        let progress = ProgressBar(console: console)
+        let run = LessonRun(url: source.url, file: file, variant: options.variant, progress: progress, console: console)
+        let download = makeDownload(run)
+
+        let started = Date()
+        var attempts = 0
+        var lastResult = AttemptResult.finished
+        repeat {
+            attempts += 1
+            if attempts > 1 { console.line("↻ attempt \(attempts): Resume") }
+            progress.beginAttempt()
+            let receivedBefore = HTTPExchangeLog.shared.bodyBytesReceived
+            lastResult = download.downloadFile()
+            if case .failed(let error) = lastResult {
+                let received = HTTPExchangeLog.shared.bodyBytesReceived - receivedBefore
+                console.line("✗ attempt \(attempts) failed after \(ByteFormat.iec(received)): \(describe(error))")
+            }
+        } while lastResult.isResumable && attempts < options.maxAttempts
+        let wallSeconds = Date().timeIntervalSince(started)
+
+        let result = try Verdict(
+            lesson: lesson, options: options, source: source, file: file,
+            attempts: attempts, lastResult: lastResult, wallSeconds: wallSeconds
+        ).result()
+        report(result)
+        return result
+    }
+
+    /// With `--output`, whatever is there stays, so a partial file can be resumed. Without it, the
+    /// lesson starts from nothing in the temporary directory.
+    private func prepareOutput() throws -> URL {
+        let file: URL
+        if let output = options.output {
+            file = URL(fileURLWithPath: output)
+        } else {
+            file = FileManager.default.temporaryDirectory
+                .appendingPathComponent("download-lab", isDirectory: true)
+                .appendingPathComponent("\(lesson.command).bin")
+            try? FileManager.default.removeItem(at: file)
+            ResumeState.remove(for: file)
+        }
+        let directory = file.deletingLastPathComponent()
+        do {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        } catch {
+            throw DownloadError.localIO(path: directory.path, reason: "cannot create the directory")
+        }
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: file.path, isDirectory: &isDirectory), isDirectory.boolValue {
+            throw DownloadError.localIO(path: file.path, reason: "it is a directory")
+        }
+        return file
+    }
+
+    private func report(_ result: LessonResult) {
+        if options.json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys]
+            if let data = try? encoder.encode(result), let text = String(data: data, encoding: .utf8) {
+                Console.output(text)
+            }
+        }
+        for line in ExchangeStory.summary(result) { console.line(line) }
+        if result.exitCode != 0, let message = result.error?.message {
+            Console.error("\(lesson.command): \(message)")
+        }
+    }
+}
+
+/// Where the bytes come from: the embedded server (started here) or a URL given on the command line.
+struct DownloadSource {
+    let url: URL
+    let server: LabServer?
+    let fixture: Fixture?
+    let faults: String?
+
+    init(options: LessonOptions, lesson: Lesson) throws {
+        if let url = options.url {
+            self.url = URL(string: url)!
+            server = nil
+            fixture = nil
+            faults = nil
+            return
+        }
+        let size = try options.size.map(ByteSize.parse) ?? lesson.defaultSize
+        let faults = options.faults ?? lesson.defaultFaults
+        let fixture = Fixture(name: "lesson-\(lesson.id)", size: size)
+        let server = try LabServer.start()
+        // A fresh run token gives this process its own attempt counter on the server.
+        let run = String(UInt32.random(in: .min ... .max), radix: 16)
+        self.url = server.url(for: fixture, faults: faults.isEmpty ? nil : faults, run: run)
+        self.server = server
+        self.fixture = fixture
+        self.faults = faults.isEmpty ? nil : faults
+    }
+}

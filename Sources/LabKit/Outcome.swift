@@ -1,0 +1,83 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// How a lesson process ends. The codes follow sysexits(3), so scripts can tell the cases apart.
+public enum ExitStatus: Int32, Codable, Sendable {
+    /// Downloaded, and the SHA-256 matched (or there was nothing to check against).
+    case success = 0
+    /// Bad command-line input.
+    case usage = 64
+    /// The file is complete but its SHA-256 is wrong.
+    case verificationFailed = 65
+    /// The transfer did not complete: HTTP error, connection failure, too many attempts.
+    case transferFailed = 69
+    /// A local file could not be opened, written or read.
+    case localIOFailed = 74
+}
+
+/// Failures that a lesson's own checks detect (the corrected variants make these checks).
+public enum DownloadError: Error, CustomStringConvertible, Sendable {
+    /// The server answered with a status that carries no file, such as 404 or 500.
+    case httpStatus(Int, url: String)
+    /// A 206 whose Content-Range does not start where the partial file ends.
+    case contentRangeMismatch(expectedStart: Int64, header: String?)
+    /// Writing to, or opening, the local file failed.
+    case localIO(path: String, reason: String)
+
+    public var description: String {
+        switch self {
+        case .httpStatus(let status, let url):
+            "HTTP \(status) \(HTTPStatus.reason(status)) from \(url)"
+        case .contentRangeMismatch(let expectedStart, let header):
+            "206 response starts at the wrong offset: expected bytes \(expectedStart)-…, got Content-Range: \(header ?? "(none)")"
+        case .localIO(let path, let reason):
+            "cannot write \(path): \(reason)"
+        }
+    }
+
+    var exitStatus: ExitStatus {
+        if case .localIO = self { return .localIOFailed }
+        return .transferFailed
+    }
+}
+
+/// What one press of "Start" or "Resume" came to.
+public enum AttemptResult {
+    case finished
+    case failed(any Error)
+}
+
+extension AttemptResult {
+    /// A connection that broke midway can be resumed by pressing Resume again; an answer such as
+    /// 404, or a local write error, cannot.
+    var isResumable: Bool {
+        guard case .failed(let error) = self else { return false }
+        if let error = error as? URLError {
+            // Linux reports a body cut short as -1 ("transfer closed with N bytes remaining");
+            // Darwin says -1005.
+            return [.unknown, .networkConnectionLost, .timedOut].contains(error.code)
+        }
+        return false
+    }
+}
+
+enum HTTPStatus {
+    static func reason(_ status: Int) -> String {
+        switch status {
+        case 200: "OK"
+        case 206: "Partial Content"
+        case 301: "Moved Permanently"
+        case 302: "Found"
+        case 304: "Not Modified"
+        case 307: "Temporary Redirect"
+        case 400: "Bad Request"
+        case 404: "Not Found"
+        case 416: "Range Not Satisfiable"
+        case 500: "Internal Server Error"
+        case 503: "Service Unavailable"
+        default: ""
+        }
+    }
+}

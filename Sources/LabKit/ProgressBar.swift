@@ -1,0 +1,99 @@
+import Foundation
+import Synchronization
+
+/// Shows how far a download is: a redrawn bar with bytes, percent, speed and ETA on a terminal,
+/// and a plain line at every quarter otherwise. The lesson supplies both numbers, so a lesson that
+/// computes its total wrongly shows it (for example, more than 100%).
+public final class ProgressBar: Sendable {
+    private let console: Console
+    private struct State {
+        var attemptStart = Date()
+        var bytesAtAttemptStart: Int64 = 0
+        var lastDraw = Date.distantPast
+        var quartersShown = 0
+        var started = false
+    }
+    private let state = Mutex(State())
+
+    init(console: Console) { self.console = console }
+
+    /// Reports `received` bytes of `expected` (zero or less when the total is unknown).
+    public func update(received: Int64, expected: Int64) {
+        let now = Date()
+        let text: String? = state.withLock { state in
+            if !state.started {
+                state.started = true
+                state.attemptStart = now
+                state.bytesAtAttemptStart = received
+                // A resumed attempt starts partway: report the next quarter it crosses.
+                state.quartersShown = expected > 0 ? Int(min(4, received * 4 / expected)) : 0
+            }
+            if console.isTerminal {
+                guard now.timeIntervalSince(state.lastDraw) >= 0.1 || received == expected else { return nil }
+                state.lastDraw = now
+                return Self.bar(received: received, expected: expected,
+                                speed: Self.speed(state, received: received, now: now))
+            }
+            guard expected > 0 else { return nil }
+            let quarter = Int(min(4, received * 4 / expected))
+            guard quarter > state.quartersShown else { return nil }
+            state.quartersShown = quarter
+            let percent = Double(received) * 100 / Double(expected)
+            return String(format: "progress %.0f%%: %@ of %@", percent, ByteFormat.iec(received), ByteFormat.iec(expected))
+        }
+        guard let text else { return }
+        if console.isTerminal { console.progressLine(text) } else { console.line(text) }
+    }
+
+    /// Starts measuring speed afresh, for a new attempt.
+    func beginAttempt() {
+        state.withLock { $0 = State() }
+    }
+
+    private static func speed(_ state: State, received: Int64, now: Date) -> Double {
+        let seconds = now.timeIntervalSince(state.attemptStart)
+        return seconds > 0 ? Double(received - state.bytesAtAttemptStart) / seconds : 0
+    }
+
+    private static func bar(received: Int64, expected: Int64, speed: Double) -> String {
+        let width = 24
+        guard expected > 0 else {
+            return "\(ByteFormat.iec(received))  \(ByteFormat.iec(Int64(speed)))/s"
+        }
+        let fraction = Double(received) / Double(expected)
+        let filled = max(0, min(width, Int(fraction * Double(width))))
+        let bar = String(repeating: "█", count: filled) + String(repeating: "░", count: width - filled)
+        let remaining = expected - received
+        let eta = speed > 0 && remaining > 0 ? String(format: "ETA %.1f s", Double(remaining) / speed) : ""
+        return String(format: "%@ %5.1f%%  %@ / %@  %@/s  %@", bar, fraction * 100,
+                      ByteFormat.iec(received), ByteFormat.iec(expected), ByteFormat.iec(Int64(speed)), eta)
+    }
+}
+
+/// Byte counts as people read them.
+public enum ByteFormat {
+    /// 1536 → "1.5 KiB".
+    public static func iec(_ bytes: Int64) -> String {
+        let units = ["B", "KiB", "MiB", "GiB", "TiB"]
+        var value = Double(bytes)
+        var unit = 0
+        while abs(value) >= 1024, unit < units.count - 1 {
+            value /= 1024
+            unit += 1
+        }
+        return unit == 0 ? "\(bytes) B" : String(format: "%.1f %@", value, units[unit])
+    }
+
+    /// 67108864 → "67,108,864".
+    public static func grouped(_ bytes: Int64) -> String {
+        let digits = String(bytes.magnitude)
+        var groups: [Substring] = []
+        var end = digits.endIndex
+        while end > digits.startIndex {
+            let start = digits.index(end, offsetBy: -3, limitedBy: digits.startIndex) ?? digits.startIndex
+            groups.insert(digits[start..<end], at: 0)
+            end = start
+        }
+        return (bytes < 0 ? "-" : "") + groups.joined(separator: ",")
+    }
+}

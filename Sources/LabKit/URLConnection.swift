@@ -1,0 +1,305 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Synchronization
+
+/// The four callbacks of `NSURLConnectionDataDelegate` that the articles implement.
+public protocol URLConnectionDataDelegate: AnyObject {
+    func connection(_ connection: URLConnection, didReceive response: URLResponse)
+    func connection(_ connection: URLConnection, didReceive data: Data)
+    func connectionDidFinishLoading(_ connection: URLConnection)
+    func connection(_ connection: URLConnection, didFailWithError error: any Error)
+}
+
+/// A work-alike of `NSURLConnection`, which Foundation on Linux does not have, built on URLSession.
+///
+/// The contract, as on Darwin:
+/// - Callbacks arrive one at a time, in order, on the run loop of the thread that called `start()`
+///   (or the run loop and modes given to `schedule(in:forMode:)`), and only while that run loop
+///   runs in one of those modes. A thread that never runs its run loop never hears back.
+/// - After `setDelegateQueue(_:)`, callbacks run on that queue instead.
+/// - The connection keeps itself and its delegate alive until it finishes, fails or is cancelled.
+///   While it is scheduled, it keeps its run loop from running dry, and lets go at the end, so
+///   `RunLoop.current.run()` on a secondary thread returns when the transfer is over.
+/// - After `cancel()`, no delegate method is called. `cancel()` returns at once.
+///
+/// Unlike a bare URLSession on Linux, it applies backpressure: at most `chunksInFlight` chunks
+/// wait for the delegate, so a slow delegate slows the sender instead of filling memory.
+public final class URLConnection: @unchecked Sendable {
+    // @unchecked: the delegate, RunLoop and Timer are not Sendable. The delegate is only called
+    // from the single delivery context (that run loop's thread, or the queue serialized by
+    // `deliveryLock`); the rest of the mutable state is only touched under `lock`.
+
+    public let originalRequest: URLRequest
+    private let delegate: any URLConnectionDataDelegate
+    private let chunksInFlight = 64
+    private let freeChunkSlots: DispatchSemaphore
+    private let deliveryLock = NSLock()
+    private let lock = NSLock()
+    private var state = State()  // guarded by `lock`
+
+    fileprivate enum Event {
+        case response(URLResponse)
+        case data(Data)
+        case finished
+        case failed(any Error)
+    }
+
+    private struct State {
+        var runLoop: RunLoop?
+        var modes: [RunLoop.Mode] = []
+        var delegateQueue: OperationQueue?
+        var keepAlive: Timer?
+        var session: URLSession?
+        var task: URLSessionDataTask?
+        var started = false
+        var ended = false
+        var pending: [Event] = []
+        var deliveryScheduled = false
+    }
+
+    private func locked<T>(_ body: (inout State) -> T) -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return body(&state)
+    }
+
+    /// Creates a connection and, like `+connectionWithRequest:delegate:`, starts it at once in
+    /// the current run loop's default mode unless `startImmediately` is false.
+    public init(request: URLRequest, delegate: any URLConnectionDataDelegate, startImmediately: Bool = true) {
+        originalRequest = request
+        self.delegate = delegate
+        freeChunkSlots = DispatchSemaphore(value: chunksInFlight)
+        if startImmediately { start() }
+    }
+
+    /// Delivers callbacks on `runLoop` while it runs in `mode`. Call before `start()`; call again
+    /// with more modes (for example `.common` so callbacks continue during UI tracking).
+    public func schedule(in runLoop: RunLoop, forMode mode: RunLoop.Mode) {
+        locked { state in
+            precondition(!state.started, "schedule(in:forMode:) must be called before start()")
+            precondition(state.runLoop == nil || state.runLoop === runLoop, "one run loop per connection")
+            state.runLoop = runLoop
+            if !state.modes.contains(mode) { state.modes.append(mode) }
+        }
+    }
+
+    /// Delivers callbacks on `queue` instead of a run loop. Call before `start()`.
+    public func setDelegateQueue(_ queue: OperationQueue?) {
+        locked { state in
+            precondition(!state.started, "setDelegateQueue(_:) must be called before start()")
+            state.delegateQueue = queue
+        }
+    }
+
+    /// Sends the request. Without a schedule or a delegate queue, callbacks go to the current
+    /// thread's run loop in the default mode.
+    public func start() {
+        let session = URLSession(
+            configuration: .ephemeral,
+            delegate: SessionBridge(connection: self, exchange: HTTPExchangeLog.shared.begin(originalRequest)),
+            delegateQueue: BoundedOperationQueue(capacity: chunksInFlight))
+        let task = session.dataTask(with: originalRequest)
+        let keepAlive: Timer? = locked { state in
+            precondition(!state.started, "a connection starts once; create a new one to try again")
+            state.started = true
+            state.session = session
+            state.task = task
+            guard state.delegateQueue == nil else { return nil }
+            if state.runLoop == nil {
+                state.runLoop = RunLoop.current
+                state.modes = [.default]
+            }
+            // An empty run loop returns from run() at once; this timer never fires, it only
+            // keeps the loop alive until the connection ends.
+            let timer = Timer(fire: .distantFuture, interval: 0, repeats: false) { _ in }
+            state.keepAlive = timer
+            return timer
+        }
+        if let keepAlive {
+            let (runLoop, modes) = locked { ($0.runLoop!, $0.modes) }
+            for mode in modes { runLoop.add(keepAlive, forMode: mode) }
+        }
+        task.resume()
+    }
+
+    /// Stops the transfer. No delegate method is called afterwards, and the caller never waits:
+    /// URLSession's own cancel can block for seconds on Linux, so it runs on another queue.
+    public func cancel() {
+        let ending: (discarded: Int, session: URLSession?, task: URLSessionDataTask?)? = locked { state in
+            guard !state.ended else { return nil }
+            state.ended = true
+            let discarded = state.pending.count
+            state.pending.removeAll()
+            return (discarded, state.session, state.task)
+        }
+        guard let ending else { return }
+        for _ in 0..<ending.discarded { freeChunkSlots.signal() }
+        releaseRunLoop()
+        DispatchQueue.global().async {
+            ending.task?.cancel()
+            ending.session?.invalidateAndCancel()
+        }
+    }
+
+    /// Like `+sendSynchronousRequest:returningResponse:error:`: blocks until the whole response
+    /// has arrived. Fine for a HEAD request; never for a large body.
+    public static func sendSynchronousRequest(_ request: URLRequest) throws -> (response: URLResponse, data: Data) {
+        let log = HTTPExchangeLog.shared
+        let exchange = log.begin(request)
+        let outcome = Mutex<Result<(URLResponse, Data), any Error>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        let session = URLSession(configuration: .ephemeral)
+        session.dataTask(with: request) { data, response, error in
+            if let response, let data {
+                outcome.withLock { $0 = .success((response, data)) }
+            } else {
+                outcome.withLock { $0 = .failure(error ?? URLError(.unknown)) }
+            }
+            done.signal()
+        }.resume()
+        done.wait()
+        session.finishTasksAndInvalidate()
+        switch outcome.withLock({ $0 })! {
+        case .success(let (response, data)):
+            log.received(exchange, response: response)
+            log.received(exchange, bodyBytes: data.count)
+            return (response, data)
+        case .failure(let error):
+            log.failed(exchange, error: error)
+            throw error
+        }
+    }
+
+    // MARK: - From URLSession to the delegate
+
+    /// Called on the session's bounded queue. Waiting for a free slot here is the backpressure.
+    fileprivate func enqueue(_ event: Event) {
+        freeChunkSlots.wait()
+        let shouldSchedule: Bool? = locked { state in
+            guard !state.ended else { return nil }
+            state.pending.append(event)
+            defer { state.deliveryScheduled = true }
+            return !state.deliveryScheduled
+        }
+        guard let shouldSchedule else {
+            freeChunkSlots.signal()
+            return
+        }
+        if shouldSchedule { scheduleDelivery() }
+    }
+
+    private func scheduleDelivery() {
+        let (queue, runLoop, modes) = locked { ($0.delegateQueue, $0.runLoop, $0.modes) }
+        if let queue {
+            queue.addOperation { self.deliverPending() }
+        } else if let runLoop {
+            // perform(inModes:) does not wake a sleeping run loop on Linux; adding a timer does.
+            let wake = Timer(timeInterval: 0, repeats: false) { _ in self.deliverPending() }
+            for mode in modes { runLoop.add(wake, forMode: mode) }
+        }
+    }
+
+    private func deliverPending() {
+        deliveryLock.lock()
+        defer { deliveryLock.unlock() }
+        let batch = locked { state in
+            defer { state.pending.removeAll(); state.deliveryScheduled = false }
+            return state.pending
+        }
+        for event in batch {
+            defer { freeChunkSlots.signal() }
+            if locked({ $0.ended }) { continue }
+            switch event {
+            case .response(let response):
+                delegate.connection(self, didReceive: response)
+            case .data(let data):
+                delegate.connection(self, didReceive: data)
+            case .finished:
+                end()
+                delegate.connectionDidFinishLoading(self)
+            case .failed(let error):
+                end()
+                delegate.connection(self, didFailWithError: error)
+            }
+        }
+    }
+
+    private func end() {
+        locked { $0.ended = true }
+        releaseRunLoop()
+    }
+
+    /// Lets the run loop run dry again. A timer must be invalidated on its run loop's thread, so
+    /// from any other thread this hops there first.
+    private func releaseRunLoop() {
+        let (runLoop, modes) = locked { ($0.runLoop, $0.modes) }
+        guard let runLoop, locked({ $0.keepAlive != nil }) else { return }
+        if RunLoop.current === runLoop {
+            let keepAlive = locked { state in
+                defer { state.keepAlive = nil }
+                return state.keepAlive
+            }
+            keepAlive?.invalidate()
+        } else {
+            let release = Timer(timeInterval: 0, repeats: false) { _ in self.releaseRunLoop() }
+            for mode in modes { runLoop.add(release, forMode: mode) }
+        }
+    }
+
+    fileprivate func sessionDidComplete() {
+        locked { $0.session }?.finishTasksAndInvalidate()
+    }
+
+    // MARK: - URLSession's delegate
+
+    /// Receives URLSession's callbacks on the bounded queue and hands them to the connection.
+    private final class SessionBridge: NSObject, URLSessionDataDelegate, Sendable {
+        let connection: URLConnection
+        let exchange: Int
+
+        init(connection: URLConnection, exchange: Int) {
+            self.connection = connection
+            self.exchange = exchange
+        }
+
+        func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+                        completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void) {
+            HTTPExchangeLog.shared.received(exchange, response: response)
+            connection.enqueue(.response(response))
+            completionHandler(.allow)
+        }
+
+        func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+            HTTPExchangeLog.shared.received(exchange, bodyBytes: data.count)
+            connection.enqueue(.data(data))
+        }
+
+        func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+                        newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void) {
+            HTTPExchangeLog.shared.redirected(exchange, by: response, to: request)
+            completionHandler(request)
+        }
+
+        func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+            if let error {
+                HTTPExchangeLog.shared.failed(exchange, error: error)
+                connection.enqueue(.failed(error))
+            } else {
+                connection.enqueue(.finished)
+            }
+            connection.sessionDidComplete()
+        }
+    }
+}
+
+extension RunLoop {
+    /// Runs this run loop in `mode` until `isDone()` is true. Delegate callbacks scheduled on
+    /// this loop run inside this call, on this thread.
+    public func run(mode: RunLoop.Mode = .default, until isDone: () -> Bool) {
+        while !isDone() {
+            _ = run(mode: mode, before: Date(timeIntervalSinceNow: 0.05))
+        }
+    }
+}

@@ -1,0 +1,114 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Turns what happened in a run into the result record: was the file complete, and is it right?
+struct Verdict {
+    let lesson: Lesson
+    let options: LessonOptions
+    let source: DownloadSource
+    let file: URL
+    let attempts: Int
+    let lastResult: AttemptResult
+    let wallSeconds: Double
+
+    func result() throws -> LessonResult {
+        let exchanges = HTTPExchangeLog.shared.exchanges
+        let fileBytes = (try? FileManager.default.attributesOfItem(atPath: file.path)[.size] as? NSNumber)?.int64Value ?? 0
+        let bytesReceived = exchanges.reduce(0) { $0 + $1.bodyBytes }
+        let resourceBytes = Self.resourceBytes(in: exchanges) ?? source.fixture?.size
+        let expected = options.sha256
+            ?? exchanges.last(where: { $0.reprDigestSHA256 != nil })?.reprDigestSHA256
+            ?? source.fixture?.sha256Hex()
+
+        var actual: String?
+        var outcome: String
+        var status: ExitStatus
+        var failure: LessonResult.ErrorRecord?
+        switch lastResult {
+        case .failed(let error):
+            status = (error as? DownloadError)?.exitStatus ?? .transferFailed
+            outcome = status == .localIOFailed ? "io-failed" : "transfer-failed"
+            let reason = attempts >= options.maxAttempts && lastResult.isResumable
+                ? "gave up after \(attempts) attempts: " : ""
+            var record = LessonResult.ErrorRecord(error)
+            record.message = reason + record.message + (fileBytes > 0 ? " (partial file kept at \(file.path))" : "")
+            failure = record
+        case .finished:
+            if FileManager.default.fileExists(atPath: file.path) {
+                do {
+                    actual = try FileDigest.sha256Hex(of: file)
+                } catch {
+                    throw DownloadError.localIO(path: file.path, reason: "cannot read it back to verify")
+                }
+            }
+            switch (expected, actual) {
+            case (nil, _):
+                outcome = "unverified"
+                status = .success
+            case (let expected?, let actual?) where expected == actual:
+                outcome = "verified"
+                status = .success
+            case (let expected?, _):
+                outcome = "verification-failed"
+                status = .verificationFailed
+                let got = actual.map { "got \($0)" } ?? "no file was written"
+                let sizes = resourceBytes.map { " (\(fileBytes) bytes on disk, resource has \($0))" } ?? ""
+                failure = .init(domain: "DownloadLab", code: Int(status.rawValue),
+                                message: "SHA-256 mismatch: expected \(expected), \(got)\(sizes)")
+            }
+        }
+
+        return LessonResult(
+            lesson: lesson.id,
+            variant: options.variant,
+            url: source.url.absoluteString,
+            output: file.path,
+            outcome: outcome,
+            exitCode: status.rawValue,
+            verified: outcome == "verified",
+            expectedSHA256: expected,
+            actualSHA256: actual,
+            resourceBytes: resourceBytes,
+            fileBytes: fileBytes,
+            bytesReceived: bytesReceived,
+            bytesWritten: Int64(SimulatedDisk.bytesWritten.load(ordering: .relaxed)),
+            bytesDownloadedAgain: resourceBytes.map { max(0, bytesReceived - $0) } ?? 0,
+            attempts: attempts,
+            resumedFrom: Self.resumeOffsets(in: exchanges),
+            wallSeconds: wallSeconds,
+            cpuSeconds: ProcessMetrics.cpuSeconds(),
+            peakRSSBytes: ProcessMetrics.peakRSSBytes(),
+            throughputBytesPerSecond: wallSeconds > 0 ? Double(bytesReceived) / wallSeconds : 0,
+            writeDelayMicroseconds: options.writeDelayMicroseconds,
+            requests: exchanges,
+            error: failure
+        )
+    }
+
+    /// The full length of the resource, from the latest response that states it.
+    static func resourceBytes(in exchanges: [HTTPExchange]) -> Int64? {
+        for exchange in exchanges.reversed() {
+            switch exchange.status {
+            case 206?, 416?:
+                if let total = exchange.contentRange.flatMap(ContentRange.init(header:))?.total { return total }
+            case 200?:
+                if let length = exchange.contentLength { return length }
+            default:
+                continue
+            }
+        }
+        return nil
+    }
+
+    /// The offsets that GET requests asked to resume from (`Range: bytes=N-` with N > 0).
+    static func resumeOffsets(in exchanges: [HTTPExchange]) -> [Int64] {
+        exchanges.compactMap { exchange in
+            guard exchange.method == "GET", let range = exchange.range, range.hasPrefix("bytes="),
+                  range.hasSuffix("-"), let offset = Int64(range.dropFirst("bytes=".count).dropLast()), offset > 0
+            else { return nil }
+            return offset
+        }
+    }
+}
