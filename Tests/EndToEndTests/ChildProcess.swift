@@ -1,0 +1,75 @@
+import Foundation
+import LabKit
+
+/// A built executable of this package, run as a real child process.
+struct ChildProcess {
+    struct Finished {
+        let status: Int32
+        let stdout: String
+        let stderr: String
+
+        /// The `--json` record, decoded from stdout.
+        func result() throws -> LessonResult {
+            try JSONDecoder().decode(LessonResult.self, from: Data(stdout.utf8))
+        }
+    }
+
+    /// The folder holding the test bundle also holds the package's executables.
+    static let buildDirectory: URL = {
+        let testBinary = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        return testBinary.deletingLastPathComponent()
+    }()
+
+    let process = Process()
+    private let stdoutFile: URL
+    private let stderrFile: URL
+
+    init(_ executable: String, _ arguments: [String]) throws {
+        process.executableURL = Self.buildDirectory.appendingPathComponent(executable)
+        process.arguments = arguments
+        // Files rather than pipes: a chatty child can never block on a full pipe.
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("lab-e2e-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        stdoutFile = directory.appendingPathComponent("stdout")
+        stderrFile = directory.appendingPathComponent("stderr")
+        _ = FileManager.default.createFile(atPath: stdoutFile.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: stderrFile.path, contents: nil)
+        process.standardOutput = try FileHandle(forWritingTo: stdoutFile)
+        process.standardError = try FileHandle(forWritingTo: stderrFile)
+        process.standardInput = FileHandle.nullDevice
+    }
+
+    func start() throws { try process.run() }
+
+    func kill() { Foundation.kill(process.processIdentifier, SIGKILL) }
+
+    /// Waits for the child; kills it if it outlives `timeout` seconds.
+    func wait(timeout: TimeInterval = 300) -> Finished {
+        let deadline = Date().addingTimeInterval(timeout)
+        while process.isRunning && Date() < deadline { usleep(20_000) }
+        if process.isRunning { kill() }
+        process.waitUntilExit()
+        return Finished(
+            status: process.terminationStatus,
+            stdout: (try? String(contentsOf: stdoutFile, encoding: .utf8)) ?? "",
+            stderr: (try? String(contentsOf: stderrFile, encoding: .utf8)) ?? "")
+    }
+
+    /// Runs `executable` to the end.
+    static func run(_ executable: String, _ arguments: [String], timeout: TimeInterval = 300) throws -> Finished {
+        let child = try ChildProcess(executable, arguments)
+        try child.start()
+        return child.wait(timeout: timeout)
+    }
+}
+
+/// A fresh, empty folder for one test's files.
+func scratchDirectory() throws -> URL {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("lab-test-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    return directory
+}
+
+func fileSize(_ url: URL) -> Int64 {
+    ((try? FileManager.default.attributesOfItem(atPath: url.path))?[.size] as? NSNumber)?.int64Value ?? -1
+}
