@@ -47,7 +47,10 @@ let package = Package(
             ]
         ),
         .executableTarget(name: "lesson-03-outputstream", dependencies: ["LabKit"]),
-        .testTarget(name: "LabServerTests", dependencies: ["LabServer"]),
+        .testTarget(
+            name: "LabServerTests",
+            dependencies: ["LabServer", .product(name: "Crypto", package: "swift-crypto")]
+        ),
         .testTarget(name: "LabKitTests", dependencies: ["LabKit", "LabServer"]),
         .testTarget(
             name: "EndToEndTests",
