@@ -33,6 +33,9 @@ struct LessonOptions: ParsableArguments {
     @Option(name: .customLong("write-delay-us"), help: "Simulate a slow disk: sleep this many microseconds after every write.")
     var writeDelayMicroseconds = 0
 
+    @Option(name: .customLong("disk-full-after"), help: "Simulate a disk that fills up after this many bytes (e.g. 10MiB).")
+    var diskFullAfter: String?
+
     @Option(help: "Size of the embedded server's file, e.g. 64MiB or 1GiB.")
     var size: String?
 
@@ -66,6 +69,9 @@ struct LessonOptions: ParsableArguments {
         }
         if let size {
             do { _ = try ByteSize.parse(size) } catch { throw ValidationError("--size: \(error)") }
+        }
+        if let diskFullAfter {
+            do { _ = try ByteSize.parse(diskFullAfter) } catch { throw ValidationError("--disk-full-after: \(error)") }
         }
         if let faults {
             do { _ = try FaultScript.parse(faults) } catch { throw ValidationError("--faults: \(error)") }

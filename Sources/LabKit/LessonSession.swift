@@ -12,6 +12,8 @@ struct LessonSession {
 
     func run(_ makeDownload: (LessonRun) -> any LessonDownload) throws -> LessonResult {
         SimulatedDisk.writeDelayMicroseconds.store(options.writeDelayMicroseconds, ordering: .relaxed)
+        let diskCapacity = try options.diskFullAfter.map(ByteSize.parse)
+        if let diskCapacity { SimulatedDisk.capacity.store(Int(diskCapacity), ordering: .relaxed) }
         let source = try DownloadSource(options: options, lesson: lesson)
         defer { source.server?.stop() }
         let file = try prepareOutput()
@@ -22,6 +24,8 @@ struct LessonSession {
         }
         console.line("  from \(source.url.absoluteString)")
         console.line("  to   \(file.path)")
+        if let diskCapacity { console.line("  simulated disk: full after \(ByteFormat.grouped(diskCapacity)) bytes") }
+        if options.writeDelayMicroseconds > 0 { console.line("  simulated disk: \(options.writeDelayMicroseconds) µs per write") }
         HTTPExchangeLog.shared.observe { [console] event in
             if let line = ExchangeStory.line(for: event) { console.line(line) }
         }
@@ -73,9 +77,10 @@ struct LessonSession {
         } catch {
             throw DownloadError.localIO(path: directory.path, reason: "cannot create the directory")
         }
-        var isDirectory: ObjCBool = false
-        if FileManager.default.fileExists(atPath: file.path, isDirectory: &isDirectory), isDirectory.boolValue {
-            throw DownloadError.localIO(path: file.path, reason: "it is a directory")
+        // Only a regular file can be resumed and read back to verify (think of /dev/zero).
+        if let type = try? FileManager.default.attributesOfItem(atPath: file.path)[.type] as? FileAttributeType,
+           type != .typeRegular {
+            throw DownloadError.localIO(path: file.path, reason: "it exists and is not a regular file")
         }
         return file
     }
@@ -113,6 +118,9 @@ struct DownloadSource {
         let size = try options.size.map(ByteSize.parse) ?? lesson.defaultSize
         let faults = options.faults ?? lesson.defaultFaults
         let fixture = Fixture(name: "lesson-\(lesson.id)", size: size)
+        // The server puts the file's digest in its first response; hashing it now keeps that
+        // one-off cost out of the measured download time.
+        _ = fixture.sha256Hex()
         let server = try LabServer.start()
         // A fresh run token gives this process its own attempt counter on the server.
         let run = String(UInt32.random(in: .min ... .max), radix: 16)

@@ -1,11 +1,17 @@
 import Foundation
 import Synchronization
 
-/// Every lesson writes through here, which lets the lab count the bytes written and pretend
-/// the disk is slow (`--write-delay-us`), to show what a slow consumer does to memory.
+/// Every lesson writes through here, which lets the lab count the bytes written and pretend the
+/// disk is slow (`--write-delay-us`) or fills up (`--disk-full-after`).
 public enum SimulatedDisk {
     static let writeDelayMicroseconds = Atomic<Int>(0)
+    static let capacity = Atomic<Int>(.max)
     static let bytesWritten = Atomic<Int>(0)
+
+    /// How many of `count` bytes still fit; a full disk takes what fits, then nothing.
+    static func room(for count: Int) -> Int {
+        max(0, min(count, capacity.load(ordering: .relaxed) - bytesWritten.load(ordering: .relaxed)))
+    }
 
     static func didWrite(_ count: Int) {
         if count > 0 { bytesWritten.add(count, ordering: .relaxed) }
@@ -16,11 +22,14 @@ public enum SimulatedDisk {
 
 extension OutputStream {
     /// One `write(_:maxLength:)` call with the bytes of `data`. Returns what that call returned:
-    /// the number of bytes written, which may be fewer than `data.count`, or -1 on error.
+    /// the number of bytes written, which may be fewer than `data.count`, or -1 on error. Like a
+    /// real full disk, the simulated one first accepts what fits, then fails.
     public func write(_ data: Data) -> Int {
+        let room = SimulatedDisk.room(for: data.count)
+        guard room > 0 || data.isEmpty else { return -1 }
         let written = data.withUnsafeBytes { bytes in
             guard let base = bytes.bindMemory(to: UInt8.self).baseAddress else { return 0 }
-            return write(base, maxLength: bytes.count)
+            return write(base, maxLength: room)
         }
         SimulatedDisk.didWrite(written)
         return written

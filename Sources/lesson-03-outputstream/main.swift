@@ -187,7 +187,8 @@ final class CorrectedDownload: LessonDownload, URLConnectionDataDelegate {
         guard let output else { return }
         let count = output.write(data)
         guard count == data.count else {
-            let reason = output.streamError?.localizedDescription ?? "wrote \(count) of \(data.count) bytes"
+            // Not output.streamError: reading it traps in Foundation on Linux.
+            let reason = "write returned \(count) for \(data.count) bytes (disk full?)"
             return fail(DownloadError.localIO(path: run.file.path, reason: reason))
         }
         written += Int64(count)

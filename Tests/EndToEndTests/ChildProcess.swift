@@ -24,8 +24,13 @@ struct ChildProcess {
     private let stdoutFile: URL
     private let stderrFile: URL
 
+    /// One of this package's executables.
     init(_ executable: String, _ arguments: [String]) throws {
-        process.executableURL = Self.buildDirectory.appendingPathComponent(executable)
+        try self.init(program: Self.buildDirectory.appendingPathComponent(executable), arguments)
+    }
+
+    init(program: URL, _ arguments: [String]) throws {
+        process.executableURL = program
         process.arguments = arguments
         // Files rather than pipes: a chatty child can never block on a full pipe.
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("lab-e2e-\(UUID().uuidString)")
@@ -55,9 +60,14 @@ struct ChildProcess {
             stderr: (try? String(contentsOf: stderrFile, encoding: .utf8)) ?? "")
     }
 
-    /// Runs `executable` to the end.
+    /// Runs one of this package's executables to the end.
     static func run(_ executable: String, _ arguments: [String], timeout: TimeInterval = 300) throws -> Finished {
-        let child = try ChildProcess(executable, arguments)
+        try runProgram(buildDirectory.appendingPathComponent(executable), arguments, timeout: timeout)
+    }
+
+    /// Runs any program to the end.
+    static func runProgram(_ program: URL, _ arguments: [String], timeout: TimeInterval = 300) throws -> Finished {
+        let child = try ChildProcess(program: program, arguments)
         try child.start()
         return child.wait(timeout: timeout)
     }

@@ -97,6 +97,66 @@ final class Lesson03Tests {
         #expect(fileSize(articleFile) == fixture.size)
     }
 
+    @Test func sameSizeIsNotProofOfTheSameFile() throws {
+        let fixture = Fixture(name: "same-size", size: 1 << 20)
+        let changed = Fixture(name: "same-size", size: 1 << 20, generation: 1)
+        for variant in Variant.allCases {
+            // The server's file changes (same size) between the first and the second download.
+            let url = server.url(for: fixture, faults: "ok,change", run: "same-size-\(variant)")
+            let output = directory.appendingPathComponent("same-size-\(variant).bin")
+            let arguments = ["--url", url.absoluteString, "--output", output.path, "--variant", variant.rawValue, "--json"]
+            let first = try ChildProcess.run("lesson-03-outputstream", arguments)
+            #expect(first.status == 0, "\(first.stderr)")
+
+            let second = try ChildProcess.run("lesson-03-outputstream", arguments)
+            let result = try second.result()
+            switch variant {
+            case .article:
+                #expect(second.status == ExitStatus.verificationFailed.rawValue)
+                #expect(second.stderr.contains("the file is already downloaded"))
+                #expect(result.requests.map(\.method) == ["HEAD"])
+                #expect(result.actualSHA256 == fixture.sha256Hex())
+            case .corrected:
+                #expect(second.status == 0, "\(second.stderr)")
+                #expect(result.actualSHA256 == changed.sha256Hex())
+            }
+        }
+    }
+
+    @Test func fullDiskIsCaughtOnlyByTheCorrectedVariant() throws {
+        let fixture = Fixture(name: "disk-full", size: 4 << 20)
+        let url = server.url(for: fixture, faults: nil, run: "disk-full")
+        let output = directory.appendingPathComponent("disk-full.bin")
+        let corrected = ["--url", url.absoluteString, "--output", output.path, "--json"]
+
+        let full = try ChildProcess.run("lesson-03-outputstream", corrected + ["--disk-full-after", "1MiB"])
+        #expect(full.status == ExitStatus.localIOFailed.rawValue)
+        #expect(full.stderr.contains("cannot write \(output.path)"), "\(full.stderr)")
+        #expect(fileSize(output) == 1 << 20)
+        #expect(ResumeState.load(for: output)?.total == fixture.size)
+
+        // With room on the disk again, the partial file resumes where it stopped.
+        let resumed = try ChildProcess.run("lesson-03-outputstream", corrected)
+        #expect(resumed.status == 0, "\(resumed.stderr)")
+        #expect(try resumed.result().resumedFrom == [1 << 20])
+
+        let articleOutput = directory.appendingPathComponent("disk-full-article.bin")
+        let article = try ChildProcess.run("lesson-03-outputstream", [
+            "--url", url.absoluteString, "--output", articleOutput.path, "--variant", "article", "--json",
+            "--disk-full-after", "1MiB",
+        ])
+        // The failed writes went unnoticed: "download finished", then a short, wrong file.
+        #expect(article.status == ExitStatus.verificationFailed.rawValue)
+        #expect(article.stderr.contains("download finished"))
+        #expect(fileSize(articleOutput) == 1 << 20)
+    }
+
+    @Test func outputThatIsNotARegularFileIsRefused() throws {
+        let finished = try ChildProcess.run("lesson-03-outputstream", ["--output", "/dev/zero", "--quiet"])
+        #expect(finished.status == ExitStatus.localIOFailed.rawValue)
+        #expect(finished.stderr == "lesson-03-outputstream: cannot write /dev/zero: it exists and is not a regular file\n")
+    }
+
     @Test func notFoundIsAClearTransferFailure() throws {
         let fixture = Fixture(name: "missing", size: 1 << 20)
         let (finished, _) = try lesson(.corrected, fixture, faults: "status:404", extra: ["--quiet"])
@@ -107,6 +167,13 @@ final class Lesson03Tests {
         let result = try finished.result()
         #expect(result.outcome == "transfer-failed")
         #expect(result.attempts == 1)
+
+        // The article never looks at the status: it saves the error page as the file.
+        let (article, articleFile) = try lesson(.article, fixture, faults: "status:404",
+                                                extra: ["--sha256", fixture.sha256Hex()])
+        #expect(article.status == ExitStatus.verificationFailed.rawValue)
+        #expect(article.stderr.contains("download finished"))
+        #expect(try String(contentsOf: articleFile, encoding: .utf8).hasPrefix("404 Not Found"))
     }
 
     @Test func completeFileWithLeftoverSidecarIsConfirmedBy416() throws {
@@ -150,6 +217,7 @@ final class Lesson03Tests {
         (["--sha256", "abc"], "--sha256 must be 64 hexadecimal digits"),
         (["--faults", "drop:lots"], "--faults"),
         (["--size", "huge"], "--size"),
+        (["--disk-full-after", "lots"], "--disk-full-after"),
         (["--url", "http://127.0.0.1:1/x", "--faults", "ok"], "--size and --faults apply to the embedded server only"),
     ])
     func badInputGetsOneLineAndExit64(arguments: [String], message: String) throws {
