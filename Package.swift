@@ -42,7 +42,7 @@ let package = Package(
         .executableTarget(
             name: "lab",
             dependencies: [
-                "LabServer", "LabKit", "CLibXML2",
+                "LabServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -52,6 +52,7 @@ let package = Package(
             dependencies: ["LabServer", .product(name: "Crypto", package: "swift-crypto")]
         ),
         .testTarget(name: "LabKitTests", dependencies: ["LabKit", "LabServer"]),
+        .testTarget(name: "CLibXML2Tests", dependencies: ["CLibXML2"]),
         .testTarget(
             name: "EndToEndTests",
             dependencies: ["LabKit", "LabServer", "lesson-03-outputstream"]
