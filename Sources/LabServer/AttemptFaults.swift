@@ -1,5 +1,5 @@
 /// The faults of one attempt, sorted by what they affect: which response is chosen
-/// (redirect, status, ignore-range) and how its body is sent (`BodyPlan`).
+/// (redirect, status, ignore-range, shift-range) and how its body is sent (`BodyPlan`).
 struct AttemptFaults {
     var drop: FaultScript.Offset?
     var bytesPerSecond: Int64?
@@ -8,6 +8,7 @@ struct AttemptFaults {
     var statusCode: Int?
     var redirectHops: Int?
     var lengthError: Int64?
+    var rangeShift: Int64?
 
     init(_ faults: [FaultScript.Fault]) {
         for fault in faults {
@@ -20,6 +21,7 @@ struct AttemptFaults {
             case .status(let code): statusCode = code
             case .redirect(let hops): redirectHops = hops
             case .badLength(let delta): lengthError = delta
+            case .shiftRange(let offset): rangeShift = offset
             }
         }
     }

@@ -34,6 +34,9 @@ public struct FaultScript: Hashable, Sendable {
         case redirect(hops: Int)
         /// Declare a Content-Length off by `delta`, send the true body, then close.
         case badLength(delta: Int64)
+        /// Answer a 206 with a range starting `offset` bytes off the one asked for, truthfully
+        /// labelled, as a buggy cache or proxy might.
+        case shiftRange(offset: Int64)
 
         /// Faults of the same kind cannot be combined in one attempt (two drops would be ambiguous).
         var kind: String {
@@ -46,6 +49,7 @@ public struct FaultScript: Hashable, Sendable {
             case .status: "status"
             case .redirect: "redirect"
             case .badLength: "bad-length"
+            case .shiftRange: "shift-range"
             }
         }
     }
@@ -91,7 +95,7 @@ public struct FaultScript: Hashable, Sendable {
         return FaultScript(attempts: attempts)
     }
 
-    /// Splits an attempt at "+", except where "+" starts a value (`bad-length:+10`).
+    /// Splits an attempt at "+", except where "+" starts a value (`bad-length:+10`, `shift-range:+100`).
     private static func tokens(of attemptText: Substring) -> [String] {
         var tokens: [String] = []
         for piece in attemptText.split(separator: "+", omittingEmptySubsequences: false) {
@@ -158,15 +162,19 @@ public struct FaultScript: Hashable, Sendable {
             return .redirect(hops: hops)
         case "bad-length":
             try requireArguments(1, "expected bad-length:+<bytes> or bad-length:-<bytes>")
-            let text = arguments[0]
-            guard let sign = text.first, sign == "+" || sign == "-",
-                  let amount = try? ByteSize.parse(String(text.dropFirst())), amount > 0
-            else {
+            guard let delta = parseSignedAmount(arguments[0]), delta != 0 else {
                 throw fail("expected +<bytes> or -<bytes>, like +100 or -1KiB")
             }
-            return .badLength(delta: sign == "+" ? amount : -amount)
+            return .badLength(delta: delta)
+        case "shift-range":
+            try requireArguments(1, "expected shift-range:+n or shift-range:-n")
+            // A zero shift would be a fault that does nothing; reject it like a typo.
+            guard let offset = parseSignedAmount(arguments[0]), offset != 0 else {
+                throw fail("expected +n or -n")
+            }
+            return .shiftRange(offset: offset)
         default:
-            throw fail("unknown fault (known: ok, drop, throttle, stall, ignore-range, change, status, redirect, bad-length)")
+            throw fail("unknown fault (known: ok, drop, throttle, stall, ignore-range, change, status, redirect, bad-length, shift-range)")
         }
     }
 
@@ -177,6 +185,14 @@ public struct FaultScript: Hashable, Sendable {
         }
         guard let bytes = try? ByteSize.parse(text) else { throw error }
         return .bytes(bytes)
+    }
+
+    /// `+<size>` or `-<size>`; the sign is required, so a forgotten one is not taken as `+`.
+    private static func parseSignedAmount(_ text: String) -> Int64? {
+        guard let sign = text.first, sign == "+" || sign == "-",
+              let amount = try? ByteSize.parse(String(text.dropFirst()))
+        else { return nil }
+        return sign == "+" ? amount : -amount
     }
 
     private static func parseDuration(_ text: String) -> Duration? {

@@ -20,6 +20,7 @@ public enum HelpText {
           status:<code>            answer that status (404, 500, 503...) and a text
           redirect:<n>             answer a chain of n 302 redirects first
           bad-length:<+n|-n>       declare a Content-Length off by n, then close
+          shift-range:<+n|-n>      answer 206 with a range that starts n bytes off
 
         Examples:
           faults=drop:40pct,ok            attempt 1 closes at 40%, attempt 2 is fine

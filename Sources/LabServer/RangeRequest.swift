@@ -64,6 +64,16 @@ enum RangeSelection: Equatable {
         return .partial(first: first, last: min(last, size - 1))
     }
 
+    /// The `shift-range` fault: a 206 whose first byte is `offset` bytes off, ending where the
+    /// asked-for range ends. It stays within the file and keeps at least the last byte, so the
+    /// answer is still a truthful, satisfiable 206. A 200 or 416 is left alone.
+    func shifted(by offset: Int64) -> RangeSelection {
+        guard case .partial(let first, let last) = self else { return self }
+        let (moved, overflow) = first.addingReportingOverflow(offset)
+        let shiftedFirst = overflow ? (offset > 0 ? last : 0) : min(max(moved, 0), last)
+        return .partial(first: shiftedFirst, last: last)
+    }
+
     /// ASCII digits only (no sign, no spaces); huge values saturate instead of failing,
     /// since "beyond the end" is all that matters for a position that large.
     private static func decimal(_ text: Substring) -> Int64? {

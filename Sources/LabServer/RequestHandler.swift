@@ -99,10 +99,14 @@ final class RequestHandler: ChannelInboundHandler {
 
         let fixture = Fixture(name: fixtureRequest.name, size: fixtureRequest.size,
                               generation: fixtureRequest.faults.generation(forAttempt: attempt))
-        let selection = faults.ignoreRange
+        var selection = faults.ignoreRange
             ? .full
             : RangeSelection(range: request.headers.first(name: "Range"), ifRange: request.headers.first(name: "If-Range"),
                              etag: fixture.etag, lastModified: fixture.lastModified, size: fixture.size)
+        // Decided here, before HEAD and GET part ways, so a HEAD previews the same shifted headers.
+        if let shift = faults.rangeShift {
+            selection = selection.shifted(by: shift)
+        }
         core.sha256Digest(of: fixture, on: context.eventLoop).assumeIsolated().whenComplete { result in
             guard case .success(let digest) = result else {
                 context.close(promise: nil) // only fails while the server stops

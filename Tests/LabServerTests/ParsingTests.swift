@@ -31,7 +31,7 @@ struct ParsingTests {
 
     @Test("fault scripts parse into attempts")
     func faultScripts() throws {
-        let script = try FaultScript.parse("throttle:4MiB+drop:1MiB,ok,stall:40pct:2s+change,redirect:3,status:503,bad-length:-10,ignore-range,stall:100")
+        let script = try FaultScript.parse("throttle:4MiB+drop:1MiB,ok,stall:40pct:2s+change,redirect:3,status:503,bad-length:-10,ignore-range,stall:100,shift-range:+100+drop:1,shift-range:-1KiB")
         #expect(script.attempts == [
             [.throttle(bytesPerSecond: 4 << 20), .drop(after: .bytes(1 << 20))],
             [],
@@ -41,6 +41,8 @@ struct ParsingTests {
             [.badLength(delta: -10)],
             [.ignoreRange],
             [.stall(after: .bytes(100), duration: nil)],
+            [.shiftRange(offset: 100), .drop(after: .bytes(1))],
+            [.shiftRange(offset: -1024)],
         ])
         #expect(script.faults(forAttempt: 99) == [])
         #expect(try FaultScript.parse("").attempts.isEmpty)
@@ -56,13 +58,20 @@ struct ParsingTests {
     @Test("bad fault scripts name the bad token in one line", arguments: [
         ("drop:abc", #"bad fault "drop:abc": expected bytes or Npct"#),
         ("ok,drop:101pct", #"bad fault "drop:101pct": expected bytes or Npct"#),
-        ("explode", #"bad fault "explode": unknown fault (known: ok, drop, throttle, stall, ignore-range, change, status, redirect, bad-length)"#),
+        ("explode", #"bad fault "explode": unknown fault (known: ok, drop, throttle, stall, ignore-range, change, status, redirect, bad-length, shift-range)"#),
         ("throttle:0", #"bad fault "throttle:0": expected a positive rate in bytes per second, like 2MiB"#),
         ("stall:10:2", #"bad fault "stall:10:2": expected a duration like 2s, 0.5s or 500ms"#),
         ("status:200", #"bad fault "status:200": expected an error status code from 400 to 599"#),
         ("redirect:0", #"bad fault "redirect:0": expected a number of hops from 1 to 20"#),
         ("bad-length:10", #"bad fault "bad-length:10": expected +<bytes> or -<bytes>, like +100 or -1KiB"#),
+        ("shift-range:x", #"bad fault "shift-range:x": expected +n or -n"#),
+        ("shift-range:100", #"bad fault "shift-range:100": expected +n or -n"#),
+        ("shift-range:+0", #"bad fault "shift-range:+0": expected +n or -n"#),
+        ("shift-range:-0", #"bad fault "shift-range:-0": expected +n or -n"#),
+        ("shift-range:+", #"bad fault "shift-range:+": expected +n or -n"#),
+        ("shift-range", #"bad fault "shift-range": expected shift-range:+n or shift-range:-n"#),
         ("drop:1+drop:2", #"bad fault "drop:2": only one drop per attempt"#),
+        ("shift-range:+1+shift-range:-1", #"bad fault "shift-range:-1": only one shift-range per attempt"#),
         ("ok,,ok", #"bad fault script "ok,,ok": empty attempt (use ok for an attempt without faults)"#),
         ("ok:1", #"bad fault "ok:1": ok takes no value"#),
     ])
