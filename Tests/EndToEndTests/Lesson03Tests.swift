@@ -157,6 +157,33 @@ final class Lesson03Tests {
         #expect(finished.stderr == "lesson-03-outputstream: cannot write /dev/zero: it exists and is not a regular file\n")
     }
 
+    @Test func rangeThatStartsElsewhereIsNeverAppended() throws {
+        let fixture = Fixture(name: "shifted", size: 4 << 20)
+        // The resume is answered with a 206 that starts 100 bytes before the partial file ends,
+        // as a buggy cache might send.
+        let url = server.url(for: fixture, faults: "drop:40pct,shift-range:-100", run: "shifted")
+        let output = directory.appendingPathComponent("shifted.bin")
+        let arguments = ["--url", url.absoluteString, "--output", output.path, "--json"]
+
+        let refused = try ChildProcess.run("lesson-03-outputstream", arguments)
+        #expect(refused.status == ExitStatus.transferFailed.rawValue)
+        let result = try refused.result()
+        let partial = try #require(result.resumedFrom.first)
+        #expect(result.error?.message.hasPrefix(
+            "206 response starts at the wrong offset: expected bytes \(partial)-…, got Content-Range: bytes \(partial - 100)-") == true)
+        #expect(fileSize(output) == partial)
+        #expect(ResumeState.load(for: output) != nil)
+
+        // The partial file was left intact, so the next run (attempt 3 behaves) completes it.
+        let resumed = try ChildProcess.run("lesson-03-outputstream", arguments)
+        #expect(resumed.status == 0, "\(resumed.stderr)")
+        #expect(try resumed.result().resumedFrom == [partial])
+
+        let (article, articleFile) = try lesson(.article, fixture, faults: "drop:40pct,shift-range:-100")
+        #expect(article.status == ExitStatus.verificationFailed.rawValue)
+        #expect(fileSize(articleFile) == fixture.size + 100)
+    }
+
     @Test func notFoundIsAClearTransferFailure() throws {
         let fixture = Fixture(name: "missing", size: 1 << 20)
         let (finished, _) = try lesson(.corrected, fixture, faults: "status:404", extra: ["--quiet"])
