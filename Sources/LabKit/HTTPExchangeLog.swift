@@ -90,9 +90,6 @@ public final class HTTPExchangeLog: Sendable {
         observer?(.failure(exchange))
     }
 
-    /// Forgets every exchange; each lesson process starts with an empty log.
-    func reset() { state.withLock { $0.exchanges.removeAll() } }
-
     @discardableResult
     private func update(_ index: Int, _ change: (inout HTTPExchange) -> Void) -> (HTTPExchange, (@Sendable (Event) -> Void)?) {
         state.withLock { state in

@@ -53,7 +53,9 @@ public struct Lesson {
             exit(result.exitCode)
         } catch {
             Console.error("\(command): \(describe(error))")
-            exit((error as? DownloadError)?.exitStatus.rawValue ?? ExitStatus.localIOFailed.rawValue)
+            // Local file errors are DownloadErrors; anything else here means the server could
+            // not be started or reached.
+            exit((error as? DownloadError)?.exitStatus.rawValue ?? ExitStatus.transferFailed.rawValue)
         }
     }
 
@@ -65,7 +67,7 @@ public struct Lesson {
             let status = LessonOptions.exitCode(for: error)
             if status == .success {
                 Console.output("\(command): \(title)\n\n"
-                    + LessonOptions.helpMessage().replacingOccurrences(of: "lesson-options", with: command))
+                    + LessonOptions.helpMessage().replacingOccurrences(of: "USAGE: lesson ", with: "USAGE: \(command) "))
                 exit(0)
             }
             Console.error("\(command): \(LessonOptions.message(for: error))")

@@ -255,6 +255,13 @@ final class Lesson03Tests {
         #expect(finished.stdout.isEmpty)
     }
 
+    @Test func helpNamesTheExecutable() throws {
+        let finished = try ChildProcess.run("lesson-03-outputstream", ["--help"])
+        #expect(finished.status == 0)
+        #expect(finished.stdout.hasPrefix("lesson-03-outputstream: OutputStream append, resumed with Range\n"))
+        #expect(finished.stdout.contains("USAGE: lesson-03-outputstream [--url <url>]"))
+    }
+
     @Test func unreachableServerIsATransferFailure() throws {
         let output = directory.appendingPathComponent("unreachable.bin")
         let finished = try ChildProcess.run(
