@@ -11,6 +11,9 @@
 #include <libxml/tree.h>
 #include <libxml/xmlsave.h>
 
+// libxml2 initializes its global parser state lazily and without a lock: a program that may use
+// it from several threads calls xmlInitParser() once first.
+
 // xmlFree is a global function-pointer variable, which Swift 6 will not call directly.
 static inline void lab_xmlFree(void *pointer) { xmlFree(pointer); }
 

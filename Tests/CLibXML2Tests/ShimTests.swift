@@ -4,7 +4,12 @@ import Testing
 
 /// The libxml2 shim works from Swift 6 in a module that also imports Foundation: the ICU
 /// clash is gone, `lab_xmlFree` stands in for `xmlFree`, and text is escaped on output.
+@Suite(.serialized)
 struct ShimTests {
+    /// libxml2 sets up its global parser state lazily and not thread-safely: initialize it
+    /// before first use, as its documentation asks of multithreaded programs.
+    init() { xmlInitParser() }
+
     @Test func buildsAndSerializesAnEscapedHTMLDocument() throws {
         let document = try #require(htmlNewDoc(nil, nil))
         defer { xmlFreeDoc(document) }

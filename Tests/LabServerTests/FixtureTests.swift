@@ -51,25 +51,6 @@ struct FixtureTests {
         }
         #expect(Fixture(name: "empty", size: 0).sha256Hex() == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
     }
-
-    @Test("fill is fast even in a debug build")
-    func fillSpeed() {
-        let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
-        defer { chunk.deallocate() }
-        let fixture = Fixture(name: "speed", size: 1 << 30)
-        let total: Int64 = 256 << 20
-        let (_, seconds) = measure {
-            var offset: Int64 = 0
-            while offset < total {
-                fixture.fill(chunk, from: offset)
-                offset += Int64(chunk.count)
-            }
-        }
-        let megabytesPerSecond = Double(total) / 1_000_000 / seconds
-        print("Fixture.fill: \(Int(megabytesPerSecond)) MB/s")
-        // Generous floor: a gigabyte-sized test download must not be dominated by fill.
-        #expect(megabytesPerSecond > 300)
-    }
 }
 
 enum GoldenValues {
