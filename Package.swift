@@ -42,7 +42,7 @@ let package = Package(
         .executableTarget(
             name: "lab",
             dependencies: [
-                "LabServer",
+                "LabServer", "LabKit",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -55,7 +55,7 @@ let package = Package(
         .testTarget(name: "CLibXML2Tests", dependencies: ["CLibXML2"]),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["LabKit", "LabServer", "lesson-03-outputstream"]
+            dependencies: ["LabKit", "LabServer", "lesson-03-outputstream", "lab"]
         ),
     ],
     swiftLanguageModes: [.v6]

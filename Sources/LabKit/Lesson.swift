@@ -64,14 +64,10 @@ public struct Lesson {
         do {
             return try LessonOptions.parse()
         } catch {
-            let status = LessonOptions.exitCode(for: error)
-            if status == .success {
-                Console.output("\(command): \(title)\n\n"
-                    + LessonOptions.helpMessage().replacingOccurrences(of: "USAGE: lesson ", with: "USAGE: \(command) "))
-                exit(0)
+            LessonOptions.exitReportingOneLine(error, command: command) {
+                "\(command): \(title)\n\n"
+                    + LessonOptions.helpMessage().replacingOccurrences(of: "USAGE: lesson ", with: "USAGE: \(command) ")
             }
-            Console.error("\(command): \(LessonOptions.message(for: error))")
-            exit(ExitStatus.usage.rawValue)
         }
     }
 }

@@ -7,6 +7,7 @@
 import ArgumentParser
 import Dispatch
 import Foundation
+import LabKit
 import LabServer
 
 struct Lab: ParsableCommand {
@@ -87,4 +88,4 @@ struct Serve: ParsableCommand {
     }
 }
 
-Lab.main()
+Lab.mainReportingOneLineErrors()

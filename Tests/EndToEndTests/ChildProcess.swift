@@ -46,6 +46,9 @@ struct ChildProcess {
 
     func start() throws { try process.run() }
 
+    /// What the child has written to stdout so far, while it runs.
+    var stdoutSoFar: String { (try? String(contentsOf: stdoutFile, encoding: .utf8)) ?? "" }
+
     func kill() { Foundation.kill(process.processIdentifier, SIGKILL) }
 
     /// Waits for the child; kills it if it outlives `timeout` seconds.

@@ -1,0 +1,29 @@
+import ArgumentParser
+
+extension ParsableArguments {
+    /// Ends the process after a parsing or running error. `--help` prints in full on stdout;
+    /// anything else gets one line on stderr (not ArgumentParser's usage dump) and its exit code.
+    public static func exitReportingOneLine(_ error: any Error, command: String, help: (() -> String)? = nil) -> Never {
+        let code = exitCode(for: error)
+        if code == .success {
+            guard let help else { exit(withError: error) }
+            Console.output(help())
+            exit(withError: ExitCode.success)
+        }
+        let message = message(for: error)
+        if !message.isEmpty { Console.error("\(command): \(message)") }
+        exit(withError: ExitCode(code.rawValue))
+    }
+}
+
+extension ParsableCommand {
+    /// `main()`, with bad input reported in one line.
+    public static func mainReportingOneLineErrors() {
+        do {
+            var command = try parseAsRoot()
+            try command.run()
+        } catch {
+            exitReportingOneLine(error, command: configuration.commandName ?? "\(Self.self)")
+        }
+    }
+}
