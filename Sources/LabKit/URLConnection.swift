@@ -180,8 +180,9 @@ public final class URLConnection: @unchecked Sendable {
         let shouldSchedule: Bool? = locked { state in
             guard !state.ended else { return nil }
             state.pending.append(event)
-            defer { state.deliveryScheduled = true }
-            return !state.deliveryScheduled
+            let alreadyScheduled = state.deliveryScheduled
+            state.deliveryScheduled = true
+            return !alreadyScheduled
         }
         guard let shouldSchedule else {
             freeChunkSlots.signal()
@@ -205,8 +206,10 @@ public final class URLConnection: @unchecked Sendable {
         deliveryLock.lock()
         defer { deliveryLock.unlock() }
         let batch = locked { state in
-            defer { state.pending.removeAll(); state.deliveryScheduled = false }
-            return state.pending
+            let batch = state.pending
+            state.pending.removeAll()
+            state.deliveryScheduled = false
+            return batch
         }
         for event in batch {
             defer { freeChunkSlots.signal() }
@@ -238,8 +241,9 @@ public final class URLConnection: @unchecked Sendable {
         guard let runLoop, locked({ $0.keepAlive != nil }) else { return }
         if RunLoop.current === runLoop {
             let keepAlive = locked { state in
-                defer { state.keepAlive = nil }
-                return state.keepAlive
+                let timer = state.keepAlive
+                state.keepAlive = nil
+                return timer
             }
             keepAlive?.invalidate()
         } else {
