@@ -105,81 +105,44 @@ final class ArticleDownload: LessonDownload, URLConnectionDataDelegate {
 
 // MARK: - The corrected version
 
-/// Appends only bytes that provably continue the partial file, and remembers what the partial
-/// file is part of (URL, validator, total) in a sidecar next to it.
+/// Appends only bytes that provably continue the partial file. `PartialFile` (LabKit) holds the
+/// resume rules shared with lessons 02 and 04: Range + If-Range, and what each answer means.
 final class CorrectedDownload: LessonDownload, URLConnectionDataDelegate {
     private let run: LessonRun
-    private var resumeState: ResumeState?  // what the partial file on disk belongs to
-    private var written: Int64 = 0         // bytes on disk that belong to this resource
-    private var total: Int64 = -1          // the whole file, from Content-Range or a 200's length
+    private let partial: PartialFile
     private var output: OutputStream?
     private var connection: URLConnection?
     private var outcome: AttemptResult?
 
-    init(_ run: LessonRun) { self.run = run }
+    init(_ run: LessonRun) {
+        self.run = run
+        partial = PartialFile(url: run.url, file: run.file)
+    }
 
     func downloadFile() -> AttemptResult {
         outcome = nil
-        // A partial file is only worth resuming together with its sidecar: the validator in it
-        // lets the server tell us whether those bytes still belong to the file it has now.
-        resumeState = ResumeState.load(for: run.file).flatMap { $0.url == run.url.absoluteString ? $0 : nil }
-        written = resumeState == nil ? 0 : localFileSize()
-
-        var request = URLRequest(url: run.url)
-        if let resumeState, written > 0 {
-            request.setValue(rangeHeader(from: written), forHTTPHeaderField: "Range")
-            // If the file changed, the server ignores Range and sends all of it with 200.
-            request.setValue(resumeState.validator, forHTTPHeaderField: "If-Range")
-        }
-        connection = URLConnection(request: request, delegate: self)
+        // Range + If-Range when a partial file and its sidecar are on disk: if the file changed,
+        // the server ignores Range and sends all of it with 200.
+        connection = URLConnection(request: partial.nextRequest(), delegate: self)
         RunLoop.current.run(until: { outcome != nil })
         return outcome!
     }
 
     func connection(_ connection: URLConnection, didReceive response: URLResponse) {
-        guard let response = response as? HTTPURLResponse else {
-            return fail(DownloadError.httpStatus(0, url: run.url.absoluteString))
-        }
-        switch response.statusCode {
-        case 206:
-            // Append only the bytes that come next: the range must start where the file ends.
-            guard case .bytes(let first, _, let total?)? = response.contentRange, first == written else {
-                return fail(DownloadError.contentRangeMismatch(
-                    expectedStart: written, header: response.value(forHTTPHeaderField: "Content-Range")))
-            }
-            self.total = total
+        switch partial.decide(response) {
+        case .append:
             open(append: true)
-        case 200:
-            // The whole file is coming: no Range was sent, the server ignored it, or the file
-            // changed and If-Range did not match. The bytes on disk are no use: start over.
-            if written > 0 { run.log("the server sent the whole file (200): starting over from byte 0") }
-            written = 0
-            total = response.expectedContentLength
+        case .replace(let discarded):
+            if discarded > 0 { run.log("the server sent the whole file (200): starting over from byte 0") }
             open(append: false)
-        case 416:
-            // Nothing left to send. That means "complete" only if the lengths agree and the
-            // server still has the file the partial one came from.
-            let sameFile = response.resumeValidator == nil || response.resumeValidator == resumeState?.validator
-            if case .unsatisfied(let total)? = response.contentRange, total == written,
-               total == resumeState?.total, sameFile {
-                self.total = total
-                return
-            }
+        case .complete:
+            break  // nothing is missing; the (empty) body is not written anywhere
+        case .startOver:
             run.log("the partial file does not match the server's file: deleting it and starting over")
-            return startOver()
-        default:
-            return fail(DownloadError.httpStatus(response.statusCode, url: run.url.absoluteString))
-        }
-        // Remember what these bytes are part of before the first one lands on disk. Without a
-        // validator a later resume could splice two versions, so then keep no sidecar.
-        if let validator = response.resumeValidator {
-            do {
-                try ResumeState(url: run.url.absoluteString, validator: validator, total: total).save(for: run.file)
-            } catch {
-                return fail(DownloadError.localIO(path: run.file.path, reason: "cannot save the resume state"))
-            }
-        } else {
-            ResumeState.remove(for: run.file)
+            connection.cancel()
+            self.connection = URLConnection(request: partial.nextRequest(), delegate: self)
+        case .reject(let error):
+            fail(error)
         }
     }
 
@@ -191,15 +154,14 @@ final class CorrectedDownload: LessonDownload, URLConnectionDataDelegate {
             let reason = "write returned \(count) for \(data.count) bytes (disk full?)"
             return fail(DownloadError.localIO(path: run.file.path, reason: reason))
         }
-        written += Int64(count)
-        run.progress.update(received: written, expected: total)
+        partial.didWrite(count)
+        run.progress.update(received: partial.written, expected: partial.total)
     }
 
     func connectionDidFinishLoading(_ connection: URLConnection) {
         output?.close()
         output = nil
-        // The file is whole; the sidecar has done its job.
-        ResumeState.remove(for: run.file)
+        partial.finished()
         outcome = .finished
     }
 
@@ -223,19 +185,5 @@ final class CorrectedDownload: LessonDownload, URLConnectionDataDelegate {
         output?.close()
         output = nil
         outcome = .failed(error)
-    }
-
-    private func startOver() {
-        connection?.cancel()
-        try? FileManager.default.removeItem(at: run.file)
-        ResumeState.remove(for: run.file)
-        resumeState = nil
-        written = 0
-        connection = URLConnection(request: URLRequest(url: run.url), delegate: self)
-    }
-
-    private func localFileSize() -> Int64 {
-        let attributes = try? FileManager.default.attributesOfItem(atPath: run.file.path)
-        return (attributes?[.size] as? NSNumber)?.int64Value ?? 0
     }
 }

@@ -1,0 +1,118 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The resume rules every corrected lesson follows, whatever it writes with (FileHandle,
+/// OutputStream, a session delegate): which request asks for the rest of a partial file, and
+/// what each answer means for the bytes already on disk.
+///
+/// The contract:
+/// - A partial file is resumed only together with its sidecar (`ResumeState`), and only for the
+///   same URL. Without one, the download starts from byte 0.
+/// - `nextRequest()` asks for the rest with `Range: bytes=N-` and `If-Range: <validator>`, so a
+///   server whose file has changed answers 200 with all of it instead of a 206 to splice.
+/// - `decide(_:)` accepts a 206 only if its `Content-Range` starts exactly at the end of the
+///   partial file, treats a 200 as "start over from byte 0", accepts a 416 as "already complete"
+///   only if length and validator agree, and rejects anything else.
+/// - The sidecar is saved before the first byte of a response lands, and removed by `finished()`.
+public final class PartialFile {
+    public let url: URL
+    public let file: URL
+    /// Bytes on disk that belong to the resource.
+    public private(set) var written: Int64 = 0
+    /// The length of the whole resource, or -1 while unknown.
+    public private(set) var total: Int64 = -1
+    private var resumeState: ResumeState?
+
+    public init(url: URL, file: URL) {
+        self.url = url
+        self.file = file
+    }
+
+    /// What to do with the body that follows a response.
+    public enum Decision {
+        /// A 206 that continues the file: write its body at `offset`, the current end.
+        case append(at: Int64)
+        /// A 200: the whole resource follows; truncate the file and write from byte 0. The
+        /// `discarded` bytes of the partial file are no use.
+        case replace(discarded: Int64)
+        /// A 416 for a file that is already whole: write nothing.
+        case complete
+        /// A 416 for a file that does not match the server's: it has been deleted; send
+        /// `nextRequest()` again.
+        case startOver
+        /// Not a body to write (404, a 206 for the wrong range, no room for the sidecar).
+        case reject(DownloadError)
+    }
+
+    /// The request for whatever is missing, based on what is on disk now.
+    public func nextRequest() -> URLRequest {
+        resumeState = ResumeState.load(for: file).flatMap { $0.url == url.absoluteString ? $0 : nil }
+        written = resumeState == nil ? 0 : Self.size(of: file)
+        var request = URLRequest(url: url)
+        if let resumeState, written > 0 {
+            request.setValue(rangeHeader(from: written), forHTTPHeaderField: "Range")
+            request.setValue(resumeState.validator, forHTTPHeaderField: "If-Range")
+        }
+        return request
+    }
+
+    public func decide(_ response: URLResponse) -> Decision {
+        guard let response = response as? HTTPURLResponse else {
+            return .reject(.httpStatus(0, url: url.absoluteString))
+        }
+        let decision: Decision
+        switch response.statusCode {
+        case 206:
+            guard case .bytes(let first, _, let total?)? = response.contentRange, first == written else {
+                return .reject(.contentRangeMismatch(
+                    expectedStart: written, header: response.value(forHTTPHeaderField: "Content-Range")))
+            }
+            self.total = total
+            decision = .append(at: written)
+        case 200:
+            decision = .replace(discarded: written)
+            written = 0
+            total = response.expectedContentLength
+        case 416:
+            let sameFile = response.resumeValidator == nil || response.resumeValidator == resumeState?.validator
+            if case .unsatisfied(let total)? = response.contentRange, total == written,
+               total == resumeState?.total, sameFile {
+                self.total = total
+                return .complete
+            }
+            try? FileManager.default.removeItem(at: file)
+            ResumeState.remove(for: file)
+            resumeState = nil
+            written = 0
+            return .startOver
+        default:
+            return .reject(.httpStatus(response.statusCode, url: url.absoluteString))
+        }
+        // Without a validator a later resume could splice two versions: keep no sidecar then.
+        guard let validator = response.resumeValidator else {
+            ResumeState.remove(for: file)
+            return decision
+        }
+        do {
+            let state = ResumeState(url: url.absoluteString, validator: validator, total: total)
+            try state.save(for: file)
+            resumeState = state
+        } catch {
+            return .reject(.localIO(path: file.path, reason: "cannot save the resume state"))
+        }
+        return decision
+    }
+
+    /// Counts `count` more bytes written at the end of the file.
+    public func didWrite(_ count: Int) { written += Int64(count) }
+
+    /// The file is whole: the sidecar has done its job.
+    public func finished() { ResumeState.remove(for: file) }
+
+    static func size(of file: URL) -> Int64 {
+        let attributes = try? FileManager.default.attributesOfItem(atPath: file.path)
+        return (attributes?[.size] as? NSNumber)?.int64Value ?? 0
+    }
+}
