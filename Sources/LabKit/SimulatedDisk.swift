@@ -1,8 +1,9 @@
 import Foundation
 import Synchronization
 
-/// Every lesson writes through here, which lets the lab count the bytes written and pretend the
-/// disk is slow (`--write-delay-us`) or fills up (`--disk-full-after`).
+/// Every lesson writes through here (`OutputStream.write(_:)`, `FileHandle.write(contentsOf:)`,
+/// `Data.write(to:)` below), which lets the lab count the bytes written and pretend the disk is
+/// slow (`--write-delay-us`) or fills up (`--disk-full-after`).
 public enum SimulatedDisk {
     static let writeDelayMicroseconds = Atomic<Int>(0)
     static let capacity = Atomic<Int>(.max)
@@ -33,5 +34,28 @@ extension OutputStream {
         }
         SimulatedDisk.didWrite(written)
         return written
+    }
+}
+
+extension FileHandle {
+    /// Foundation's `write(contentsOf:)`, for `Data`, through the simulated disk. A full disk
+    /// takes what fits, then throws as a real one does (ENOSPC).
+    public func write(contentsOf data: Data) throws {
+        let room = SimulatedDisk.room(for: data.count)
+        // A raw buffer selects Foundation's generic write(contentsOf:), not this method.
+        try data.prefix(room).withUnsafeBytes { try write(contentsOf: $0) }
+        SimulatedDisk.didWrite(room)
+        if room < data.count { throw POSIXError(.ENOSPC) }
+    }
+}
+
+extension Data {
+    /// Foundation's `write(to:)`, through the simulated disk: one write of the whole buffer. A full
+    /// disk keeps what fits, then throws as a real one does (ENOSPC).
+    public func write(to url: URL) throws {
+        let room = SimulatedDisk.room(for: count)
+        try prefix(room).write(to: url, options: [])
+        SimulatedDisk.didWrite(room)
+        if room < count { throw POSIXError(.ENOSPC) }
     }
 }
