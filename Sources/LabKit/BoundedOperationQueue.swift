@@ -9,18 +9,18 @@ import Foundation
 ///
 /// The block form `addOperation(_:)` funnels into `addOperation(_: Operation)` in
 /// swift-corelibs-foundation, so overriding that one method bounds both.
-final class BoundedOperationQueue: OperationQueue, @unchecked Sendable {
+public final class BoundedOperationQueue: OperationQueue, @unchecked Sendable {
     // @unchecked: OperationQueue is an open Foundation class that is not Sendable; the only
     // state added here is a DispatchSemaphore, which is thread-safe.
     private let freeSlots: DispatchSemaphore
 
-    init(capacity: Int) {
+    public init(capacity: Int) {
         freeSlots = DispatchSemaphore(value: capacity)
         super.init()
         maxConcurrentOperationCount = 1
     }
 
-    override func addOperation(_ operation: Operation) {
+    public override func addOperation(_ operation: Operation) {
         freeSlots.wait()
         let slots = freeSlots
         let previousCompletion = operation.completionBlock
