@@ -19,6 +19,9 @@ enum ExchangeStory {
             return line
         case .failure:
             return nil
+        case .unobserved(let exchange):
+            return "→ GET \(target(exchange.url))  (this call shows no status or headers; "
+                + "\(ByteFormat.grouped(exchange.bodyBytes)) bytes reached the file)"
         }
     }
 

@@ -28,6 +28,8 @@ public final class HTTPExchangeLog: Sendable {
         case redirect(from: HTTPExchange, to: String)
         case response(HTTPExchange)
         case failure(HTTPExchange)
+        /// A fetch made through an API that shows neither request nor response.
+        case unobserved(HTTPExchange)
     }
 
     public static let shared = HTTPExchangeLog()
@@ -60,6 +62,15 @@ public final class HTTPExchangeLog: Sendable {
         }
         observer?(.request(exchange))
         return index
+    }
+
+    func unobserved(url: URL, bodyBytes: Int64) {
+        let exchange = HTTPExchange(method: "GET", url: url.absoluteString, bodyBytes: bodyBytes)
+        let observer = state.withLock { state in
+            state.exchanges.append(exchange)
+            return state.observer
+        }
+        observer?(.unobserved(exchange))
     }
 
     func redirected(_ index: Int, by response: HTTPURLResponse, to newRequest: URLRequest) {

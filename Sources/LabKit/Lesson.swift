@@ -4,6 +4,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import LabServer
+import Synchronization
 
 /// A lesson's strategy: one object per run, like the article's view controller.
 public protocol LessonDownload: AnyObject {
@@ -12,15 +13,35 @@ public protocol LessonDownload: AnyObject {
 }
 
 /// What a lesson's code gets from the lab: where to download from and to, and how to report.
-public struct LessonRun {
+public struct LessonRun: Sendable {
     public let url: URL
     public let file: URL
     public let variant: Variant
+    /// The way chosen with `--way` (or the lesson's first), for a lesson that shows several.
+    public let way: String?
     public let progress: ProgressBar
     let console: Console
 
     /// The lesson's own remarks, in place of the article's NSLog.
     public func log(_ message: String) { console.line("  " + message) }
+
+    /// Calls `start`, then waits until the callback it was given has been called, and returns
+    /// what it was called with. An app would return at once and let the handler run later; a
+    /// command-line program has to wait for it.
+    public func waitForCompletion<Value: Sendable>(_ start: (@escaping @Sendable (Value) -> Void) -> Void) -> Value {
+        let slot = CompletionSlot<Value>()
+        start { value in
+            slot.value.withLock { $0 = value }
+            slot.filled.signal()
+        }
+        slot.filled.wait()
+        return slot.value.withLock { $0! }
+    }
+}
+
+private final class CompletionSlot<Value: Sendable>: Sendable {
+    let value = Mutex<Value?>(nil)
+    let filled = DispatchSemaphore(value: 0)
 }
 
 /// Everything around a lesson's strategy: the command line, the embedded server, the story of
@@ -30,16 +51,21 @@ public struct Lesson {
     public let title: String
     public let defaultSize: Int64
     public let defaultFaults: String
+    public let ways: KeyValuePairs<String, String>
 
     /// - Parameters:
     ///   - id: "03-outputstream"; the executable is `lesson-<id>`.
     ///   - defaultSize: the embedded server's file size when `--size` is not given.
     ///   - defaultFaults: the embedded server's fault script when `--faults` is not given.
-    public init(id: String, title: String, defaultSize: Int64, defaultFaults: String) {
+    ///   - ways: for a lesson that shows several ways to download, each way's name and a one-line
+    ///     description; `--way` picks one, the first is the default.
+    public init(id: String, title: String, defaultSize: Int64, defaultFaults: String,
+                ways: KeyValuePairs<String, String> = [:]) {
         self.id = id
         self.title = title
         self.defaultSize = defaultSize
         self.defaultFaults = defaultFaults
+        self.ways = ways
     }
 
     var command: String { "lesson-\(id)" }
@@ -62,12 +88,36 @@ public struct Lesson {
     /// Parses the command line. Bad input gets one line on stderr and exit 64, not a usage dump.
     private func parseOptions() -> LessonOptions {
         do {
-            return try LessonOptions.parse()
+            var options = try LessonOptions.parse()
+            try chooseWay(&options)
+            return options
         } catch {
             LessonOptions.exitReportingOneLine(error, command: command) {
                 "\(command): \(title)\n\n"
                     + LessonOptions.helpMessage().replacingOccurrences(of: "USAGE: lesson ", with: "USAGE: \(command) ")
+                    + waysHelp
             }
         }
+    }
+
+    /// Checks `--way` against this lesson's ways, and fills in the default.
+    private func chooseWay(_ options: inout LessonOptions) throws {
+        let names = ways.map(\.key)
+        guard let way = options.way else {
+            options.way = names.first
+            return
+        }
+        guard !names.isEmpty else { throw ValidationError("--way: this lesson shows one way only; drop --way") }
+        guard names.contains(way) else {
+            throw ValidationError("--way must be one of \(names.joined(separator: ", ")), got \"\(way)\"")
+        }
+    }
+
+    private var waysHelp: String {
+        guard !ways.isEmpty else { return "" }
+        let lines = ways.enumerated().map { index, way in
+            "  \(way.key.padding(toLength: 22, withPad: " ", startingAt: 0))\(way.value)\(index == 0 ? " (default)" : "")"
+        }
+        return "\nWAYS:\n" + lines.joined(separator: "\n") + "\n"
     }
 }

@@ -17,6 +17,8 @@ public struct LessonResult: Codable, Sendable {
     public var schema = LessonResult.currentSchema
     public var lesson: String
     public var variant: Variant
+    /// The way that ran, for a lesson that shows several (lesson 00); nil otherwise.
+    public var way: String?
     public var url: String
     public var output: String
     public var outcome: String

@@ -18,7 +18,7 @@ struct LessonSession {
         defer { source.server?.stop() }
         let file = try prepareOutput()
 
-        console.line("\(lesson.command): \(lesson.title) [\(options.variant.rawValue)]")
+        console.line("\(lesson.command): \(lesson.title) [\(options.variant.rawValue)\(options.way.map { ", " + $0 } ?? "")]")
         if let server = source.server {
             console.line("  embedded server \(server.baseURL.absoluteString), faults \"\(source.faults ?? "none")\"")
         }
@@ -31,7 +31,8 @@ struct LessonSession {
         }
 
         let progress = ProgressBar(console: console)
-        let run = LessonRun(url: source.url, file: file, variant: options.variant, progress: progress, console: console)
+        let run = LessonRun(url: source.url, file: file, variant: options.variant, way: options.way,
+                            progress: progress, console: console)
         let download = makeDownload(run)
 
         let started = Date()
@@ -42,7 +43,15 @@ struct LessonSession {
             if attempts > 1 { console.line("↻ attempt \(attempts): Resume") }
             progress.beginAttempt()
             let receivedBefore = HTTPExchangeLog.shared.bodyBytesReceived
+            let exchangesBefore = HTTPExchangeLog.shared.exchanges.count
+            let fileBytesBefore = PartialFile.size(of: file)
             lastResult = download.downloadFile()
+            let fileGrowth = PartialFile.size(of: file) - fileBytesBefore
+            if fileGrowth > 0, !HTTPExchangeLog.shared.exchanges.dropFirst(exchangesBefore).contains(where: { $0.method == "GET" }) {
+                // A call such as Data(contentsOf:) shows the lab no request or response; what
+                // landed in the file is all there is to count.
+                HTTPExchangeLog.shared.unobserved(url: source.url, bodyBytes: fileGrowth)
+            }
             if case .failed(let error) = lastResult {
                 let received = HTTPExchangeLog.shared.bodyBytesReceived - receivedBefore
                 console.line("✗ attempt \(attempts) failed after \(ByteFormat.iec(received)): \(describe(error))")

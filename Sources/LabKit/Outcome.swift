@@ -25,6 +25,10 @@ public enum DownloadError: Error, CustomStringConvertible, Sendable {
     case contentRangeMismatch(expectedStart: Int64, header: String?)
     /// Writing to, or opening, the local file failed.
     case localIO(path: String, reason: String)
+    /// A body that would have to sit in memory whole is larger than the lesson allows.
+    case tooLargeForMemory(bytes: Int64, limit: Int64)
+    /// The body ended at a different length than the response announced.
+    case lengthMismatch(expected: Int64, received: Int64)
 
     public var description: String {
         switch self {
@@ -34,6 +38,11 @@ public enum DownloadError: Error, CustomStringConvertible, Sendable {
             "206 response starts at the wrong offset: expected bytes \(expectedStart)-…, got Content-Range: \(header ?? "(none)")"
         case .localIO(let path, let reason):
             "cannot write \(path): \(reason)"
+        case .tooLargeForMemory(let bytes, let limit):
+            "refusing to hold \(ByteFormat.iec(bytes)) in memory (limit \(ByteFormat.iec(limit))): "
+                + "a file this size needs a streaming lesson, such as lesson-03-outputstream"
+        case .lengthMismatch(let expected, let received):
+            "the body has \(received) bytes but the response announced \(expected)"
         }
     }
 
@@ -44,7 +53,7 @@ public enum DownloadError: Error, CustomStringConvertible, Sendable {
 }
 
 /// What one press of "Start" or "Resume" came to.
-public enum AttemptResult {
+public enum AttemptResult: Sendable {
     case finished
     case failed(any Error)
 }

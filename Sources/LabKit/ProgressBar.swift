@@ -35,7 +35,8 @@ public final class ProgressBar: Sendable {
                                 speed: Self.speed(state, received: received, now: now))
             }
             guard expected > 0 else { return nil }
-            let quarter = Int(min(4, received * 4 / expected))
+            // Not capped at 4: a lesson whose total is wrong shows 125%, 150%, ...
+            let quarter = Int(received * 4 / expected)
             guard quarter > state.quartersShown else { return nil }
             state.quartersShown = quarter
             let percent = Double(received) * 100 / Double(expected)

@@ -63,6 +63,7 @@ struct Verdict {
         return LessonResult(
             lesson: lesson.id,
             variant: options.variant,
+            way: options.way,
             url: source.url.absoluteString,
             output: file.path,
             outcome: outcome,
