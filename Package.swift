@@ -6,7 +6,11 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "lab", targets: ["lab"]),
+        .executable(name: "lesson-00-small-file", targets: ["lesson-00-small-file"]),
+        .executable(name: "lesson-01-in-memory", targets: ["lesson-01-in-memory"]),
+        .executable(name: "lesson-02-filehandle", targets: ["lesson-02-filehandle"]),
         .executable(name: "lesson-03-outputstream", targets: ["lesson-03-outputstream"]),
+        .executable(name: "lesson-04-session-data-task", targets: ["lesson-04-session-data-task"]),
         .library(name: "LabKit", targets: ["LabKit"]),
         .library(name: "LabServer", targets: ["LabServer"]),
     ],
@@ -46,7 +50,11 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        .executableTarget(name: "lesson-00-small-file", dependencies: ["LabKit"]),
+        .executableTarget(name: "lesson-01-in-memory", dependencies: ["LabKit"]),
+        .executableTarget(name: "lesson-02-filehandle", dependencies: ["LabKit"]),
         .executableTarget(name: "lesson-03-outputstream", dependencies: ["LabKit"]),
+        .executableTarget(name: "lesson-04-session-data-task", dependencies: ["LabKit"]),
         .testTarget(
             name: "LabServerTests",
             dependencies: ["LabServer", .product(name: "Crypto", package: "swift-crypto")]
@@ -55,7 +63,14 @@ let package = Package(
         .testTarget(name: "CLibXML2Tests", dependencies: ["CLibXML2"]),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["LabKit", "LabServer", "lesson-03-outputstream", "lab"]
+            dependencies: [
+                "LabKit", "LabServer", "lab",
+                "lesson-00-small-file",
+                "lesson-01-in-memory",
+                "lesson-02-filehandle",
+                "lesson-03-outputstream",
+                "lesson-04-session-data-task",
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]
