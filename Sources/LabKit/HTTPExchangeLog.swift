@@ -126,5 +126,13 @@ func describe(_ error: any Error) -> String {
         return "\(error.localizedDescription) (URLError \(error.errorCode))"
     }
     if let error = error as? DownloadError { return error.description }
+    // Data(contentsOf:) wraps the transfer's URLError in a bare Cocoa error; the cause is inside.
+    if let transferError = underlyingURLError(of: error) { return describe(transferError) }
     return error.localizedDescription
+}
+
+/// The URLError that an error such as Data(contentsOf:)'s wraps, if any.
+func underlyingURLError(of error: any Error) -> URLError? {
+    if let error = error as? URLError { return error }
+    return (error as NSError).userInfo[NSUnderlyingErrorKey] as? URLError
 }

@@ -39,7 +39,8 @@ public enum DownloadError: Error, CustomStringConvertible, Sendable {
         case .localIO(let path, let reason):
             "cannot write \(path): \(reason)"
         case .tooLargeForMemory(let bytes, let limit):
-            "refusing to hold \(ByteFormat.iec(bytes)) in memory (limit \(ByteFormat.iec(limit))): "
+            "refusing to hold \(ByteFormat.grouped(bytes)) bytes in memory (limit \(ByteFormat.grouped(limit)), "
+                + "\(ByteFormat.iec(limit))): "
                 + "a file this size needs a streaming lesson, such as lesson-03-outputstream"
         case .lengthMismatch(let expected, let received):
             "the body has \(received) bytes but the response announced \(expected)"
@@ -63,7 +64,7 @@ extension AttemptResult {
     /// 404, or a local write error, cannot.
     var isResumable: Bool {
         guard case .failed(let error) = self else { return false }
-        if let error = error as? URLError {
+        if let error = underlyingURLError(of: error) {
             // Linux reports a body cut short as -1 ("transfer closed with N bytes remaining");
             // Darwin says -1005.
             return [.unknown, .networkConnectionLost, .timedOut].contains(error.code)
