@@ -102,8 +102,8 @@ final class CorrectedDownload: LessonDownload, URLConnectionDataDelegate {
             let status = (response as? HTTPURLResponse)?.statusCode ?? 0
             return fail(DownloadError.httpStatus(status, url: run.url.absoluteString))
         }
-        // A new response starts the body afresh. Reserving the announced length up front means
-        // one allocation of the final size, instead of a buffer that grows and moves.
+        // A new response starts the body afresh. Reserving the announced length allocates the
+        // final size once, instead of reallocating as the buffer grows.
         expectedLength = response.expectedContentLength
         received = Data()
         if expectedLength > 0 { received.reserveCapacity(Int(expectedLength)) }
