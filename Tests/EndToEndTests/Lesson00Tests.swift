@@ -1,0 +1,172 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import LabKit
+import LabServer
+import Testing
+
+/// lesson-00-small-file, run as a child process against the real embedded server.
+@Suite(.serialized)
+final class Lesson00Tests {
+    static let ways = ["completion-handler", "contents-of"]
+
+    let server: LabServer
+    let directory: URL
+
+    init() throws {
+        server = try LabServer.start()
+        directory = try scratchDirectory()
+    }
+
+    deinit {
+        server.stop()
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    private func lesson(_ variant: Variant, way: String, url: URL, extra: [String] = []) throws
+        -> (ChildProcess.Finished, URL) {
+        let output = directory.appendingPathComponent("\(variant)-\(way)-\(UUID().uuidString).bin")
+        let finished = try ChildProcess.run("lesson-00-small-file", [
+            "--url", url.absoluteString, "--output", output.path, "--variant", variant.rawValue, "--way", way, "--json",
+        ] + extra)
+        return (finished, output)
+    }
+
+    /// The requests the server answered for one run token, in order.
+    private func served(run: String) -> [LoggedRequest] {
+        server.requestLog.filter { $0.target.hasSuffix("&run=\(run)") }
+    }
+
+    /// The default run, as `swift run lesson-00-small-file` does it, with each way.
+    @Test(arguments: ways)
+    func defaultRunVerifies(way: String) throws {
+        let output = directory.appendingPathComponent("default-\(way).bin")
+        // No --way for the first way: it is the default.
+        let wayArguments = way == Self.ways[0] ? [] : ["--way", way]
+        let finished = try ChildProcess.run("lesson-00-small-file", ["--json", "--output", output.path] + wayArguments)
+        #expect(finished.status == 0, "\(finished.stderr)")
+        let result = try finished.result()
+        let fixture = Fixture(name: "lesson-00-small-file", size: 4 << 20)
+        #expect(result.outcome == "verified")
+        #expect(result.exitCode == 0)
+        #expect(result.way == way)
+        #expect(result.attempts == 1)
+        #expect(result.fileBytes == fixture.size)
+        #expect(result.actualSHA256 == fixture.sha256Hex())
+        #expect(try FileDigest.sha256Hex(of: output) == fixture.sha256Hex())
+        #expect(finished.stderr.contains("got 4194304 bytes in one piece, as announced, and saved them"))
+        // HEAD for the size first; Data(contentsOf:) shows the lab no response, so its GET has no status.
+        #expect(result.requests.map(\.method) == ["HEAD", "GET"])
+        #expect(result.requests.map(\.status) == [200, way == "contents-of" ? nil : 200])
+    }
+
+    /// The article looks at neither the error nor the status: a 404 "succeeds".
+    @Test(arguments: ways)
+    func articleSavesTheErrorPage(way: String) async throws {
+        let fixture = Fixture(name: "missing", size: 1 << 20)
+        // The same script on a fresh run token: the server's answer to attempt 1, fetched without the lesson.
+        let (errorPage, response) = try await URLSession.shared.data(
+            from: server.url(for: fixture, faults: "status:404", run: UUID().uuidString))
+        #expect((response as? HTTPURLResponse)?.statusCode == 404)
+        #expect(String(decoding: errorPage, as: UTF8.self) == "404 Not Found (scripted fault, attempt 1)\n")
+
+        let run = UUID().uuidString
+        let url = server.url(for: fixture, faults: "status:404", run: run)
+        // Against a plain --url the lab knows no digest (a 404 publishes none): --sha256 gives it one.
+        let (finished, output) = try lesson(.article, way: way, url: url, extra: ["--sha256", fixture.sha256Hex()])
+        #expect(finished.status == ExitStatus.verificationFailed.rawValue)
+        let result = try finished.result()
+        #expect(result.outcome == "verification-failed")
+        #expect(result.exitCode == ExitStatus.verificationFailed.rawValue)
+        #expect(served(run: run).map(\.status) == [404])
+        switch way {
+        case "completion-handler":
+            #expect(finished.stderr.contains("got \(errorPage.count) bytes in one piece and saved them"), "\(finished.stderr)")
+            #expect(try Data(contentsOf: output) == errorPage)
+            #expect(result.fileBytes == Int64(errorPage.count))
+            #expect(result.error?.message.hasPrefix("SHA-256 mismatch: expected \(fixture.sha256Hex()), got ") == true)
+        default:
+            // On Linux Data(contentsOf:) throws for a 404. The article ignores the error, saves
+            // nothing, and still reports success.
+            #expect(finished.stderr.contains("got 0 bytes in one piece and saved them"), "\(finished.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: output.path))
+            #expect(result.fileBytes == 0)
+            #expect(result.error?.message.contains("no file was written") == true)
+        }
+    }
+
+    @Test(arguments: [(404, "HTTP 404 Not Found"), (500, "HTTP 500 Internal Server Error")], ways)
+    func correctedRefusesAnErrorStatus(status: (code: Int, message: String), way: String) throws {
+        let run = UUID().uuidString
+        let url = server.url(for: Fixture(name: "error", size: 1 << 20), faults: "status:\(status.code)", run: run)
+        let (finished, output) = try lesson(.corrected, way: way, url: url)
+        #expect(finished.status == ExitStatus.transferFailed.rawValue)
+        let lastLine = try #require(finished.stderr.split(separator: "\n").last)
+        #expect(lastLine == "lesson-00-small-file: \(status.message) from \(url.absoluteString)")
+        #expect(fileSize(output) == -1, "no file was written")
+        let result = try finished.result()
+        #expect(result.outcome == "transfer-failed")
+        #expect(result.attempts == 1)
+        // The HEAD already told; no GET was sent.
+        #expect(served(run: run).map(\.method) == ["HEAD"])
+    }
+
+    @Test(arguments: ways)
+    func correctedRefusesMoreThanItsMemoryLimit(way: String) throws {
+        let run = UUID().uuidString
+        let url = server.url(for: Fixture(name: "too-big", size: (64 << 20) + 1), faults: nil, run: run)
+        let (finished, output) = try lesson(.corrected, way: way, url: url, extra: ["--quiet"])
+        #expect(finished.status == ExitStatus.transferFailed.rawValue)
+        #expect(finished.stderr.hasPrefix("lesson-00-small-file: refusing to hold "), "\(finished.stderr)")
+        #expect(finished.stderr.contains("bytes in memory (limit 67,108,864, 64.0 MiB)"), "\(finished.stderr)")
+        #expect(fileSize(output) == -1)
+        #expect(served(run: run).map(\.method) == ["HEAD"])
+    }
+
+    /// Data(contentsOf:) wraps the broken transfer's URLError in a Cocoa error; it must still count
+    /// as a broken transfer worth another attempt.
+    @Test(arguments: ways)
+    func correctedRetriesADroppedTransfer(way: String) throws {
+        let fixture = Fixture(name: "dropped", size: 4 << 20)
+        let run = UUID().uuidString
+        let url = server.url(for: fixture, faults: "drop:40pct,ok", run: run)
+        let (finished, output) = try lesson(.corrected, way: way, url: url)
+        #expect(finished.status == 0, "\(finished.stderr)")
+        #expect(finished.stderr.contains("✗ attempt 1 failed after 0 B: transfer closed with"), "\(finished.stderr)")
+        let result = try finished.result()
+        #expect(result.verified)
+        #expect(result.attempts == 2)
+        #expect(result.resumedFrom.isEmpty)
+        #expect(try FileDigest.sha256Hex(of: output) == fixture.sha256Hex())
+        let requests = served(run: run)
+        #expect(requests.map(\.method) == ["HEAD", "GET", "HEAD", "GET"])
+        // The whole body again: one call has nothing to resume from.
+        #expect(requests.map(\.range) == [nil, nil, nil, nil])
+        #expect(abs(requests[1].bodyBytesSent - fixture.size * 40 / 100) <= 64 << 10)
+        #expect(requests[3].bodyBytesSent == fixture.size)
+    }
+
+    @Test func articleCountsADroppedTransferAsDone() throws {
+        let fixture = Fixture(name: "dropped", size: 4 << 20)
+        let url = server.url(for: fixture, faults: "drop:40pct,ok", run: UUID().uuidString)
+        let (finished, output) = try lesson(.article, way: "completion-handler", url: url,
+                                            extra: ["--sha256", fixture.sha256Hex()])
+        #expect(finished.status == ExitStatus.verificationFailed.rawValue)
+        #expect(finished.stderr.contains("got 0 bytes in one piece and saved them"), "\(finished.stderr)")
+        let result = try finished.result()
+        #expect(result.attempts == 1)
+        #expect(result.error?.message.contains("no file was written") == true)
+        #expect(fileSize(output) == -1)
+    }
+
+    @Test func unknownWayGetsOneLineAndExit64() throws {
+        let finished = try ChildProcess.run("lesson-00-small-file", ["--way", "bogus"])
+        #expect(finished.status == ExitStatus.usage.rawValue)
+        #expect(finished.stderr == """
+            lesson-00-small-file: --way must be one of completion-handler, contents-of, got "bogus"
+
+            """)
+        #expect(finished.stdout.isEmpty)
+    }
+}
