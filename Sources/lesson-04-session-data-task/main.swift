@@ -5,8 +5,8 @@
 /// meet in `didCompleteWithError`, which replaces NSURLConnection's two end callbacks.
 ///
 /// Two Linux facts shape the code: a session's delegate queue has no limit, so the session here
-/// gets a bounded one (`BoundedOperationQueue`) and a slow disk slows the sender instead of
-/// filling memory; and `countOfBytesReceived` stays 0, so the lesson counts bytes itself.
+/// gets a bounded, serial one (`BoundedOperationQueue`) and a slow disk slows the sender instead
+/// of filling memory; and `countOfBytesReceived` stays 0, so the lesson counts bytes itself.
 ///
 /// `ArticleDownload` keeps the article's logic, defects included. `CorrectedDownload` fixes them.
 /// Read Lessons/04-session-data-task.md next to this file.
@@ -169,6 +169,8 @@ final class CorrectedDownload: NSObject, LessonDownload, URLSessionDataDelegate,
             outcome = .failed(error)
         } else {
             partial.finished()
+            // A session keeps its delegate alive until it is invalidated.
+            session.finishTasksAndInvalidate()
             outcome = .finished
         }
         done.signal()
