@@ -119,7 +119,9 @@ struct RealPeerTests {
         let size: Int64 = (24 << 20) + 12_345  // an odd size, not a multiple of any chunk
         let fixture = Fixture(name: "peer", size: size)
         try writeFixture(fixture, prefix: size, to: nginx.root.appendingPathComponent("odd.bin"))
-        let output = try scratchDirectory().appendingPathComponent("odd.bin")
+        let scratch = try scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let output = scratch.appendingPathComponent("odd.bin")
         let arguments = ["--url", nginx.url("odd.bin"), "--sha256", fixture.sha256Hex(),
                          "--output", output.path, "--variant", variant.rawValue, "--json"]
 
@@ -151,7 +153,9 @@ struct RealPeerTests {
         let server = try LabServer.start()
         defer { server.stop() }
         let fixture = Fixture(name: "curl", size: 5_000_011)
-        let output = try scratchDirectory().appendingPathComponent("curl.bin")
+        let scratch = try scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let output = scratch.appendingPathComponent("curl.bin")
         try writeFixture(fixture, prefix: 2_000_000, to: output)
 
         guard let curlProgram = executable(named: "curl") else {
