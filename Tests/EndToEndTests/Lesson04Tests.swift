@@ -4,7 +4,7 @@ import LabServer
 import Testing
 
 /// lesson-04-session-data-task, run as a child process against the real embedded server. The
-/// checks are shared with lesson 02 (`ResumableLesson`, in Lesson02Tests.swift).
+/// checks are shared with lesson 02 (`ResumableLesson`).
 @Suite(.serialized)
 final class Lesson04Tests {
     let lesson: ResumableLesson
