@@ -116,3 +116,16 @@ public final class PartialFile {
         return (attributes?[.size] as? NSNumber)?.int64Value ?? 0
     }
 }
+
+extension FileHandle {
+    /// A handle for writing `file` from `offset` on: the file is created if it does not exist
+    /// (`FileHandle(forWritingAtPath:)` alone is nil then), and anything after `offset` is cut
+    /// off, so a 200 (offset 0) replaces the file and a checked 206 continues it.
+    public convenience init(forWritingTo file: URL, at offset: Int64) throws {
+        if !FileManager.default.fileExists(atPath: file.path) {
+            _ = FileManager.default.createFile(atPath: file.path, contents: nil)
+        }
+        try self.init(forWritingTo: file)
+        try truncate(atOffset: UInt64(offset))
+    }
+}

@@ -154,16 +154,12 @@ final class CorrectedDownload: LessonDownload, URLConnectionDataDelegate {
         outcome = .failed(error)
     }
 
-    /// Opens the file (creating it: `FileHandle(forWritingAtPath:)` alone is nil for a file that
-    /// does not exist yet) and puts the write position at `offset`, cutting off anything after it.
+    /// Puts the write position at the checked `offset`, cutting off anything after it. The
+    /// initializer (LabKit) also creates the file: `FileHandle(forWritingAtPath:)` alone is nil
+    /// for a file that does not exist yet.
     private func openFile(writingAt offset: Int64) {
-        if !FileManager.default.fileExists(atPath: run.file.path) {
-            _ = FileManager.default.createFile(atPath: run.file.path, contents: nil)
-        }
         do {
-            let handle = try FileHandle(forWritingTo: run.file)
-            try handle.truncate(atOffset: UInt64(offset))
-            fileHandle = handle
+            fileHandle = try FileHandle(forWritingTo: run.file, at: offset)
         } catch {
             fail(DownloadError.localIO(path: run.file.path, reason: "cannot open it for writing: \(error.localizedDescription)"))
         }

@@ -176,16 +176,11 @@ final class CorrectedDownload: NSObject, LessonDownload, URLSessionDataDelegate,
         done.signal()
     }
 
-    /// Opens the file, creating it if need be, with the write position at `offset`; anything
-    /// after it is cut off.
+    /// Opens the file (creating it if need be) with the write position at the checked `offset`;
+    /// anything after it is cut off.
     private func openFile(writingAt offset: Int64) {
-        if !FileManager.default.fileExists(atPath: run.file.path) {
-            _ = FileManager.default.createFile(atPath: run.file.path, contents: nil)
-        }
         do {
-            let handle = try FileHandle(forWritingTo: run.file)
-            try handle.truncate(atOffset: UInt64(offset))
-            fileHandle = handle
+            fileHandle = try FileHandle(forWritingTo: run.file, at: offset)
         } catch {
             failure = DownloadError.localIO(path: run.file.path,
                                             reason: "cannot open it for writing: \(error.localizedDescription)")
