@@ -14,8 +14,15 @@ struct PlaygroundTests {
             .sorted { $0.path < $1.path }
     }
 
-    @Test func thereIsAPlaygroundForLesson03() {
-        #expect(Self.sources.map { $0.deletingLastPathComponent().lastPathComponent }.contains("03-OutputStream.playground"))
+    /// Every `Sources/lesson-NN-…` has an `NN-….playground`.
+    @Test func everyLessonHasAPlayground() throws {
+        let sources = Self.playgrounds.deletingLastPathComponent().appendingPathComponent("Sources")
+        let lessons = try FileManager.default.contentsOfDirectory(atPath: sources.path)
+            .filter { $0.hasPrefix("lesson-") }
+            .map { String($0.dropFirst("lesson-".count).prefix(2)) }
+        let playgrounds = Set(Self.sources.map { String($0.deletingLastPathComponent().lastPathComponent.prefix(2)) })
+        #expect(lessons.count >= 5)
+        #expect(lessons.filter { !playgrounds.contains($0) }.isEmpty, "lessons without a playground")
     }
 
     @Test(arguments: sources)
