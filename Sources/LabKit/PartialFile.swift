@@ -19,24 +19,27 @@ import FoundationNetworking
 public final class PartialFile {
     public let url: URL
     public let file: URL
+    private let run: LessonRun
     /// Bytes on disk that belong to the resource.
     public private(set) var written: Int64 = 0
     /// The length of the whole resource, or -1 while unknown.
     public private(set) var total: Int64 = -1
     private var resumeState: ResumeState?
 
-    public init(url: URL, file: URL) {
-        self.url = url
-        self.file = file
+    /// The partial file of `run`: its URL and its output file. Decisions that throw bytes away
+    /// are told in the run's story.
+    public init(_ run: LessonRun) {
+        self.run = run
+        url = run.url
+        file = run.file
     }
 
     /// What to do with the body that follows a response.
     public enum Decision {
         /// A 206 that continues the file: write its body at `offset`, the current end.
         case append(at: Int64)
-        /// A 200: the whole resource follows; truncate the file and write from byte 0. The
-        /// `discarded` bytes of the partial file are no use.
-        case replace(discarded: Int64)
+        /// A 200: the whole resource follows; truncate the file and write from byte 0.
+        case replace
         /// A 416 for a file that is already whole: write nothing.
         case complete
         /// A 416 for a file that does not match the server's: it has been deleted; send
@@ -72,7 +75,8 @@ public final class PartialFile {
             self.total = total
             decision = .append(at: written)
         case 200:
-            decision = .replace(discarded: written)
+            if written > 0 { run.log("the server sent the whole file (200): starting over from byte 0") }
+            decision = .replace
             written = 0
             total = response.expectedContentLength
         case 416:
@@ -82,6 +86,7 @@ public final class PartialFile {
                 self.total = total
                 return .complete
             }
+            run.log("the partial file does not match the server's file: deleting it and starting over")
             try? FileManager.default.removeItem(at: file)
             ResumeState.remove(for: file)
             resumeState = nil

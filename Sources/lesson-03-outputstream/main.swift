@@ -116,7 +116,7 @@ final class CorrectedDownload: LessonDownload, URLConnectionDataDelegate {
 
     init(_ run: LessonRun) {
         self.run = run
-        partial = PartialFile(url: run.url, file: run.file)
+        partial = PartialFile(run)
     }
 
     func downloadFile() -> AttemptResult {
@@ -132,13 +132,11 @@ final class CorrectedDownload: LessonDownload, URLConnectionDataDelegate {
         switch partial.decide(response) {
         case .append:
             open(append: true)
-        case .replace(let discarded):
-            if discarded > 0 { run.log("the server sent the whole file (200): starting over from byte 0") }
+        case .replace:
             open(append: false)
         case .complete:
             break  // nothing is missing; the (empty) body is not written anywhere
         case .startOver:
-            run.log("the partial file does not match the server's file: deleting it and starting over")
             connection.cancel()
             self.connection = URLConnection(request: partial.nextRequest(), delegate: self)
         case .reject(let error):

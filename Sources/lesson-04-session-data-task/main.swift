@@ -108,7 +108,7 @@ final class CorrectedDownload: NSObject, LessonDownload, URLSessionDataDelegate,
 
     init(_ run: LessonRun) {
         self.run = run
-        partial = PartialFile(url: run.url, file: run.file)
+        partial = PartialFile(run)
     }
 
     func downloadFile() -> AttemptResult {
@@ -123,13 +123,11 @@ final class CorrectedDownload: NSObject, LessonDownload, URLSessionDataDelegate,
         switch partial.decide(response) {
         case .append(let offset):
             openFile(writingAt: offset)
-        case .replace(let discarded):
-            if discarded > 0 { run.log("the server sent the whole file (200): starting over from byte 0") }
+        case .replace:
             openFile(writingAt: 0)
         case .complete:
             break  // nothing is missing; the (empty) body is not written anywhere
         case .startOver:
-            run.log("the partial file does not match the server's file: deleting it and starting over")
             startingOver = true
         case .reject(let error):
             failure = error
