@@ -1,0 +1,458 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import LabKit
+import Testing
+
+/// Blobs of each documented form, built here by hand (PropertyListSerialization, NSKeyedArchiver,
+/// XML text), never with `ResumeData.encoded(as:)`, so that the decoder is checked against the
+/// formats themselves rather than against its own encoder.
+private enum ResumeBlob {
+    static let url = "http://127.0.0.1:8080/fixtures/sample-64MiB.bin"
+    static let tag = "\"5534b35d-4000000\""
+    static let date = "Mon, 01 Jan 2024 00:00:00 GMT"
+    static let rootKey = "NSKeyedArchiveRootObjectKey"
+
+    /// An NSURLRequest keyed archive in Apple's layout, as an iPhone writes it: class
+    /// NSURLRequest, numbered `__nsurlrequest_proto_prop_obj_N` properties, one an NSURL, one the
+    /// header dictionary. Written as XML text, so the references are `CF$UID` dictionaries.
+    static func appleRequestArchive(url: String, headers: [(String, String)]) -> Data {
+        func uid(_ index: Int) -> String { "<dict><key>CF$UID</key><integer>\(index)</integer></dict>" }
+        func string(_ text: String) -> String {
+            "<string>" + text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;") + "</string>"
+        }
+        let keysStart = 8
+        let valuesStart = keysStart + headers.count
+        let dictionaryClass = valuesStart + headers.count
+        let requestClass = dictionaryClass + 1
+        var objects = [
+            string("$null"),
+            """
+            <dict><key>$class</key>\(uid(requestClass))<key>$0</key><integer>2</integer><key>$1</key><integer>3</integer>\
+            <key>__nsurlrequest_proto_prop_obj_0</key>\(uid(2))<key>__nsurlrequest_proto_prop_obj_1</key>\(uid(3))\
+            <key>__nsurlrequest_proto_prop_obj_2</key>\(uid(6))<key>__nsurlrequest_proto_props</key>\(uid(0))\
+            <key>startTimeoutTime</key><real>0.0</real></dict>
+            """,
+            "<real>60</real>",
+            "<dict><key>$class</key>\(uid(5))<key>NS.base</key>\(uid(0))<key>NS.relative</key>\(uid(4))</dict>",
+            string(url),
+            "<dict><key>$classname</key><string>NSURL</string><key>$classes</key><array><string>NSURL</string><string>NSObject</string></array></dict>",
+            "<dict><key>$class</key>\(uid(dictionaryClass))<key>NS.keys</key><array>"
+                + headers.indices.map { uid(keysStart + $0) }.joined()
+                + "</array><key>NS.objects</key><array>"
+                + headers.indices.map { uid(valuesStart + $0) }.joined() + "</array></dict>",
+            "<string>GET</string>",
+        ]
+        objects += headers.map { string($0.0) } + headers.map { string($0.1) }
+        objects.append("""
+            <dict><key>$classname</key><string>NSMutableDictionary</string><key>$classes</key><array>\
+            <string>NSMutableDictionary</string><string>NSDictionary</string><string>NSObject</string></array></dict>
+            """)
+        objects.append("""
+            <dict><key>$classname</key><string>NSURLRequest</string><key>$classes</key><array>\
+            <string>NSURLRequest</string><string>NSObject</string></array></dict>
+            """)
+        let xml = """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
+            <plist version="1.0"><dict>
+            <key>$archiver</key><string>NSKeyedArchiver</string>
+            <key>$objects</key><array>\(objects.joined(separator: "\n"))</array>
+            <key>$top</key><dict><key>\(rootKey)</key>\(uid(1))</dict>
+            <key>$version</key><integer>100000</integer>
+            </dict></plist>
+            """
+        return Data(xml.utf8)
+    }
+
+    /// An NSURLRequest keyed-archived by this platform's Foundation (on Linux: corelibs' layout).
+    static func foundationRequestArchive(url: String, range: String?) throws -> Data {
+        var request = URLRequest(url: try #require(URL(string: url)))
+        if let range { request.setValue(range, forHTTPHeaderField: "Range") }
+        let archiver = NSKeyedArchiver(requiringSecureCoding: true)
+        archiver.encode(request as NSURLRequest, forKey: rootKey)
+        archiver.finishEncoding()
+        return archiver.encodedData
+    }
+
+    /// iOS 7/8: XML plist, version 1, the full path of the temp file.
+    static func version1() -> Data {
+        let dictionary: [String: Any] = [
+            "NSURLSessionDownloadURL": url,
+            "NSURLSessionResumeBytesReceived": NSNumber(value: 1_048_576),
+            "NSURLSessionResumeEntityTag": tag,
+            "NSURLSessionResumeServerDownloadDate": date,
+            "NSURLSessionResumeInfoLocalPath":
+                "/private/var/mobile/Containers/Data/Application/0C4B/tmp/CFNetworkDownload_v1AbCd.tmp",
+            "NSURLSessionResumeInfoVersion": NSNumber(value: 1),
+            "NSURLSessionResumeOriginalRequest": appleRequestArchive(url: url, headers: [("Accept", "*/*")]),
+            "NSURLSessionResumeCurrentRequest": appleRequestArchive(
+                url: url, headers: [("Accept", "*/*"), ("Range", "bytes=1048576-")]),
+        ]
+        return try! PropertyListSerialization.data(fromPropertyList: dictionary, format: .xml, options: 0)
+    }
+
+    /// The same plist, rewritten in the binary format (as an iPhone writes its request archives).
+    static func binaryCopy(_ data: Data) -> Data {
+        plist(try! PropertyListSerialization.propertyList(from: data, format: nil), binary: true)
+    }
+
+    /// iOS 9–11: plist, version 2, the temp file's name only. `binary` as well as XML, since a
+    /// blob may have passed through any plist writer.
+    static func version2(binary: Bool = false) -> Data {
+        func request(_ headers: [(String, String)]) -> Data {
+            let xml = appleRequestArchive(url: url, headers: headers)
+            return binary ? binaryCopy(xml) : xml
+        }
+        let dictionary: [String: Any] = [
+            "NSURLSessionDownloadURL": url,
+            "NSURLSessionResumeBytesReceived": NSNumber(value: 26_843_545),
+            "NSURLSessionResumeServerDownloadDate": date,
+            "NSURLSessionResumeInfoTempFileName": "CFNetworkDownload_v2EfGh.tmp",
+            "NSURLSessionResumeInfoVersion": NSNumber(value: 2),
+            "NSURLSessionResumeOriginalRequest": request([]),
+            // Header names are case-insensitive.
+            "NSURLSessionResumeCurrentRequest": request([("range", "bytes=26843545-")]),
+        ]
+        return try! PropertyListSerialization.data(fromPropertyList: dictionary, format: binary ? .binary : .xml,
+                                                   options: 0)
+    }
+
+    /// iOS 12 and later: the version-2 dictionary wrapped by NSKeyedArchiver.
+    static func keyedArchive(topKey: String = rootKey) throws -> Data {
+        let dictionary: NSDictionary = [
+            "NSURLSessionDownloadURL": url,
+            "NSURLSessionResumeBytesReceived": NSNumber(value: 3_000_000_000 as Int64),
+            "NSURLSessionResumeEntityTag": tag,
+            "NSURLSessionResumeServerDownloadDate": date,
+            "NSURLSessionResumeInfoTempFileName": "CFNetworkDownload_k12IjKl.tmp",
+            "NSURLSessionResumeInfoVersion": NSNumber(value: 2),
+            "NSURLSessionResumeOriginalRequest": try foundationRequestArchive(url: url, range: nil),
+            "NSURLSessionResumeCurrentRequest": try foundationRequestArchive(url: url, range: "bytes=3000000000-"),
+        ]
+        let archiver = NSKeyedArchiver(requiringSecureCoding: true)
+        archiver.encode(dictionary, forKey: topKey)
+        archiver.finishEncoding()
+        return archiver.encodedData
+    }
+
+    static func plist(_ value: Any, binary: Bool = false) -> Data {
+        try! PropertyListSerialization.data(fromPropertyList: value, format: binary ? .binary : .xml, options: 0)
+    }
+
+    static func archive(_ object: Any) -> Data {
+        try! NSKeyedArchiver.archivedData(withRootObject: object, requiringSecureCoding: false)
+    }
+}
+
+/// A seeded generator, so a failing fuzz case can be replayed.
+private struct SplitMix64: RandomNumberGenerator {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+struct ResumeDataTests {
+    // MARK: The three documented forms
+
+    @Test func decodesVersion1PropertyList() throws {
+        let (decoded, form) = try ResumeData.decode(ResumeBlob.version1())
+        #expect(form == .propertyListV1)
+        #expect(decoded.downloadURL == ResumeBlob.url)
+        #expect(decoded.bytesReceived == 1_048_576)
+        #expect(decoded.entityTag == ResumeBlob.tag)
+        #expect(decoded.serverDownloadDate == ResumeBlob.date)
+        #expect(decoded.tempFileName == "CFNetworkDownload_v1AbCd.tmp")
+        #expect(decoded.localPath == "/private/var/mobile/Containers/Data/Application/0C4B/tmp/CFNetworkDownload_v1AbCd.tmp")
+        #expect(decoded.infoVersion == 1)
+        #expect(decoded.originalRequestURL == ResumeBlob.url)
+        #expect(decoded.currentRequestRange == "bytes=1048576-")
+    }
+
+    @Test(arguments: [false, true])
+    func decodesVersion2PropertyList(binary: Bool) throws {
+        let (decoded, form) = try ResumeData.decode(ResumeBlob.version2(binary: binary))
+        #expect(form == .propertyListV2)
+        #expect(decoded.downloadURL == ResumeBlob.url)
+        #expect(decoded.bytesReceived == 26_843_545)
+        #expect(decoded.entityTag == nil)
+        #expect(decoded.serverDownloadDate == ResumeBlob.date)
+        #expect(decoded.tempFileName == "CFNetworkDownload_v2EfGh.tmp")
+        #expect(decoded.localPath == nil)
+        #expect(decoded.infoVersion == 2)
+        #expect(decoded.originalRequestURL == ResumeBlob.url)
+        #expect(decoded.currentRequestRange == "bytes=26843545-")
+    }
+
+    @Test(arguments: [ResumeBlob.rootKey, "root"])
+    func decodesKeyedArchive(topKey: String) throws {
+        let (decoded, form) = try ResumeData.decode(try ResumeBlob.keyedArchive(topKey: topKey))
+        #expect(form == .keyedArchive)
+        #expect(decoded.downloadURL == ResumeBlob.url)
+        #expect(decoded.bytesReceived == 3_000_000_000)
+        #expect(decoded.entityTag == ResumeBlob.tag)
+        #expect(decoded.serverDownloadDate == ResumeBlob.date)
+        #expect(decoded.tempFileName == "CFNetworkDownload_k12IjKl.tmp")
+        #expect(decoded.localPath == nil)
+        #expect(decoded.infoVersion == 2)
+        #expect(decoded.originalRequestURL == ResumeBlob.url)
+        #expect(decoded.currentRequestRange == "bytes=3000000000-")
+    }
+
+    @Test func requestsThatCannotBeDecodedLeaveTheirFieldsEmpty() throws {
+        let blob = ResumeBlob.plist([
+            "NSURLSessionDownloadURL": ResumeBlob.url,
+            "NSURLSessionResumeBytesReceived": NSNumber(value: 10),
+            "NSURLSessionResumeInfoTempFileName": "CFNetworkDownload_x.tmp",
+            "NSURLSessionResumeInfoVersion": NSNumber(value: 2),
+            "NSURLSessionResumeOriginalRequest": Data("garbage".utf8),
+            "NSURLSessionResumeCurrentRequest": ResumeBlob.archive(["no": "request"] as NSDictionary),
+        ] as [String: Any])
+        let (decoded, _) = try ResumeData.decode(blob)
+        #expect(decoded.originalRequestURL == nil)
+        #expect(decoded.currentRequestRange == nil)
+        #expect(decoded.bytesReceived == 10)
+    }
+
+    @Test func aMissingVersionIsInferredAndADateIsShownAsAnHTTPDate() throws {
+        let withName = ResumeBlob.plist([
+            "NSURLSessionDownloadURL": ResumeBlob.url, "NSURLSessionResumeBytesReceived": NSNumber(value: 1),
+            "NSURLSessionResumeInfoTempFileName": "CFNetworkDownload_x.tmp",
+            "NSURLSessionResumeServerDownloadDate": Date(timeIntervalSince1970: 1_704_067_200),
+        ] as [String: Any])
+        let (v2, v2Form) = try ResumeData.decode(withName)
+        #expect(v2Form == .propertyListV2)
+        #expect(v2.infoVersion == 2)
+        #expect(v2.serverDownloadDate == "Mon, 01 Jan 2024 00:00:00 GMT")
+
+        let withPath = ResumeBlob.plist([
+            "NSURLSessionDownloadURL": ResumeBlob.url, "NSURLSessionResumeBytesReceived": NSNumber(value: 1),
+            "NSURLSessionResumeInfoLocalPath": "/tmp/CFNetworkDownload_y.tmp",
+        ] as [String: Any])
+        let (v1, v1Form) = try ResumeData.decode(withPath)
+        #expect(v1Form == .propertyListV1)
+        #expect(v1.infoVersion == 1)
+        #expect(v1.tempFileName == "CFNetworkDownload_y.tmp")
+    }
+
+    // MARK: Round trips
+
+    static let sample = ResumeData(
+        downloadURL: ResumeBlob.url, bytesReceived: 26_843_545, entityTag: ResumeBlob.tag,
+        serverDownloadDate: ResumeBlob.date, tempFileName: "CFNetworkDownload_Rt1234.tmp")
+
+    @Test func initFillsTheRequestsAsTheyWillBeEncoded() {
+        #expect(Self.sample.originalRequestURL == ResumeBlob.url)
+        #expect(Self.sample.currentRequestRange == "bytes=26843545-")
+        #expect(Self.sample.localPath == nil)
+        #expect(Self.sample.infoVersion == 2)
+    }
+
+    @Test(arguments: ResumeData.Form.allCases)
+    func roundTrips(form: ResumeData.Form) throws {
+        let (decoded, decodedForm) = try ResumeData.decode(try Self.sample.encoded(as: form))
+        #expect(decodedForm == form)
+        var expected = Self.sample
+        if form == .propertyListV1 {
+            expected.infoVersion = 1
+            expected.localPath = URL(fileURLWithPath: NSTemporaryDirectory())
+                .appendingPathComponent("CFNetworkDownload_Rt1234.tmp").path
+        }
+        #expect(decoded == expected)
+    }
+
+    @Test(arguments: ResumeData.Form.allCases)
+    func roundTripsWithEverythingOptionalLeftOut(form: ResumeData.Form) throws {
+        var bare = ResumeData(downloadURL: "http://example.com/a%20b?x=1&y=2", bytesReceived: 0, entityTag: nil,
+                              serverDownloadDate: nil, tempFileName: nil)
+        bare.originalRequestURL = nil
+        bare.currentRequestRange = nil
+        let (decoded, _) = try ResumeData.decode(try bare.encoded(as: form))
+        var expected = bare
+        if form == .propertyListV1 { expected.infoVersion = 1 }
+        #expect(decoded == expected)
+    }
+
+    @Test func version1KeepsItsLocalPath() throws {
+        let (v1, _) = try ResumeData.decode(ResumeBlob.version1())
+        let (again, form) = try ResumeData.decode(try v1.encoded(as: .propertyListV1))
+        #expect(form == .propertyListV1)
+        #expect(again == v1)
+    }
+
+    @Test func encodesEachFormInItsShape() throws {
+        for form in [ResumeData.Form.propertyListV1, .propertyListV2] {
+            let data = try Self.sample.encoded(as: form)
+            #expect(data.starts(with: Array("<?xml".utf8)), "\(form)")
+        }
+        let archive = try Self.sample.encoded(as: .keyedArchive)
+        #expect(archive.starts(with: Array("bplist00".utf8)))
+        let plist = try #require(try PropertyListSerialization.propertyList(from: archive, format: nil) as? [String: Any])
+        #expect(plist["$archiver"] as? String == "NSKeyedArchiver")
+        #expect((plist["$top"] as? [String: Any])?.keys.sorted() == [ResumeBlob.rootKey])
+
+        // What NSKeyedUnarchiver (an iPhone's, or this platform's) finds inside: a plain dictionary.
+        let unarchiver = try NSKeyedUnarchiver(forReadingFrom: archive)
+        let root = unarchiver.decodeObject(of: [NSDictionary.self, NSString.self, NSNumber.self, NSData.self],
+                                           forKey: ResumeBlob.rootKey) as? NSDictionary
+        unarchiver.finishDecoding()
+        let dictionary = try #require(root)
+        #expect(dictionary["NSURLSessionDownloadURL"] as? String == ResumeBlob.url)
+        #expect((dictionary["NSURLSessionResumeBytesReceived"] as? NSNumber)?.int64Value == 26_843_545)
+        #expect(dictionary["NSURLSessionResumeInfoTempFileName"] as? String == "CFNetworkDownload_Rt1234.tmp")
+        #expect((dictionary["NSURLSessionResumeInfoVersion"] as? NSNumber)?.intValue == 2)
+        #expect(dictionary["NSURLSessionResumeInfoLocalPath"] == nil)
+        #expect(dictionary["NSURLSessionResumeCurrentRequest"] is Data)
+    }
+
+    @Test func refusesToEncodeWhatCouldNotBeDecoded() {
+        var empty = Self.sample
+        empty.downloadURL = ""
+        #expect(throws: ResumeDataError.self) { try empty.encoded(as: .keyedArchive) }
+        var negative = Self.sample
+        negative.bytesReceived = -1
+        #expect(throws: ResumeDataError.self) { try negative.encoded(as: .propertyListV2) }
+        var escaping = Self.sample
+        escaping.tempFileName = "../outside.tmp"
+        #expect(throws: ResumeDataError.self) { try escaping.encoded(as: .keyedArchive) }
+        var versionless = Self.sample
+        versionless.infoVersion = 0
+        #expect(throws: ResumeDataError.self) { try versionless.encoded(as: .propertyListV1) }
+    }
+
+    // MARK: Garbage
+
+    static func message(decoding data: Data) -> String? {
+        do {
+            _ = try ResumeData.decode(data)
+            return nil
+        } catch let error as ResumeDataError {
+            return error.description
+        } catch {
+            return "unexpected error type: \(error)"
+        }
+    }
+
+    @Test func rejectsWhatIsNotAPropertyList() {
+        var generator = SplitMix64(state: 42)
+        for _ in 0..<50 {
+            // A first byte that is neither "<" nor "b", so no chance of a valid plist.
+            let random = [0x01] + (0..<Int.random(in: 0..<200, using: &generator)).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            #expect(Self.message(decoding: Data(random)) == "not a property list")
+        }
+        #expect(Self.message(decoding: Data()) == "not a property list: the data is empty")
+        // OpenStep text would parse as a string: iOS never writes it.
+        #expect(Self.message(decoding: Data("hello".utf8)) == "not a property list")
+        #expect(Self.message(decoding: Data("bplist00garbage".utf8)) == "not a property list")
+        #expect(Self.message(decoding: Data("<?xml version=\"1.0\"?><plist><dict><key>a</key>".utf8)) == "not a property list")
+        #expect(Self.message(decoding: Data("{\"NSURLSessionDownloadURL\": \"x\"}".utf8)) == "not a property list")
+    }
+
+    @Test func rejectsPropertyListsThatAreNotResumeData() {
+        let resume: [String: Any] = [
+            "NSURLSessionDownloadURL": ResumeBlob.url,
+            "NSURLSessionResumeBytesReceived": NSNumber(value: 5),
+            "NSURLSessionResumeInfoVersion": NSNumber(value: 2),
+        ]
+        func with(_ key: String, _ value: Any?) -> Data {
+            var dictionary = resume
+            dictionary[key] = value
+            return ResumeBlob.plist(dictionary)
+        }
+        let cases: [(Data, String)] = [
+            (ResumeBlob.plist(["a", "b"]), "a property list, but not resume data: the top level is an array, not a dictionary"),
+            (ResumeBlob.plist("just a string", binary: true), "a property list, but not resume data: the top level is a string, not a dictionary"),
+            (ResumeBlob.plist(["Name": "Download Lab"]), "a property list, but not resume data: no NSURLSessionDownloadURL"),
+            (with("NSURLSessionResumeBytesReceived", nil), "a property list, but not resume data: no NSURLSessionResumeBytesReceived"),
+            (with("NSURLSessionDownloadURL", NSNumber(value: 1)), "NSURLSessionDownloadURL is not a string"),
+            (with("NSURLSessionDownloadURL", ""), "NSURLSessionDownloadURL is empty"),
+            (with("NSURLSessionResumeBytesReceived", "lots"), "NSURLSessionResumeBytesReceived is not a number"),
+            (with("NSURLSessionResumeBytesReceived", true), "NSURLSessionResumeBytesReceived is not a number"),
+            (with("NSURLSessionResumeBytesReceived", NSNumber(value: 1.5)), "NSURLSessionResumeBytesReceived is not a whole number (1.5)"),
+            (with("NSURLSessionResumeBytesReceived", NSNumber(value: -5)), "NSURLSessionResumeBytesReceived is negative (-5)"),
+            (with("NSURLSessionResumeInfoVersion", "two"), "NSURLSessionResumeInfoVersion is not a number"),
+            (with("NSURLSessionResumeInfoVersion", NSNumber(value: 0)), "NSURLSessionResumeInfoVersion is 0, not a version number"),
+            (with("NSURLSessionResumeEntityTag", NSNumber(value: 42)), "NSURLSessionResumeEntityTag is not a string"),
+            (with("NSURLSessionResumeServerDownloadDate", ["x"]), "NSURLSessionResumeServerDownloadDate is not a string"),
+            (with("NSURLSessionResumeInfoTempFileName", Data([1])), "NSURLSessionResumeInfoTempFileName is not a string"),
+            (with("NSURLSessionResumeInfoLocalPath", false), "NSURLSessionResumeInfoLocalPath is not a string"),
+            (with("NSURLSessionResumeInfoTempFileName", "../../.ssh/id_rsa"),
+             "NSURLSessionResumeInfoTempFileName is not a plain file name (\"../../.ssh/id_rsa\")"),
+            (with("NSURLSessionResumeInfoTempFileName", ".."), "NSURLSessionResumeInfoTempFileName is not a plain file name (\"..\")"),
+            (with("NSURLSessionResumeInfoTempFileName", ""), "NSURLSessionResumeInfoTempFileName is not a plain file name (\"\")"),
+        ]
+        for (data, expected) in cases {
+            #expect(Self.message(decoding: data) == expected)
+        }
+    }
+
+    @Test func rejectsKeyedArchivesOfSomethingElse() {
+        let cases: [(Data, String)] = [
+            (ResumeBlob.archive(["a", "b"] as NSArray), "a keyed archive, but not resume data: the root object is NSArray, not a dictionary"),
+            (ResumeBlob.archive(NSString(string: "hi")), "a keyed archive, but not resume data: the root object is a string, not a dictionary"),
+            (ResumeBlob.archive(["Name": "Download Lab"] as NSDictionary), "a keyed archive, but not resume data: no NSURLSessionDownloadURL"),
+            (ResumeBlob.archive(["NSURLSessionDownloadURL": ResumeBlob.url, "NSURLSessionResumeBytesReceived": "many"] as NSDictionary),
+             "NSURLSessionResumeBytesReceived is not a number"),
+            // NSURL is outside what NSKeyedUnarchiver would be allowed to decode here: it must fail, not crash.
+            (ResumeBlob.archive([URL(string: "http://x")!] as NSArray), "a keyed archive, but not resume data: the root object is NSArray, not a dictionary"),
+            (ResumeBlob.plist(["$archiver": "NSKeyedArchiver", "$top": ["root": "x"]] as [String: Any]), "a keyed archive, but a damaged one: no $objects table"),
+        ]
+        for (data, expected) in cases {
+            #expect(Self.message(decoding: data) == expected)
+        }
+    }
+
+    /// `PropertyListSerialization` crashes on Linux on a binary plist holding a set; this one is
+    /// the set {5}, hand-assembled: header, two objects, offset table, trailer.
+    @Test func aBinaryPropertyListWithASetDoesNotCrash() {
+        var bytes = Array("bplist00".utf8)
+        bytes += [0xC1, 0x01]  // object 0 at 8: a set of one reference, to object 1
+        bytes += [0x10, 0x05]  // object 1 at 10: the integer 5
+        bytes += [8, 10]  // offset table at 12
+        bytes += [0, 0, 0, 0, 0, 0, 1, 1]  // unused, sort version, offset size 1, reference size 1
+        bytes += [0, 0, 0, 0, 0, 0, 0, 2]  // two objects
+        bytes += [0, 0, 0, 0, 0, 0, 0, 0]  // the top is object 0
+        bytes += [0, 0, 0, 0, 0, 0, 0, 12]  // where the offset table starts
+        #expect(Self.message(decoding: Data(bytes))
+            == "a property list, but not resume data: the top level is an array, not a dictionary")
+    }
+
+    /// Damaged copies of every form: each decodes or fails with one line; none crashes.
+    @Test func survivesDamagedBlobs() throws {
+        var generator = SplitMix64(state: 2024)
+        let seeds = try ResumeData.Form.allCases.map { try Self.sample.encoded(as: $0) }
+            + [ResumeBlob.version1(), ResumeBlob.version2(binary: true), try ResumeBlob.keyedArchive()]
+        for round in 0..<1_200 {
+            var data = seeds[round % seeds.count]
+            for _ in 0..<Int.random(in: 1...6, using: &generator) where !data.isEmpty {
+                let position = Int.random(in: 0..<data.count, using: &generator)
+                switch Int.random(in: 0..<3, using: &generator) {
+                case 0: data[position] = UInt8.random(in: 0...255, using: &generator)
+                case 1: data[position] ^= 1 << UInt8.random(in: 0..<8, using: &generator)
+                default: data.removeSubrange(position..<min(data.count, position + Int.random(in: 1...16, using: &generator)))
+                }
+            }
+            if let message = Self.message(decoding: data) {
+                #expect(!message.isEmpty && !message.contains("\n") && !message.hasPrefix("unexpected"), "round \(round): \(message)")
+            }
+        }
+    }
+
+    @Test func errorsAreOneLine() {
+        #expect(ResumeDataError("a\nb\tc").description == "a b c")
+    }
+
+    @Test func formsDescribeThemselves() {
+        #expect(ResumeData.Form.allCases.map(\.description) == [
+            "property list, version 1 (iOS 7 and 8)",
+            "property list, version 2 (iOS 9 to 11)",
+            "keyed archive (iOS 12 and later)",
+        ])
+    }
+}
