@@ -16,6 +16,7 @@ struct Lab: ParsableCommand {
         abstract: "Download Lab: small programs that download files from a local, deliberately unreliable HTTP server.",
         subcommands: [
             Serve.self,
+            InspectResumeData.self,
         ]
     )
 }
