@@ -15,12 +15,18 @@ public protocol LessonDownload: AnyObject {
 /// What a lesson's code gets from the lab: where to download from and to, and how to report.
 public struct LessonRun: Sendable {
     public let url: URL
+    /// The same resource with no faults injected, for demonstrations beside the download.
+    public let faultFreeURL: URL
     public let file: URL
     public let variant: Variant
     /// The way chosen with `--way` (or the lesson's first), for a lesson that shows several.
     public let way: String?
     public let progress: ProgressBar
     let console: Console
+    let savedFile = SavedFile()
+
+    /// For a lesson that names its own file (`savesIntoFolder`): this is the file to verify.
+    public func saved(_ file: URL) { savedFile.url.withLock { $0 = file } }
 
     /// The lesson's own remarks, in place of the article's NSLog.
     public func log(_ message: String) { console.line("  " + message) }
@@ -39,6 +45,10 @@ public struct LessonRun: Sendable {
     }
 }
 
+final class SavedFile: Sendable {
+    let url = Mutex<URL?>(nil)
+}
+
 private final class CompletionSlot<Value: Sendable>: Sendable {
     let value = Mutex<Value?>(nil)
     let filled = DispatchSemaphore(value: 0)
@@ -52,6 +62,7 @@ public struct Lesson {
     public let defaultSize: Int64
     public let defaultFaults: String
     public let ways: KeyValuePairs<String, String>
+    public let savesIntoFolder: Bool
 
     /// - Parameters:
     ///   - id: "03-outputstream"; the executable is `lesson-<id>`.
@@ -59,13 +70,16 @@ public struct Lesson {
     ///   - defaultFaults: the embedded server's fault script when `--faults` is not given.
     ///   - ways: for a lesson that shows several ways to download, each way's name and a one-line
     ///     description; `--way` picks one, the first is the default.
+    ///   - savesIntoFolder: the lesson names its file itself: `run.file` is then a folder (the
+    ///     app's Documents), and the lesson reports the file it saved with `run.saved(_:)`.
     public init(id: String, title: String, defaultSize: Int64, defaultFaults: String,
-                ways: KeyValuePairs<String, String> = [:]) {
+                ways: KeyValuePairs<String, String> = [:], savesIntoFolder: Bool = false) {
         self.id = id
         self.title = title
         self.defaultSize = defaultSize
         self.defaultFaults = defaultFaults
         self.ways = ways
+        self.savesIntoFolder = savesIntoFolder
     }
 
     var command: String { "lesson-\(id)" }

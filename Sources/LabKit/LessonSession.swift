@@ -31,7 +31,8 @@ struct LessonSession {
         }
 
         let progress = ProgressBar(console: console)
-        let run = LessonRun(url: source.url, file: file, variant: options.variant, way: options.way,
+        let run = LessonRun(url: source.url, faultFreeURL: source.faultFreeURL, file: file,
+                            variant: options.variant, way: options.way,
                             progress: progress, console: console)
         let download = makeDownload(run)
 
@@ -59,8 +60,12 @@ struct LessonSession {
         } while lastResult.isResumable && attempts < options.maxAttempts
         let wallSeconds = Date().timeIntervalSince(started)
 
+        // A lesson that saves into a folder names its file itself; nothing saved, nothing to verify.
+        let verifiedFile = lesson.savesIntoFolder
+            ? run.savedFile.url.withLock { $0 } ?? file.appendingPathComponent("(nothing saved)")
+            : file
         let result = try Verdict(
-            lesson: lesson, options: options, source: source, file: file,
+            lesson: lesson, options: options, source: source, file: verifiedFile,
             attempts: attempts, lastResult: lastResult, wallSeconds: wallSeconds
         ).result()
         report(result)
@@ -76,10 +81,11 @@ struct LessonSession {
         } else {
             file = FileManager.default.temporaryDirectory
                 .appendingPathComponent("download-lab", isDirectory: true)
-                .appendingPathComponent("\(lesson.command).bin")
+                .appendingPathComponent(lesson.savesIntoFolder ? lesson.command : "\(lesson.command).bin")
             try? FileManager.default.removeItem(at: file)
             ResumeState.remove(for: file)
         }
+        if lesson.savesIntoFolder { return try prepareFolder(file) }
         let directory = file.deletingLastPathComponent()
         do {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -92,6 +98,20 @@ struct LessonSession {
             throw DownloadError.localIO(path: file.path, reason: "it exists and is not a regular file")
         }
         return file
+    }
+
+    /// The folder a lesson saves into (its stand-in for an app's Documents); made if missing.
+    private func prepareFolder(_ folder: URL) throws -> URL {
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: folder.path, isDirectory: &isDirectory), !isDirectory.boolValue {
+            throw DownloadError.localIO(path: folder.path, reason: "this lesson saves into a folder, and this is a file")
+        }
+        do {
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        } catch {
+            throw DownloadError.localIO(path: folder.path, reason: "cannot create the folder")
+        }
+        return folder
     }
 
     private func report(_ result: LessonResult) {
@@ -112,6 +132,9 @@ struct LessonSession {
 /// Where the bytes come from: the embedded server (started here) or a URL given on the command line.
 struct DownloadSource {
     let url: URL
+    /// The same resource with no faults, for side demonstrations that must not use up the
+    /// attempts the fault script counts. For a URL from the command line, that URL.
+    let faultFreeURL: URL
     let server: LabServer?
     let fixture: Fixture?
     let faults: String?
@@ -119,6 +142,7 @@ struct DownloadSource {
     init(options: LessonOptions, lesson: Lesson) throws {
         if let url = options.url {
             self.url = URL(string: url)!
+            faultFreeURL = self.url
             server = nil
             fixture = nil
             faults = nil
@@ -134,6 +158,7 @@ struct DownloadSource {
         // A fresh run token gives this process its own attempt counter on the server.
         let run = String(UInt32.random(in: .min ... .max), radix: 16)
         self.url = server.url(for: fixture, faults: faults.isEmpty ? nil : faults, run: run)
+        faultFreeURL = server.url(for: fixture, faults: nil, run: run + "-fault-free")
         self.server = server
         self.fixture = fixture
         self.faults = faults.isEmpty ? nil : faults
