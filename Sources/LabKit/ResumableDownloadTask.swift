@@ -1,0 +1,232 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Synchronization
+
+/// The calls of `URLSessionDownloadDelegate` that the articles implement.
+public protocol ResumableDownloadTaskDelegate: AnyObject, Sendable {
+    /// A resumed task continues at `fileOffset` (0 when the server sent the whole file again).
+    func downloadTask(_ task: ResumableDownloadTask, didResumeAtOffset fileOffset: Int64, expectedTotalBytes: Int64)
+    func downloadTask(_ task: ResumableDownloadTask, didWriteData bytesWritten: Int64, totalBytesWritten: Int64,
+                      totalBytesExpectedToWrite: Int64)
+    /// The temporary file at `location` is deleted when this returns: move it away here.
+    func downloadTask(_ task: ResumableDownloadTask, didFinishDownloadingTo location: URL)
+    /// Success (nil) or failure. After a broken transfer, the error's `userInfo` carries resume
+    /// data under `ResumableDownloadTask.resumeDataKey`, as on iOS.
+    func downloadTask(_ task: ResumableDownloadTask, didCompleteWithError error: (any Error)?)
+}
+
+/// A download task that keeps the resume data contract on Linux, built on a data task.
+///
+/// Foundation on Linux has `URLSessionDownloadTask`, but `cancel(byProducingResumeData:)`
+/// always hands back nil and `downloadTask(withResumeData:)` fails. This type does what iOS
+/// does underneath:
+/// - The body goes to a temporary file, `CFNetworkDownload_<id>.tmp` in `folder`.
+/// - `cancel(byProducingResumeData:)` stops the transfer and hands back an Apple-format blob
+///   (`ResumeData`, keyed archive): URL, bytes received, ETag or Last-Modified, temp file name.
+/// - `init(resumeData:…)` resumes from such a blob: it asks for the rest with `Range` and
+///   `If-Range`. A 206 that starts at the blob's offset continues the temp file
+///   (`didResumeAtOffset`); a 200 (the file changed) starts it over from byte 0.
+/// - When the body is complete, `didFinishDownloadingTo` gets the temp file, which is deleted
+///   as soon as the call returns, unlike Foundation's on Linux, which are never deleted.
+/// - Callbacks arrive one at a time on a bounded serial queue, so a slow disk slows the sender.
+public final class ResumableDownloadTask: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+    // @unchecked: URLSession wants a Sendable delegate. The mutable state is read and written
+    // under `state`'s lock; the delegate is called only from the serial delegate queue.
+
+    /// The `userInfo` key of the resume data in a failed task's error (iOS's
+    /// `NSURLSessionDownloadTaskResumeData`).
+    public static let resumeDataKey = "NSURLSessionDownloadTaskResumeData"
+
+    public let url: URL
+    private let folder: URL
+    private let delegate: any ResumableDownloadTaskDelegate
+    private let run: LessonRun
+
+    private struct State {
+        var tempFileName: String
+        var offset: Int64          // where this transfer starts in the temp file
+        var written: Int64         // bytes in the temp file that belong to the resource
+        var total: Int64 = -1
+        var entityTag: String?
+        var lastModified: String?
+        var handle: FileHandle?
+        var task: URLSessionDataTask?
+        var session: URLSession?
+        var response: HTTPURLResponse?
+        var failure: (any Error)?
+        var cancelled = false
+    }
+    private let state: Mutex<State>
+
+    /// A fresh download of `url`, with its temporary file in `folder`.
+    public init(url: URL, folder: URL, run: LessonRun, delegate: any ResumableDownloadTaskDelegate) {
+        self.url = url
+        self.folder = folder
+        self.run = run
+        self.delegate = delegate
+        state = Mutex(State(tempFileName: "CFNetworkDownload_\(UUID().uuidString.prefix(8)).tmp", offset: 0, written: 0))
+    }
+
+    /// A download that continues from `resumeData`. The temp file it names must be in `folder`;
+    /// bytes in it beyond the blob's count are cut off, as they are not vouched for.
+    public init(resumeData: Data, folder: URL, run: LessonRun, delegate: any ResumableDownloadTaskDelegate) throws {
+        let (blob, _) = try ResumeData.decode(resumeData)
+        guard let url = URL(string: blob.downloadURL) else {
+            throw ResumeDataError("NSURLSessionDownloadURL is not a URL: \(blob.downloadURL)")
+        }
+        let tempFileName = blob.tempFileName ?? "CFNetworkDownload_\(UUID().uuidString.prefix(8)).tmp"
+        let onDisk = PartialFile.size(of: folder.appendingPathComponent(tempFileName))
+        let offset = min(blob.bytesReceived, onDisk)
+        self.url = url
+        self.folder = folder
+        self.run = run
+        self.delegate = delegate
+        state = Mutex(State(tempFileName: tempFileName, offset: offset, written: offset,
+                            entityTag: blob.entityTag, lastModified: blob.serverDownloadDate))
+    }
+
+    public var tempFile: URL { folder.appendingPathComponent(state.withLock { $0.tempFileName }) }
+
+    /// The response to the latest request, once it has arrived.
+    public var response: HTTPURLResponse? { state.withLock { $0.response } }
+
+    /// Starts (or, for a task made from resume data, continues) the transfer.
+    public func resume() {
+        try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        var request = URLRequest(url: url)
+        let (offset, validator) = state.withLock { ($0.offset, $0.entityTag ?? $0.lastModified) }
+        if offset > 0 {
+            request.setValue(rangeHeader(from: offset), forHTTPHeaderField: "Range")
+            if let validator { request.setValue(validator, forHTTPHeaderField: "If-Range") }
+        }
+        let session = run.makeSession(delegate: self, delegateQueue: BoundedOperationQueue(capacity: 64))
+        let task = session.dataTask(with: request)
+        state.withLock {
+            $0.session = session
+            $0.task = task
+        }
+        task.resume()
+    }
+
+    /// What iOS would hand back from `cancel(byProducingResumeData:)` at this moment: nil until
+    /// the server has named a validator, because without one a resume could splice two versions.
+    public func currentResumeData() -> Data? {
+        let blob: ResumeData? = state.withLock { state in
+            guard state.entityTag != nil || state.lastModified != nil else { return nil }
+            return ResumeData(downloadURL: url.absoluteString, bytesReceived: state.written,
+                              entityTag: state.entityTag, serverDownloadDate: state.lastModified,
+                              tempFileName: state.tempFileName)
+        }
+        return try? blob?.encoded(as: .keyedArchive)
+    }
+
+    /// Stops the transfer and hands back resume data (nil when there is nothing to resume).
+    /// The temp file stays for the resume. No delegate method is called afterwards.
+    public func cancel(byProducingResumeData completionHandler: @escaping @Sendable (Data?) -> Void) {
+        // The handle is closed in didCompleteWithError, on the delegate queue, where a write may
+        // be under way right now.
+        let (task, session) = state.withLock { state in
+            state.cancelled = true
+            return (state.task, state.session)
+        }
+        let resumeData = currentResumeData()
+        // URLSession's cancel() can block for seconds on Linux: never make the caller wait.
+        DispatchQueue.global().async {
+            task?.cancel()
+            session?.invalidateAndCancel()
+            completionHandler(resumeData)
+        }
+    }
+
+    // MARK: - URLSession's data delegate
+
+    public func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+                           completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void) {
+        guard let http = response as? HTTPURLResponse else {
+            return refuse(DownloadError.httpStatus(0, url: url.absoluteString), completionHandler)
+        }
+        let offset = state.withLock { $0.offset }
+        let startAt: Int64
+        switch http.statusCode {
+        case 206:
+            guard case .bytes(let first, _, let total?)? = http.contentRange, first == offset else {
+                return refuse(DownloadError.contentRangeMismatch(
+                    expectedStart: offset, header: http.value(forHTTPHeaderField: "Content-Range")), completionHandler)
+            }
+            state.withLock { $0.total = total }
+            startAt = offset
+        case 200:
+            state.withLock { $0.total = http.expectedContentLength }
+            startAt = 0
+        default:
+            return refuse(DownloadError.httpStatus(http.statusCode, url: url.absoluteString), completionHandler)
+        }
+        do {
+            let handle = try FileHandle(forWritingTo: tempFile, at: startAt)
+            let etag = http.value(forHTTPHeaderField: "ETag").flatMap { $0.hasPrefix("W/") ? nil : $0 }
+            let total = state.withLock { state in
+                state.response = http
+                state.handle = handle
+                state.written = startAt
+                state.entityTag = etag
+                state.lastModified = http.value(forHTTPHeaderField: "Last-Modified")
+                return state.total
+            }
+            if offset > 0 {
+                delegate.downloadTask(self, didResumeAtOffset: startAt, expectedTotalBytes: total)
+            }
+            completionHandler(.allow)
+        } catch {
+            refuse(DownloadError.localIO(path: tempFile.path, reason: error.localizedDescription), completionHandler)
+        }
+    }
+
+    public func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        guard let handle = state.withLock({ $0.failure == nil && !$0.cancelled ? $0.handle : nil }) else { return }
+        do {
+            try handle.write(contentsOf: data)
+        } catch {
+            state.withLock { $0.failure = DownloadError.localIO(path: tempFile.path, reason: error.localizedDescription) }
+            // cancel() waits for the session's queue, which may be waiting for this one.
+            DispatchQueue.global().async { dataTask.cancel() }
+            return
+        }
+        let (written, total) = state.withLock { state in
+            state.written += Int64(data.count)
+            return (state.written, state.total)
+        }
+        delegate.downloadTask(self, didWriteData: Int64(data.count), totalBytesWritten: written,
+                              totalBytesExpectedToWrite: total)
+    }
+
+    public func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        let (cancelled, failure) = state.withLock { state in
+            try? state.handle?.close()
+            state.handle = nil
+            return (state.cancelled, state.failure)
+        }
+        session.finishTasksAndInvalidate()
+        if cancelled { return }
+        if let failure {
+            return delegate.downloadTask(self, didCompleteWithError: failure)
+        }
+        if let error {
+            // As on iOS: a broken transfer's error carries the data to resume from.
+            var userInfo = (error as NSError).userInfo
+            if let resumeData = currentResumeData() { userInfo[Self.resumeDataKey] = resumeData }
+            let code = (error as? URLError)?.code ?? .unknown
+            return delegate.downloadTask(self, didCompleteWithError: URLError(code, userInfo: userInfo))
+        }
+        delegate.downloadTask(self, didFinishDownloadingTo: tempFile)
+        try? FileManager.default.removeItem(at: tempFile)
+        delegate.downloadTask(self, didCompleteWithError: nil)
+    }
+
+    private func refuse(_ error: any Error,
+                        _ completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void) {
+        state.withLock { $0.failure = error }
+        completionHandler(.cancel)
+    }
+}
