@@ -16,7 +16,9 @@ struct Verdict {
     func result() throws -> LessonResult {
         let exchanges = HTTPExchangeLog.shared.exchanges
         let fileBytes = (try? FileManager.default.attributesOfItem(atPath: file.path)[.size] as? NSNumber)?.int64Value ?? 0
-        let bytesReceived = exchanges.reduce(0) { $0 + $1.bodyBytes }
+        // Side demonstrations fetch from the fault-free URL; they are not part of the download.
+        let sideDemonstration = source.faultFreeURL == source.url ? nil : source.faultFreeURL.absoluteString
+        let bytesReceived = exchanges.filter { $0.url != sideDemonstration }.reduce(0) { $0 + $1.bodyBytes }
         let resourceBytes = Self.resourceBytes(in: exchanges) ?? source.fixture?.size
         let expected = options.sha256
             ?? exchanges.last(where: { $0.reprDigestSHA256 != nil })?.reprDigestSHA256
