@@ -11,6 +11,8 @@ let package = Package(
         .executable(name: "lesson-02-filehandle", targets: ["lesson-02-filehandle"]),
         .executable(name: "lesson-03-outputstream", targets: ["lesson-03-outputstream"]),
         .executable(name: "lesson-04-session-data-task", targets: ["lesson-04-session-data-task"]),
+        .executable(name: "lesson-05-download-task-resume", targets: ["lesson-05-download-task-resume"]),
+        .executable(name: "lesson-06-runloop-thread", targets: ["lesson-06-runloop-thread"]),
         .library(name: "LabKit", targets: ["LabKit"]),
         .library(name: "LabServer", targets: ["LabServer"]),
     ],
@@ -55,6 +57,8 @@ let package = Package(
         .executableTarget(name: "lesson-02-filehandle", dependencies: ["LabKit"]),
         .executableTarget(name: "lesson-03-outputstream", dependencies: ["LabKit"]),
         .executableTarget(name: "lesson-04-session-data-task", dependencies: ["LabKit"]),
+        .executableTarget(name: "lesson-05-download-task-resume", dependencies: ["LabKit"]),
+        .executableTarget(name: "lesson-06-runloop-thread", dependencies: ["LabKit"]),
         .testTarget(
             name: "LabServerTests",
             dependencies: ["LabServer", .product(name: "Crypto", package: "swift-crypto")]
@@ -70,6 +74,8 @@ let package = Package(
                 "lesson-02-filehandle",
                 "lesson-03-outputstream",
                 "lesson-04-session-data-task",
+                "lesson-05-download-task-resume",
+                "lesson-06-runloop-thread",
             ]
         ),
     ],

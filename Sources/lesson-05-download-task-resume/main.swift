@@ -1,0 +1,286 @@
+/// Lesson 05: a download task, paused with resume data and resumed from it.
+///
+/// Follows "NSURLSession VS NSURLConnection" (Start, Pause with `cancelByProducingResumeData:`,
+/// Resume with `downloadTaskWithResumeData:`, and moving the file out of the temporary location
+/// in `didFinishDownloadingToURL:`) and the download-task listing of "iOS 断点续传" (progress from
+/// `didWriteData`, resume data written to disk on pause).
+///
+/// Foundation on Linux cannot do this: its `cancel(byProducingResumeData:)` hands back nil and
+/// its `downloadTask(withResumeData:)` fails. The lesson shows that live first, then downloads
+/// with `ResumableDownloadTask` (LabKit), a download task built on a data task that keeps the
+/// resume data contract: an Apple-format blob, `Range` + `If-Range`, the same delegate calls.
+///
+/// `ArticleDownload` keeps the articles' logic, defects included. `CorrectedDownload` fixes them.
+/// Read Lessons/05-download-task-resume.md next to this file.
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import LabKit
+
+Lesson(
+    id: "05-download-task-resume",
+    title: "Download task with resume data",
+    defaultSize: 64 << 20,
+    defaultFaults: "",  // no broken connection: the lesson presses Pause itself, at 40%
+    savesIntoFolder: true  // the lesson names the file; the folder stands in for Documents
+).run { run in
+    showWhatFoundationDoes(run)
+    switch run.variant {
+    case .article: return ArticleDownload(run)
+    case .corrected: return CorrectedDownload(run)
+    }
+}
+
+/// The app around the download: its tmp folder, and the person pressing its buttons.
+enum App {
+    /// Where download tasks keep their temporary files, like an app's tmp folder beside Documents.
+    static let temporaryFolder = FileManager.default.temporaryDirectory.appendingPathComponent("download-lab-tmp")
+    /// Pause is pressed once, at this fraction of the file.
+    static let pausePressedAt = 0.4
+}
+
+/// Foundation's own download task on this platform, pausing and resuming, then cleaning up after it.
+func showWhatFoundationDoes(_ run: LessonRun) {
+    guard run.faultFreeURL != run.url else {
+        // With --url every request counts against that server's fault script: skip the show.
+        return run.log("(Foundation's own download task is shown with the embedded server only)")
+    }
+    run.log("Foundation's URLSessionDownloadTask here:")
+    // Its temporary files go to $TMPDIR: a folder of our own for the show, deleted afterwards.
+    let systemTemporary = ProcessInfo.processInfo.environment["TMPDIR"]
+    let showFolder = FileManager.default.temporaryDirectory.appendingPathComponent("download-lab-show-\(getpid())")
+    try? FileManager.default.createDirectory(at: showFolder, withIntermediateDirectories: true)
+    setenv("TMPDIR", showFolder.path, 1)
+    defer {
+        if let systemTemporary { setenv("TMPDIR", systemTemporary, 1) } else { unsetenv("TMPDIR") }
+    }
+
+    let pausing = URLSession(configuration: .ephemeral)
+    let task = pausing.downloadTask(with: run.faultFreeURL)
+    task.resume()
+    // Let some bytes arrive (for at most a second), then press Pause.
+    for _ in 0..<100 where task.countOfBytesReceived == 0 { usleep(10_000) }
+    let resumeData = run.waitForCompletion { done in task.cancel(byProducingResumeData: { done($0) }) }
+    run.log("  cancel(byProducingResumeData:) handed back \(resumeData.map { "\($0.count) bytes" } ?? "nil")")
+
+    // A blob of the kind iOS hands back; Foundation here cannot resume from any blob.
+    let blob = try? ResumeData(downloadURL: run.faultFreeURL.absoluteString, bytesReceived: 0, entityTag: nil,
+                               serverDownloadDate: nil, tempFileName: nil).encoded(as: .keyedArchive)
+    let resumed = pausing.downloadTask(withResumeData: blob ?? Data())
+    run.log("  downloadTask(withResumeData:) made a task with no request to send: originalRequest is "
+        + (resumed.originalRequest?.url?.absoluteString ?? "nil"))
+    // Resuming it fails with URLError -1002 (unsupported URL), and about once in 150 runs
+    // Foundation traps inside resume() instead: it is not resumed here.
+    run.log("  resuming such a task fails with unsupported URL (-1002); this lesson does not try")
+
+    // Foundation never deletes its download temp files here: delete them on purpose.
+    let leftovers = (try? FileManager.default.contentsOfDirectory(atPath: showFolder.path)) ?? []
+    try? FileManager.default.removeItem(at: showFolder)
+    run.log("  deleted \(leftovers.count) temporary file(s) it left behind")
+    run.log("so this lesson downloads with ResumableDownloadTask, which keeps the resume data contract:")
+}
+
+// MARK: - The article's version
+
+/// Start, Pause and Resume buttons; resume data kept in a property.
+final class ArticleDownload: NSObject, LessonDownload, ResumableDownloadTaskDelegate, @unchecked Sendable {
+    // @unchecked: the task's callbacks come on its serial delegate queue; downloadFile() reads
+    // the outcome only after `done` is signalled.
+    private let run: LessonRun
+    private var task: ResumableDownloadTask?
+    // Defect: resume data lives in memory only. A kill or a crash loses it: everything starts over.
+    private var partialData: Data?
+    private var pausedOnce = false
+    private var outcome: AttemptResult?
+    private let done = DispatchSemaphore(value: 0)
+
+    init(_ run: LessonRun) { self.run = run }
+
+    func downloadFile() -> AttemptResult {
+        resume()
+        done.wait()
+        return outcome!
+    }
+
+    /// The Resume button: from the resume data if there is any, else from the beginning.
+    private func resume() {
+        if task == nil {
+            if let partialData, let resumed = try? ResumableDownloadTask(
+                resumeData: partialData, folder: App.temporaryFolder, run: run, delegate: self) {
+                task = resumed
+            } else {
+                task = ResumableDownloadTask(url: run.url, folder: App.temporaryFolder, run: run, delegate: self)
+            }
+        }
+        task?.resume()
+    }
+
+    /// The Pause button: cancel, keeping the resume data.
+    private func pause() {
+        run.log("pause")
+        task?.cancel(byProducingResumeData: { resumeData in
+            self.partialData = resumeData
+            self.task = nil
+            self.run.log("resume, from \(resumeData?.count ?? 0) bytes of resume data held in memory")
+            self.resume()
+        })
+    }
+
+    func downloadTask(_ task: ResumableDownloadTask, didResumeAtOffset fileOffset: Int64, expectedTotalBytes: Int64) {}
+
+    func downloadTask(_ task: ResumableDownloadTask, didWriteData bytesWritten: Int64, totalBytesWritten: Int64,
+                      totalBytesExpectedToWrite: Int64) {
+        run.progress.update(received: totalBytesWritten, expected: totalBytesExpectedToWrite)
+        if !pausedOnce, totalBytesWritten < totalBytesExpectedToWrite,
+           Double(totalBytesWritten) >= App.pausePressedAt * Double(totalBytesExpectedToWrite) {
+            pausedOnce = true
+            pause()
+        }
+    }
+
+    func downloadTask(_ task: ResumableDownloadTask, didFinishDownloadingTo location: URL) {
+        // Defect: the saved file is named after the temporary file, not after the resource.
+        let destination = run.file.appendingPathComponent(location.lastPathComponent)
+        try? FileManager.default.removeItem(at: destination)
+        do {
+            try FileManager.default.copyItem(at: location, to: destination)
+            run.saved(destination)
+        } catch {
+            run.log("meet error when copy file: \(error.localizedDescription)")
+        }
+        self.task = nil
+    }
+
+    func downloadTask(_ task: ResumableDownloadTask, didCompleteWithError error: (any Error)?) {
+        // Defect: the resume data a broken transfer carries in its error is not looked at.
+        // Only a press of Pause produces any, so after a break the next Resume starts over.
+        if let error {
+            run.log("download failed: \(error.localizedDescription)")
+            self.task = nil
+            outcome = .failed(error)
+        } else {
+            outcome = .finished
+        }
+        done.signal()
+    }
+}
+
+// MARK: - The corrected version
+
+/// Keeps the resume data on disk, next to the download, from the first byte to the last.
+final class CorrectedDownload: NSObject, LessonDownload, ResumableDownloadTaskDelegate, @unchecked Sendable {
+    // @unchecked: the task's callbacks come on its serial delegate queue; downloadFile() reads
+    // the outcome only after `done` is signalled.
+    private let run: LessonRun
+    private let resumeDataFile: URL
+    private var task: ResumableDownloadTask?
+    private var pausedOnce = false
+    private var savedAt: Int64 = 0
+    private var outcome: AttemptResult?
+    private let done = DispatchSemaphore(value: 0)
+
+    init(_ run: LessonRun) {
+        self.run = run
+        resumeDataFile = run.file.appendingPathComponent(safeFileName(run.url.lastPathComponent) + ".resumedata")
+    }
+
+    func downloadFile() -> AttemptResult {
+        startFromWhatIsOnDisk()
+        done.wait()
+        return outcome!
+    }
+
+    /// Resume data on disk survives a kill: start from it if there is any.
+    private func startFromWhatIsOnDisk() {
+        task = nil
+        if let resumeData = try? Data(contentsOf: resumeDataFile) {
+            do {
+                let resumed = try ResumableDownloadTask(resumeData: resumeData, folder: App.temporaryFolder, run: run, delegate: self)
+                guard resumed.url == run.url else {
+                    throw ResumeDataError("it is for another URL, \(resumed.url.absoluteString)")
+                }
+                task = resumed
+                run.log("resuming from \(resumeDataFile.lastPathComponent)")
+            } catch {
+                run.log("\(resumeDataFile.lastPathComponent) is unusable (\(error)): starting over")
+                if let (blob, _) = try? ResumeData.decode(resumeData), let name = blob.tempFileName {
+                    try? FileManager.default.removeItem(at: App.temporaryFolder.appendingPathComponent(name))
+                }
+                try? FileManager.default.removeItem(at: resumeDataFile)
+            }
+        }
+        if task == nil { task = ResumableDownloadTask(url: run.url, folder: App.temporaryFolder, run: run, delegate: self) }
+        task?.resume()
+    }
+
+    /// Written to a temporary file and renamed, so a kill mid-write never leaves half a blob.
+    private func save(_ resumeData: Data?) {
+        guard let resumeData else { return }
+        try? resumeData.write(to: resumeDataFile, options: .atomic)
+    }
+
+    func downloadTask(_ task: ResumableDownloadTask, didResumeAtOffset fileOffset: Int64, expectedTotalBytes: Int64) {
+        run.log(fileOffset > 0 ? "resumed at byte \(fileOffset) of \(expectedTotalBytes)"
+                               : "the file changed on the server: starting over from byte 0")
+    }
+
+    func downloadTask(_ task: ResumableDownloadTask, didWriteData bytesWritten: Int64, totalBytesWritten: Int64,
+                      totalBytesExpectedToWrite: Int64) {
+        run.progress.update(received: totalBytesWritten, expected: totalBytesExpectedToWrite)
+        // A kill gives no warning: keep the resume data on disk current, every 4 MiB.
+        if totalBytesWritten - savedAt >= 4 << 20 {
+            save(task.currentResumeData())
+            savedAt = totalBytesWritten
+        }
+        if !pausedOnce, totalBytesWritten < totalBytesExpectedToWrite,
+           Double(totalBytesWritten) >= App.pausePressedAt * Double(totalBytesExpectedToWrite) {
+            pausedOnce = true
+            run.log("pause")
+            task.cancel(byProducingResumeData: { resumeData in
+                self.save(resumeData)
+                self.run.log("resume data saved to \(self.resumeDataFile.lastPathComponent); resume")
+                self.startFromWhatIsOnDisk()
+            })
+        }
+    }
+
+    /// Named after the resource (the server's suggested name, else the URL's), never the temp file.
+    func downloadTask(_ task: ResumableDownloadTask, didFinishDownloadingTo location: URL) {
+        // Content-Disposition names it if the server sent one; otherwise the URL's path does.
+        let disposition = task.response?.value(forHTTPHeaderField: "Content-Disposition")
+        let name = safeFileName(disposition != nil ? task.response?.suggestedFilename ?? "" : run.url.lastPathComponent)
+        let destination = run.file.appendingPathComponent(name)
+        do {
+            try? FileManager.default.removeItem(at: destination)
+            try FileManager.default.moveItem(at: location, to: destination)
+            run.saved(destination)
+        } catch {
+            failure = DownloadError.localIO(path: destination.path, reason: error.localizedDescription)
+        }
+    }
+
+    private var failure: (any Error)?
+
+    func downloadTask(_ task: ResumableDownloadTask, didCompleteWithError error: (any Error)?) {
+        if let error = failure ?? error {
+            // A broken transfer hands over resume data in its error: keep it for the next attempt.
+            save((error as NSError).userInfo[ResumableDownloadTask.resumeDataKey] as? Data)
+            outcome = .failed(error)
+        } else {
+            try? FileManager.default.removeItem(at: resumeDataFile)
+            outcome = .finished
+        }
+        done.signal()
+    }
+}
+
+/// A file name for a resource that cannot lead outside the folder: the last component of
+/// `suggested` only (no `/`, `\` or `..`), no leading dot, no control characters.
+func safeFileName(_ suggested: String) -> String {
+    let last = suggested.split(whereSeparator: { $0 == "/" || $0 == "\\" }).last.map(String.init) ?? ""
+    var name = String(String.UnicodeScalarView(last.unicodeScalars.filter { !CharacterSet.controlCharacters.contains($0) }))
+    while name.hasPrefix(".") { name.removeFirst() }
+    name = String(name.prefix(200))
+    return name.isEmpty ? "download" : name
+}
