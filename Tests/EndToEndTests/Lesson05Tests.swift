@@ -1,0 +1,590 @@
+import Foundation
+import LabKit
+import LabServer
+import Synchronization
+import Testing
+
+/// lesson-05-download-task-resume, run as a child process against the real embedded server.
+///
+/// Every run gets a TMPDIR of its own: Foundation's download temp files, the task's
+/// `download-lab-tmp` folder and the lesson's clean-up of Foundation's leftovers then concern
+/// this run only, never the files of test suites running beside this one.
+@Suite(.serialized)
+final class Lesson05Tests {
+    static let executable = "lesson-05-download-task-resume"
+
+    let server: LabServer
+    let directory: URL
+
+    init() throws {
+        server = try LabServer.start()
+        directory = try scratchDirectory()
+    }
+
+    deinit {
+        server.stop()
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    // MARK: - Running the lesson
+
+    /// A run's `--output` folder (the app's Documents) and its TMPDIR (the app's tmp).
+    struct Folders {
+        let output: URL
+        let temporary: URL
+        /// Where the download task keeps its `CFNetworkDownload_*.tmp` files.
+        var taskTemporary: URL { temporary.appendingPathComponent("download-lab-tmp") }
+    }
+
+    func folders(_ label: String) throws -> Folders {
+        let base = directory.appendingPathComponent("\(label)-\(UUID().uuidString)")
+        let temporary = base.appendingPathComponent("tmp")
+        try FileManager.default.createDirectory(at: temporary, withIntermediateDirectories: true)
+        return Folders(output: base.appendingPathComponent("Documents"), temporary: temporary)
+    }
+
+    func start(_ arguments: [String], _ folders: Folders, executable: String = Lesson05Tests.executable) throws
+        -> ChildProcess {
+        let child = try ChildProcess(executable, arguments)
+        var environment = ProcessInfo.processInfo.environment
+        environment["TMPDIR"] = folders.temporary.path
+        child.process.environment = environment
+        try child.start()
+        return child
+    }
+
+    /// One finished run and the requests the server answered while it ran, oldest first.
+    struct Run {
+        let finished: ChildProcess.Finished
+        let wire: [LoggedRequest]
+    }
+
+    /// Runs the lesson to the end, with what the server saw of it (only `token`'s requests, if given).
+    func run(_ arguments: [String], _ folders: Folders, token: String? = nil) throws -> Run {
+        let requestsBefore = server.requestLog.count
+        let finished = try start(arguments, folders).wait()
+        let wire = server.requestLog.dropFirst(requestsBefore)
+            .filter { request in token.map { request.target.contains("run=\($0)") } ?? true }
+        return Run(finished: finished, wire: Array(wire))
+    }
+
+    /// Every file and folder under `folder`, as paths relative to it.
+    static func entries(of folder: URL) -> Set<String> {
+        guard let enumerator = FileManager.default.enumerator(atPath: folder.path) else { return [] }
+        return Set(enumerator.compactMap { $0 as? String })
+    }
+
+    static func contents(of folder: URL) -> Set<String> {
+        Set((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? [])
+    }
+
+    /// `bytes=N-` → N.
+    static func offset(ofRange range: String?) -> Int64? {
+        guard let range, range.hasPrefix("bytes="), range.hasSuffix("-") else { return nil }
+        return Int64(range.dropFirst("bytes=".count).dropLast())
+    }
+
+    /// Where the lesson presses Pause: the first progress callback at or past 40% of the file.
+    static func pausePoint(of fixture: Fixture) -> Int64 {
+        Int64((0.4 * Double(fixture.size)).rounded(.up))
+    }
+
+    /// The first chunk at or past the pause point ends less than this far past it.
+    static let chunkSlack: Int64 = 64 << 10
+
+    // MARK: - 1. The default run
+
+    /// `lesson-05-download-task-resume --json --output <folder>`, as a student runs it.
+    @Test(arguments: Variant.allCases)
+    func defaultRunVerifies(variant: Variant) throws {
+        let folders = try folders("default-\(variant)")
+        var arguments = ["--json", "--output", folders.output.path]
+        if variant == .article { arguments += ["--variant", "article"] }
+        let finished = try run(arguments, folders).finished
+        #expect(finished.status == 0, "\(finished.stderr)")
+        let result = try finished.result()
+        let fixture = Fixture(name: Self.executable, size: 64 << 20)
+        #expect(result.variant == variant)
+        #expect(result.outcome == "verified")
+        #expect(result.actualSHA256 == fixture.sha256Hex())
+        #expect(result.attempts == 1)
+        // The "user" pressed Pause once at 40%, then Resume.
+        try #require(result.resumedFrom.count == 1)
+        #expect(result.resumedFrom[0] >= Self.pausePoint(of: fixture))
+        #expect(result.resumedFrom[0] < Self.pausePoint(of: fixture) + Self.chunkSlack)
+
+        let saved = URL(fileURLWithPath: result.output)
+        #expect(saved.deletingLastPathComponent().path == folders.output.path)
+        switch variant {
+        case .corrected:
+            // Named after the resource; the resume data is gone once the file is complete.
+            #expect(result.output == folders.output.appendingPathComponent(Self.executable).path)
+            #expect(Self.contents(of: folders.output) == [Self.executable])
+        case .article:
+            // Named after the temporary file.
+            #expect(saved.lastPathComponent.wholeMatch(of: /CFNetworkDownload_[0-9A-F]{8}\.tmp/) != nil,
+                    "\(result.output)")
+            #expect(Self.contents(of: folders.output) == [saved.lastPathComponent])
+        }
+        #expect(try FileDigest.sha256Hex(of: saved) == fixture.sha256Hex())
+
+        // The story (stderr, with --json) shows Foundation's own download task first.
+        let story = finished.stderr.split(separator: "\n").map(String.init)
+        #expect(story.contains("    cancel(byProducingResumeData:) handed back nil"), "\(finished.stderr)")
+        #expect(story.contains("    downloadTask(withResumeData:) made a task with no request to send: originalRequest is nil"),
+                "\(finished.stderr)")
+    }
+
+    // MARK: - 2. Resuming from the offset in the blob
+
+    @Test func pauseResumesFromTheOffsetInItsResumeData() throws {
+        let fixture = Fixture(name: "paused", size: 12 << 20)
+        let folders = try folders("paused")
+        let token = UUID().uuidString
+        let url = server.url(for: fixture, faults: nil, run: token)
+        let download = try run(["--url", url.absoluteString, "--output", folders.output.path, "--json"],
+                               folders, token: token)
+        #expect(download.finished.status == 0, "\(download.finished.stderr)")
+        let result = try download.finished.result()
+        #expect(result.verified)
+        #expect(result.output == folders.output.appendingPathComponent("paused").path)
+
+        // Foundation's demo does not go through the lab's inspector: two GETs, the second a resume.
+        try #require(result.requests.count == 2, "\(result.requests)")
+        #expect(result.requests[0].range == nil)
+        #expect(result.requests[0].status == 200)
+        let resume = result.requests[1]
+        let offset = try #require(Self.offset(ofRange: resume.range), "\(resume)")
+        #expect(offset >= Self.pausePoint(of: fixture))
+        #expect(offset < Self.pausePoint(of: fixture) + Self.chunkSlack)
+        #expect(resume.ifRange == fixture.etag)
+        #expect(resume.status == 206)
+        #expect(resume.contentRange == "bytes \(offset)-\(fixture.size - 1)/\(fixture.size)")
+        #expect(result.resumedFrom == [offset])
+
+        // On the wire (with --url, Foundation's demo is skipped): the download and its resume,
+        // which sent the rest only.
+        try #require(download.wire.count == 2, "\(download.wire)")
+        #expect(download.wire.map(\.range) == [nil, "bytes=\(offset)-"])
+        #expect(download.wire[1].ifRange == fixture.etag)
+        #expect(download.wire[1].bodyBytesSent == fixture.size - offset)
+        #expect(!FileManager.default.fileExists(
+            atPath: folders.output.appendingPathComponent("paused.resumedata").path))
+        #expect(Self.contents(of: folders.taskTemporary).isEmpty)
+    }
+
+    /// A download that is killed (SIGKILL) after the lesson's Pause and Resume.
+    struct KilledDownload {
+        let url: URL
+        let token: String
+        let arguments: [String]
+        let folders: Folders
+        /// Where the killed process's Resume asked to continue (`Range: bytes=N-`).
+        let resumedAt: Int64
+        /// The attempt counter on the server when it was killed.
+        let lastAttempt: Int
+    }
+
+    /// Starts `variant` on a throttled `fixture` (8 MiB/s; the download and its resume each use
+    /// up an attempt), waits until it has paused and resumed and `ready()` holds, then kills it
+    /// with SIGKILL.
+    func killAfterPause(_ variant: Variant, _ fixture: Fixture, label: String,
+                        ready: (Folders) -> Bool) throws -> KilledDownload {
+        let folders = try folders(label)
+        let token = UUID().uuidString
+        let url = server.url(for: fixture, faults: "throttle:8MiB,throttle:8MiB,throttle:8MiB", run: token)
+        let arguments = ["--url", url.absoluteString, "--output", folders.output.path,
+                         "--variant", variant.rawValue, "--json"]
+        let child = try start(arguments, folders)
+        let deadline = Date().addingTimeInterval(60)
+        var resumedAt: Int64?
+        while child.process.isRunning && Date() < deadline {
+            if resumedAt == nil {
+                resumedAt = server.requestLog.lazy.filter { $0.target.contains("run=\(token)") }
+                    .compactMap { Self.offset(ofRange: $0.range) }.first
+            }
+            if resumedAt != nil && ready(folders) { break }
+            usleep(10_000)
+        }
+        let killedWhileRunning = child.process.isRunning
+        child.kill()
+        let killed = child.wait()
+        try #require(killedWhileRunning, "the lesson ended before it was killed: \(killed.stderr)")
+        #expect(killed.status == SIGKILL)
+        let lastAttempt = server.requestLog.filter { $0.target.contains("run=\(token)") }.map(\.attempt).max() ?? 0
+        return KilledDownload(url: url, token: token, arguments: arguments, folders: folders,
+                              resumedAt: try #require(resumedAt), lastAttempt: lastAttempt)
+    }
+
+    static func resumeDataFile(_ killed: KilledDownload, _ fixture: Fixture) -> URL {
+        killed.folders.output.appendingPathComponent("\(fixture.name).resumedata")
+    }
+
+    static func storedResumeData(_ file: URL) -> ResumeData? {
+        (try? Data(contentsOf: file)).flatMap { try? ResumeData.decode($0).resumeData }
+    }
+
+    /// The corrected variant killed once the resume data on disk holds at least 20 MiB of 32.
+    func killCorrected(label: String) throws -> (KilledDownload, Fixture) {
+        let fixture = Fixture(name: "killed", size: 32 << 20)
+        let killed = try killAfterPause(.corrected, fixture, label: label) { folders in
+            let file = folders.output.appendingPathComponent("\(fixture.name).resumedata")
+            return (Self.storedResumeData(file)?.bytesReceived ?? 0) >= 20 << 20
+        }
+        return (killed, fixture)
+    }
+
+    @Test func killedCorrectedDownloadResumesFromItsResumeDataFile() throws {
+        let (killed, fixture) = try killCorrected(label: "kill-corrected")
+        // The Resume after Pause continued from the resume data saved on Pause.
+        #expect(killed.resumedAt >= Self.pausePoint(of: fixture))
+        #expect(killed.resumedAt < Self.pausePoint(of: fixture) + Self.chunkSlack)
+
+        let blob = try #require(Self.storedResumeData(Self.resumeDataFile(killed, fixture)))
+        let received = blob.bytesReceived
+        #expect(received > killed.resumedAt)
+        #expect(blob.downloadURL == killed.url.absoluteString)
+        #expect(blob.entityTag == fixture.etag)
+        let tempFile = try #require(blob.tempFileName)
+        #expect(fileSize(killed.folders.taskTemporary.appendingPathComponent(tempFile)) >= received)
+
+        // The same command again: it continues from the blob's offset.
+        let rerun = try run(killed.arguments, killed.folders, token: killed.token)
+        #expect(rerun.finished.status == 0, "\(rerun.finished.stderr)")
+        let result = try rerun.finished.result()
+        #expect(result.verified)
+        let first = try #require(result.requests.first)
+        #expect(first.range == "bytes=\(received)-")
+        #expect(first.ifRange == fixture.etag)
+        #expect(first.status == 206)
+        #expect(first.contentRange == "bytes \(received)-\(fixture.size - 1)/\(fixture.size)")
+        // Past 40% from the start, this run's Pause is pressed at its first progress callback.
+        #expect(result.resumedFrom.count == 2)
+        #expect(result.resumedFrom.first == received)
+        #expect(result.bytesReceived < fixture.size)
+
+        // On the wire: the download from the blob's offset (with --url there is no demo).
+        let wire = rerun.wire.filter { $0.attempt > killed.lastAttempt }
+        try #require(wire.count == 2, "\(wire)")
+        #expect(wire[0].range == "bytes=\(received)-")
+        #expect(wire[0].ifRange == fixture.etag)
+        #expect(wire[0].status == 206)
+
+        let saved = killed.folders.output.appendingPathComponent(fixture.name)
+        #expect(result.output == saved.path)
+        #expect(Self.contents(of: killed.folders.output) == [fixture.name])
+        #expect(try FileDigest.sha256Hex(of: saved) == fixture.sha256Hex())
+        #expect(Self.contents(of: killed.folders.taskTemporary).isEmpty)
+    }
+
+    @Test func killedArticleDownloadStartsOverFromZero() throws {
+        let fixture = Fixture(name: "killed", size: 32 << 20)
+        let killed = try killAfterPause(.article, fixture, label: "kill-article") { folders in
+            let sizes = Self.contents(of: folders.taskTemporary)
+                .map { fileSize(folders.taskTemporary.appendingPathComponent($0)) }
+            return (sizes.max() ?? 0) >= 20 << 20
+        }
+        // The resume data lived in memory only.
+        #expect(Self.contents(of: killed.folders.output).isEmpty)
+
+        let rerun = try run(killed.arguments, killed.folders, token: killed.token)
+        #expect(rerun.finished.status == 0, "\(rerun.finished.stderr)")
+        let result = try rerun.finished.result()
+        #expect(result.verified)
+        let first = try #require(result.requests.first)
+        #expect(first.range == nil)
+        #expect(first.status == 200)
+        // Only this run's own Pause at 40% resumes anything; everything came again.
+        try #require(result.resumedFrom.count == 1)
+        #expect(result.resumedFrom[0] >= Self.pausePoint(of: fixture))
+        #expect(result.resumedFrom[0] < Self.pausePoint(of: fixture) + Self.chunkSlack)
+        #expect(result.bytesReceived >= fixture.size)
+
+        // On the wire: the download, again from byte 0 (with --url there is no demo).
+        let wire = rerun.wire.filter { $0.attempt > killed.lastAttempt }
+        try #require(wire.count == 2, "\(wire)")
+        #expect(wire[0].range == nil)
+        #expect(wire[0].status == 200)
+        #expect(wire[0].bodyBytesSent >= Self.pausePoint(of: fixture))
+        #expect(wire[1].range == "bytes=\(result.resumedFrom[0])-")
+
+        #expect(!Self.contents(of: killed.folders.output).contains { $0.hasSuffix(".resumedata") })
+        #expect(Self.contents(of: killed.folders.output).count == 1)
+    }
+
+    // MARK: - 3. The saved file's name
+
+    /// Names LabServer serves ([A-Za-z0-9._-]) that `safeFileName` must still change.
+    @Test(arguments: [("..evil", "evil"), ("...", "download"), ("report.pdf", "report.pdf")])
+    func savedFileIsNamedAfterTheResource(name: String, saved: String) throws {
+        let fixture = Fixture(name: name, size: 1 << 20)
+        let folders = try folders("named")
+        let url = server.url(for: fixture, faults: nil, run: UUID().uuidString)
+        let finished = try run(["--url", url.absoluteString, "--output", folders.output.path, "--json"], folders).finished
+        #expect(finished.status == 0, "\(finished.stderr)")
+        let result = try finished.result()
+        #expect(result.verified)
+        #expect(result.output == folders.output.appendingPathComponent(saved).path)
+        #expect(Self.contents(of: folders.output) == [saved])
+    }
+
+    /// LabServer only serves fixture names made of [A-Za-z0-9._-], so a hostile path comes from a
+    /// bare server of the test's own that serves a fixture at any path.
+    @Test func hostileURLPathCannotLeaveTheFolder() throws {
+        let fixture = Fixture(name: "hostile", size: 1 << 20)
+        let peer = try AnyPathServer(fixture: fixture)
+        defer { peer.stop() }
+        let folders = try folders("hostile-path")
+        // `<folder>/../../evil` would be `<base>/../evil`: next to this test's other folders.
+        let url = "http://127.0.0.1:\(peer.port)/files/..%2F..%2Fevil"
+        let finished = try run(["--url", url, "--output", folders.output.path, "--sha256", fixture.sha256Hex(),
+                                "--json"], folders).finished
+        #expect(finished.status == 0, "\(finished.stderr)")
+        let result = try finished.result()
+        #expect(result.verified)
+        // The path reached the server as sent, and its last component, decoded, is "../../evil".
+        #expect(peer.requestLines.contains("GET /files/..%2F..%2Fevil HTTP/1.1"), "\(peer.requestLines)")
+        #expect(URL(string: url)?.lastPathComponent == "../../evil")
+        #expect(result.output == folders.output.appendingPathComponent("evil").path)
+        #expect(Self.contents(of: folders.output) == ["evil"])
+        let strays = Self.entries(of: directory).filter { $0.hasSuffix("evil") && !$0.hasSuffix("/Documents/evil") }
+        #expect(strays.isEmpty, "\(strays)")
+    }
+
+    @Test func hostileContentDispositionCannotLeaveTheFolder() throws {
+        let fixture = Fixture(name: "disposition", size: 1 << 20)
+        let peer = try AnyPathServer(fixture: fixture,
+                                     extraHeaders: ["Content-Disposition: attachment; filename=\"../../evil.bin\""])
+        defer { peer.stop() }
+        let folders = try folders("hostile-disposition")
+        let url = "http://127.0.0.1:\(peer.port)/files/plain.bin"
+        let finished = try run(["--url", url, "--output", folders.output.path, "--sha256", fixture.sha256Hex(),
+                                "--json"], folders).finished
+        #expect(finished.status == 0, "\(finished.stderr)")
+        let result = try finished.result()
+        #expect(result.verified)
+        // The server's name wins over the URL's, reduced to one harmless component.
+        let saved = URL(fileURLWithPath: result.output)
+        #expect(saved.deletingLastPathComponent().path == folders.output.path)
+        #expect(saved.lastPathComponent.hasSuffix("evil.bin"), "\(result.output)")
+        #expect(!saved.lastPathComponent.hasPrefix("."))
+        #expect(!saved.lastPathComponent.contains("/"))
+        #expect(Self.contents(of: folders.output) == [saved.lastPathComponent])
+        let strays = Self.entries(of: directory).filter { $0.hasSuffix("evil.bin") && !$0.contains("/Documents/") }
+        #expect(strays.isEmpty, "\(strays)")
+    }
+
+    // MARK: - 4. Temporary files
+
+    @Test(arguments: Variant.allCases)
+    func noDownloadTemporaryFilesAreLeftBehind(variant: Variant) throws {
+        let folders = try folders("temporary-\(variant)")
+        // Someone else's file, there before the run: the lesson must not touch it.
+        let decoy = folders.temporary.appendingPathComponent("\(UUID().uuidString).tmp")
+        try Data("not the lesson's".utf8).write(to: decoy)
+        func temporaryFiles() -> Set<String> {
+            Set(Self.contents(of: folders.temporary).filter { $0.hasSuffix(".tmp") })
+                .union(Self.contents(of: folders.taskTemporary).map { "download-lab-tmp/" + $0 })
+        }
+        let before = temporaryFiles()
+        #expect(before == [decoy.lastPathComponent])
+
+        let finished = try run(["--json", "--output", folders.output.path, "--variant", variant.rawValue], folders).finished
+        #expect(finished.status == 0, "\(finished.stderr)")
+        #expect(try finished.result().outcome == "verified")
+        // Foundation's download task left its file in a folder of the lesson's; the lesson deleted it.
+        #expect(finished.stderr.contains("\n    deleted 1 temporary file(s) it left behind\n"), "\(finished.stderr)")
+        #expect(temporaryFiles() == before)
+        #expect(FileManager.default.fileExists(atPath: decoy.path))
+    }
+
+    // MARK: - 5. lab inspect-resume-data
+
+    @Test func inspectResumeDataReadsTheBlobLesson05Wrote() throws {
+        let (killed, fixture) = try killCorrected(label: "inspect")
+        let file = Self.resumeDataFile(killed, fixture)
+        let blob = try #require(Self.storedResumeData(file))
+
+        let inspected = try ChildProcess.run("lab", ["inspect-resume-data", file.path])
+        #expect(inspected.status == 0, "\(inspected.stderr)")
+        let lines = inspected.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.contains("form            keyed archive (iOS 12 and later)"), "\(inspected.stdout)")
+        #expect(lines.contains("URL             \(killed.url.absoluteString)"), "\(inspected.stdout)")
+        #expect(lines.contains("bytes received  \(Self.grouped(blob.bytesReceived))"), "\(inspected.stdout)")
+        #expect(lines.contains("validator       ETag \(fixture.etag)"), "\(inspected.stdout)")
+        #expect(lines.contains("temp file       \(blob.tempFileName ?? "?")"), "\(inspected.stdout)")
+        #expect(lines.contains("current request Range: bytes=\(blob.bytesReceived)-"), "\(inspected.stdout)")
+        #expect(blob.bytesReceived >= 20 << 20)
+        #expect(inspected.stderr.isEmpty)
+    }
+
+    /// 13438144 → "13,438,144".
+    static func grouped(_ value: Int64) -> String {
+        var digits = Array(String(value))
+        var index = digits.count - 3
+        while index > 0 {
+            digits.insert(",", at: index)
+            index -= 3
+        }
+        return String(digits)
+    }
+
+    // MARK: - 6. HTTP errors
+
+    @Test func notFoundIsAOneLineTransferFailure() throws {
+        let folders = try folders("not-found")
+        // A path the server does not know: every request, Foundation's demo included, gets a 404.
+        // (A `status:404` fault would be used up by the demo, which shares the URL given with --url.)
+        let url = server.baseURL.appendingPathComponent("missing/lesson-05.bin")
+        let download = try run(["--url", url.absoluteString, "--output", folders.output.path, "--json", "--quiet"],
+                               folders)
+        #expect(download.finished.status == ExitStatus.transferFailed.rawValue)
+        #expect(download.finished.stderr == "\(Self.executable): HTTP 404 Not Found from \(url.absoluteString)\n")
+        let result = try download.finished.result()
+        #expect(result.outcome == "transfer-failed")
+        #expect(result.attempts == 1)
+        #expect(result.requests.map(\.status) == [404])
+        // Nothing saved, no resume data, no temp file.
+        #expect(Self.contents(of: folders.output).isEmpty)
+        #expect(Self.contents(of: folders.taskTemporary).isEmpty)
+    }
+}
+
+private struct Lesson05TestError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+// MARK: - A server for any path
+
+/// A bare HTTP/1.1 server on a free loopback port that serves one fixture at any path, with
+/// `Range: bytes=N-` and the fixture's ETag, one connection per response. LabServer serves only
+/// fixture names of [A-Za-z0-9._-], so hostile paths and headers come from here.
+private final class AnyPathServer: Sendable {
+    let port: Int
+    private let listener: Int32
+    private let fixture: Fixture
+    private let extraHeaders: [String]
+    private let requests = Mutex<[String]>([])
+
+    /// The request lines received so far, e.g. `GET /files/x HTTP/1.1`.
+    var requestLines: [String] { requests.withLock { $0 } }
+
+    init(fixture: Fixture, extraHeaders: [String] = []) throws {
+        self.fixture = fixture
+        self.extraHeaders = extraHeaders
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { generic in
+                bind(descriptor, generic, length) == 0 && getsockname(descriptor, generic, &length) == 0
+            }
+        }
+        guard descriptor >= 0, bound, listen(descriptor, 16) == 0 else {
+            close(descriptor)
+            throw Lesson05TestError("cannot listen on a loopback port")
+        }
+        listener = descriptor
+        port = Int(UInt16(bigEndian: address.sin_port))
+        Thread { [self] in acceptConnections() }.start()
+    }
+
+    func stop() {
+        shutdown(listener, Int32(SHUT_RDWR))
+        close(listener)
+    }
+
+    private func acceptConnections() {
+        while true {
+            let connection = accept(listener, nil, nil)
+            if connection < 0 {
+                if errno == EINTR { continue }
+                return
+            }
+            Thread { [self] in
+                serve(connection)
+                close(connection)
+            }.start()
+        }
+    }
+
+    private func serve(_ connection: Int32) {
+        guard let head = readHead(connection) else { return }
+        let lines = head.components(separatedBy: "\r\n")
+        requests.withLock { $0.append(lines[0]) }
+        var headers: [String: String] = [:]
+        for line in lines.dropFirst() {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        }
+        var start: Int64 = 0
+        var status = "200 OK"
+        var responseHeaders = ["Accept-Ranges: bytes", "ETag: \(fixture.etag)", "Last-Modified: \(fixture.lastModified)"]
+        if let range = headers["range"], let offset = Lesson05Tests.offset(ofRange: range),
+           headers["if-range"] == nil || headers["if-range"] == fixture.etag {
+            guard offset < fixture.size else {
+                sendText(connection, "HTTP/1.1 416 Range Not Satisfiable\r\nContent-Range: bytes */\(fixture.size)\r\n"
+                    + "Content-Length: 0\r\nConnection: close\r\n\r\n")
+                return
+            }
+            start = offset
+            status = "206 Partial Content"
+            responseHeaders.append("Content-Range: bytes \(offset)-\(fixture.size - 1)/\(fixture.size)")
+        }
+        let response = (["HTTP/1.1 \(status)", "Content-Type: application/octet-stream",
+                         "Content-Length: \(fixture.size - start)", "Connection: close"]
+            + responseHeaders + extraHeaders).joined(separator: "\r\n") + "\r\n\r\n"
+        guard sendText(connection, response) else { return }
+        var buffer = Data(count: 64 << 10)
+        var offset = start
+        while offset < fixture.size {
+            let count = Int(min(Int64(buffer.count), fixture.size - offset))
+            let fixture = self.fixture
+            let sent = buffer.withUnsafeMutableBytes { bytes in
+                let chunk = UnsafeMutableRawBufferPointer(rebasing: bytes[0..<count])
+                fixture.fill(chunk, from: offset)
+                return sendAll(connection, UnsafeRawBufferPointer(chunk))
+            }
+            guard sent else { return }
+            offset += Int64(count)
+        }
+    }
+
+    /// The request head, up to the blank line; nil if the peer closes first.
+    private func readHead(_ connection: Int32) -> String? {
+        var received = [UInt8]()
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let end: [UInt8] = Array("\r\n\r\n".utf8)
+        while received.count < 64 << 10 {
+            let count = recv(connection, &buffer, buffer.count, 0)
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { return nil }
+            received += buffer[0..<count]
+            if let range = received.firstRange(of: end) {
+                return String(decoding: received[..<range.lowerBound], as: UTF8.self)
+            }
+        }
+        return nil
+    }
+
+    @discardableResult
+    private func sendText(_ connection: Int32, _ text: String) -> Bool {
+        Array(text.utf8).withUnsafeBytes { sendAll(connection, $0) }
+    }
+
+    /// Writes everything, or returns false once the peer has gone (no SIGPIPE).
+    private func sendAll(_ connection: Int32, _ bytes: UnsafeRawBufferPointer) -> Bool {
+        var offset = 0
+        while offset < bytes.count {
+            let sent = send(connection, bytes.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL))
+            if sent < 0 && errno == EINTR { continue }
+            guard sent > 0 else { return false }
+            offset += sent
+        }
+        return true
+    }
+}
