@@ -28,6 +28,7 @@ public protocol ResumableDownloadTaskDelegate: AnyObject, Sendable {
 /// - `init(resumeData:…)` resumes from such a blob: it asks for the rest with `Range` and
 ///   `If-Range`. A 206 that starts at the blob's offset continues the temp file
 ///   (`didResumeAtOffset`); a 200 (the file changed) starts it over from byte 0.
+/// - A 416 whose length equals the blob's offset means the temp file is already whole.
 /// - When the body is complete, `didFinishDownloadingTo` gets the temp file, which is deleted
 ///   as soon as the call returns, unlike Foundation's on Linux, which are never deleted.
 /// - Callbacks arrive one at a time on a bounded serial queue, so a slow disk slows the sender.
@@ -160,6 +161,10 @@ public final class ResumableDownloadTask: NSObject, URLSessionDataDelegate, @unc
         case 200:
             state.withLock { $0.total = http.expectedContentLength }
             startAt = 0
+        case 416 where offset > 0 && http.contentRange == .unsatisfied(total: offset):
+            // The temp file already holds the whole resource: nothing is left to send.
+            state.withLock { $0.total = offset }
+            return completionHandler(.allow)
         default:
             return refuse(DownloadError.httpStatus(http.statusCode, url: url.absoluteString), completionHandler)
         }
