@@ -43,7 +43,7 @@ public final class ResumableDownloadTask: NSObject, URLSessionDataDelegate, @unc
     public let url: URL
     private let folder: URL
     private let delegate: any ResumableDownloadTaskDelegate
-    private let run: LessonRun
+    private let session: ResumableDownloadSession
 
     private struct State {
         var tempFileName: String
@@ -54,7 +54,6 @@ public final class ResumableDownloadTask: NSObject, URLSessionDataDelegate, @unc
         var lastModified: String?
         var handle: FileHandle?
         var task: URLSessionDataTask?
-        var session: URLSession?
         var response: HTTPURLResponse?
         var failure: (any Error)?
         var cancelled = false
@@ -62,17 +61,18 @@ public final class ResumableDownloadTask: NSObject, URLSessionDataDelegate, @unc
     private let state: Mutex<State>
 
     /// A fresh download of `url`, with its temporary file in `folder`.
-    public init(url: URL, folder: URL, run: LessonRun, delegate: any ResumableDownloadTaskDelegate) {
+    init(url: URL, folder: URL, session: ResumableDownloadSession, delegate: any ResumableDownloadTaskDelegate) {
         self.url = url
         self.folder = folder
-        self.run = run
+        self.session = session
         self.delegate = delegate
         state = Mutex(State(tempFileName: "CFNetworkDownload_\(UUID().uuidString.prefix(8)).tmp", offset: 0, written: 0))
     }
 
     /// A download that continues from `resumeData`. The temp file it names must be in `folder`;
     /// bytes in it beyond the blob's count are cut off, as they are not vouched for.
-    public init(resumeData: Data, folder: URL, run: LessonRun, delegate: any ResumableDownloadTaskDelegate) throws {
+    init(resumeData: Data, folder: URL, session: ResumableDownloadSession,
+         delegate: any ResumableDownloadTaskDelegate) throws {
         let (blob, _) = try ResumeData.decode(resumeData)
         guard let url = URL(string: blob.downloadURL) else {
             throw ResumeDataError("NSURLSessionDownloadURL is not a URL: \(blob.downloadURL)")
@@ -82,7 +82,7 @@ public final class ResumableDownloadTask: NSObject, URLSessionDataDelegate, @unc
         let offset = min(blob.bytesReceived, onDisk)
         self.url = url
         self.folder = folder
-        self.run = run
+        self.session = session
         self.delegate = delegate
         state = Mutex(State(tempFileName: tempFileName, offset: offset, written: offset,
                             entityTag: blob.entityTag, lastModified: blob.serverDownloadDate))
@@ -102,12 +102,8 @@ public final class ResumableDownloadTask: NSObject, URLSessionDataDelegate, @unc
             request.setValue(rangeHeader(from: offset), forHTTPHeaderField: "Range")
             if let validator { request.setValue(validator, forHTTPHeaderField: "If-Range") }
         }
-        let session = run.makeSession(delegate: self, delegateQueue: BoundedOperationQueue(capacity: 64))
-        let task = session.dataTask(with: request)
-        state.withLock {
-            $0.session = session
-            $0.task = task
-        }
+        let task = session.makeURLSession(for: self).dataTask(with: request)
+        state.withLock { $0.task = task }
         task.resume()
     }
 
@@ -128,15 +124,14 @@ public final class ResumableDownloadTask: NSObject, URLSessionDataDelegate, @unc
     public func cancel(byProducingResumeData completionHandler: @escaping @Sendable (Data?) -> Void) {
         // The handle is closed in didCompleteWithError, on the delegate queue, where a write may
         // be under way right now.
-        let (task, session) = state.withLock { state in
+        let task = state.withLock { state in
             state.cancelled = true
-            return (state.task, state.session)
+            return state.task
         }
         let resumeData = currentResumeData()
         // URLSession's cancel() can block for seconds on Linux: never make the caller wait.
         DispatchQueue.global().async {
             task?.cancel()
-            session?.invalidateAndCancel()
             completionHandler(resumeData)
         }
     }
@@ -212,7 +207,6 @@ public final class ResumableDownloadTask: NSObject, URLSessionDataDelegate, @unc
             state.handle = nil
             return (state.cancelled, state.failure)
         }
-        session.finishTasksAndInvalidate()
         if cancelled { return }
         if let failure {
             return delegate.downloadTask(self, didCompleteWithError: failure)
@@ -233,5 +227,50 @@ public final class ResumableDownloadTask: NSObject, URLSessionDataDelegate, @unc
                         _ completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void) {
         state.withLock { $0.failure = error }
         completionHandler(.cancel)
+    }
+}
+
+/// What a download task belongs to, as `URLSession` is on iOS: it makes the tasks, and the app
+/// must invalidate it when done. Until then it keeps every task it made, and their delegates,
+/// alive (each task's transfer runs in a URLSession that holds the task as its delegate).
+/// Creating and invalidating are told in the run's story.
+public final class ResumableDownloadSession: Sendable {
+    private static let sessionsMade = Atomic<Int>(0)
+
+    private let run: LessonRun
+    private let number: Int
+    private let temporaryFolder: URL
+    private let delegate: any ResumableDownloadTaskDelegate
+    private let urlSessions = Mutex<[URLSession]>([])
+
+    /// Tasks keep their temporary files in `temporaryFolder`; `delegate` hears from all of them.
+    public init(temporaryFolder: URL, run: LessonRun, delegate: any ResumableDownloadTaskDelegate) {
+        self.run = run
+        self.temporaryFolder = temporaryFolder
+        self.delegate = delegate
+        number = Self.sessionsMade.add(1, ordering: .relaxed).newValue
+        run.log("download session \(number) created")
+    }
+
+    public func downloadTask(with url: URL) -> ResumableDownloadTask {
+        ResumableDownloadTask(url: url, folder: temporaryFolder, session: self, delegate: delegate)
+    }
+
+    /// Throws `ResumeDataError` for a blob that is not resume data.
+    public func downloadTask(withResumeData resumeData: Data) throws -> ResumableDownloadTask {
+        try ResumableDownloadTask(resumeData: resumeData, folder: temporaryFolder, session: self, delegate: delegate)
+    }
+
+    /// Lets the running tasks finish, then lets go of everything this session holds.
+    public func finishTasksAndInvalidate() {
+        for session in urlSessions.withLock({ $0 }) { session.finishTasksAndInvalidate() }
+        urlSessions.withLock { $0.removeAll() }
+        run.log("download session \(number) invalidated")
+    }
+
+    func makeURLSession(for task: ResumableDownloadTask) -> URLSession {
+        let session = run.makeSession(delegate: task, delegateQueue: BoundedOperationQueue(capacity: 64))
+        urlSessions.withLock { $0.append(session) }
+        return session
     }
 }

@@ -103,14 +103,19 @@ final class ArticleDownload: NSObject, LessonDownload, ResumableDownloadTaskDele
         return outcome!
     }
 
+    /// Defect: a new session for every task, and none is ever invalidated. Each one keeps its
+    /// tasks, their transfers and this delegate alive until the process ends.
+    private func session() -> ResumableDownloadSession {
+        ResumableDownloadSession(temporaryFolder: App.temporaryFolder, run: run, delegate: self)
+    }
+
     /// The Resume button: from the resume data if there is any, else from the beginning.
     private func resume() {
         if task == nil {
-            if let partialData, let resumed = try? ResumableDownloadTask(
-                resumeData: partialData, folder: App.temporaryFolder, run: run, delegate: self) {
+            if let partialData, let resumed = try? session().downloadTask(withResumeData: partialData) {
                 task = resumed
             } else {
-                task = ResumableDownloadTask(url: run.url, folder: App.temporaryFolder, run: run, delegate: self)
+                task = session().downloadTask(with: run.url)
             }
         }
         task?.resume()
@@ -174,6 +179,8 @@ final class CorrectedDownload: NSObject, LessonDownload, ResumableDownloadTaskDe
     // the outcome only after `done` is signalled.
     private let run: LessonRun
     private let resumeDataFile: URL
+    // One session for the whole download, invalidated when the file is saved.
+    private lazy var session = ResumableDownloadSession(temporaryFolder: App.temporaryFolder, run: run, delegate: self)
     private var task: ResumableDownloadTask?
     private var pausedOnce = false
     private var savedAt: Int64 = 0
@@ -196,7 +203,7 @@ final class CorrectedDownload: NSObject, LessonDownload, ResumableDownloadTaskDe
         task = nil
         if let resumeData = try? Data(contentsOf: resumeDataFile) {
             do {
-                let resumed = try ResumableDownloadTask(resumeData: resumeData, folder: App.temporaryFolder, run: run, delegate: self)
+                let resumed = try session.downloadTask(withResumeData: resumeData)
                 guard resumed.url == run.url else {
                     throw ResumeDataError("it is for another URL, \(resumed.url.absoluteString)")
                 }
@@ -210,7 +217,7 @@ final class CorrectedDownload: NSObject, LessonDownload, ResumableDownloadTaskDe
                 try? FileManager.default.removeItem(at: resumeDataFile)
             }
         }
-        if task == nil { task = ResumableDownloadTask(url: run.url, folder: App.temporaryFolder, run: run, delegate: self) }
+        if task == nil { task = session.downloadTask(with: run.url) }
         task?.resume()
     }
 
@@ -269,6 +276,7 @@ final class CorrectedDownload: NSObject, LessonDownload, ResumableDownloadTaskDe
             outcome = .failed(error)
         } else {
             try? FileManager.default.removeItem(at: resumeDataFile)
+            session.finishTasksAndInvalidate()
             outcome = .finished
         }
         done.signal()

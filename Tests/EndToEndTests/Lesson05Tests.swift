@@ -133,6 +133,16 @@ final class Lesson05Tests {
         #expect(story.contains("    cancel(byProducingResumeData:) handed back nil"), "\(finished.stderr)")
         #expect(story.contains("    downloadTask(withResumeData:) made a task with no request to send: originalRequest is nil"),
                 "\(finished.stderr)")
+
+        // The article makes a session for each task (Start, then Resume) and invalidates none;
+        // the corrected variant makes one and invalidates it when the file is saved.
+        let sessions = story.filter { $0.hasPrefix("  download session ") }
+        switch variant {
+        case .article:
+            #expect(sessions == ["  download session 1 created", "  download session 2 created"], "\(sessions)")
+        case .corrected:
+            #expect(sessions == ["  download session 1 created", "  download session 1 invalidated"], "\(sessions)")
+        }
     }
 
     // MARK: - 2. Resuming from the offset in the blob
