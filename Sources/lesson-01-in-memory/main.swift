@@ -62,7 +62,7 @@ final class ArticleDownload: LessonDownload, URLConnectionDataDelegate {
     }
 
     func connectionDidFinishLoading(_ connection: URLConnection) {
-        run.log("succeeded: received \(receivedData.length) bytes of data")
+        run.log("done: the whole body, \(receivedData.length) bytes, is in the buffer")
         // Defect: handing a mutable NSData on as Swift Data copies it. For a moment the
         // whole body is in memory twice.
         let file = receivedData as Data
@@ -72,7 +72,8 @@ final class ArticleDownload: LessonDownload, URLConnectionDataDelegate {
 
     func connection(_ connection: URLConnection, didFailWithError error: any Error) {
         // Everything received so far was in memory only: the next attempt starts from byte 0.
-        run.log("connection failed: \((error as NSError).localizedDescription) \(run.url.absoluteString)")
+        run.log("the transfer failed (\((error as NSError).localizedDescription)) for \(run.url.absoluteString); "
+            + "the buffer is dropped")
         receivedData = NSMutableData()
         outcome = .failed(error)
     }

@@ -152,7 +152,7 @@ final class ArticleDownload: NSObject, LessonDownload, ResumableDownloadTaskDele
             try FileManager.default.copyItem(at: location, to: destination)
             run.saved(destination)
         } catch {
-            run.log("meet error when copy file: \(error.localizedDescription)")
+            run.log("could not copy the file out of the temporary folder: \(error.localizedDescription)")
         }
         self.task = nil
     }

@@ -75,7 +75,7 @@ final class Lesson01Tests {
         let url = server.url(for: fixture, faults: "status:404", run: UUID().uuidString)
         let (article, articleFile) = try lesson(.article, url: url, extra: ["--sha256", fixture.sha256Hex()])
         #expect(article.status == ExitStatus.verificationFailed.rawValue)
-        #expect(article.stderr.contains("succeeded: received \(errorPage.count) bytes of data"), "\(article.stderr)")
+        #expect(article.stderr.contains("done: the whole body, \(errorPage.count) bytes, is in the buffer"), "\(article.stderr)")
         #expect(try Data(contentsOf: articleFile) == errorPage)
         #expect(try article.result().outcome == "verification-failed")
 
