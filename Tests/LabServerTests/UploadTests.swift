@@ -235,6 +235,15 @@ struct UploadTests {
         #expect(response.bodyText == Self.expectedJSON)
     }
 
+    @Test("the index page documents the endpoint")
+    func indexPage() throws {
+        let server = try LabServer.start()
+        defer { server.stop() }
+        let response = try fetch(server, "GET", "/")
+        #expect(response.bodyText.contains("POST /upload"))
+        #expect(response.bodyText.contains("curl -F file=@some.bin"))
+    }
+
     @Test("other methods on /upload are 405 with Allow: POST", arguments: ["GET", "PUT", "HEAD"])
     func wrongMethod(method: String) throws {
         let server = try LabServer.start()
