@@ -127,6 +127,25 @@ struct UploadTests {
         #expect(expected[1].bytes == Int64(Self.trickyFile.count))
     }
 
+    @Test("every split of the body into two chunks finds the same parts")
+    func parserEverySplit() throws {
+        let body = multipartBody(Self.parts, boundary: Self.boundary)
+        var whole = MultipartParser(boundary: Self.boundary)
+        try whole.feed(body)
+        let expected = try whole.finish()
+        for split in 0...body.count {
+            var parser = MultipartParser(boundary: Self.boundary)
+            try parser.feed(Array(body[..<split]))
+            try parser.feed(Array(body[split...]))
+            #expect(try parser.finish() == expected, "split at \(split)")
+        }
+    }
+
+    @Test("JSON strings escape quotes, backslashes and control characters")
+    func jsonEscaping() {
+        #expect(UploadEndpoint.quoted("a\"b\\c\r\n\t\u{01}\u{7F}é") == #""a\"b\\c\r\n\t\u0001\u007fé""#)
+    }
+
     @Test("a hostile filename is reported as parsed, escaped in the JSON")
     func hostileFilename() throws {
         let server = try LabServer.start()
