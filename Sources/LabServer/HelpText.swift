@@ -31,6 +31,19 @@ public enum HelpText {
           faults=redirect:3               three redirects before the file
         """
 
+    /// The upload endpoint; shared by the index page and `lab serve`.
+    public static let upload = """
+        Uploads:
+          POST /upload   (Content-Type: multipart/form-data; boundary=...)
+            Answers JSON: each file part's name, filename, contentType, bytes
+            and sha256, the plain form fields as text, and bodyBytes. Parts are
+            hashed as they arrive, never held in memory. Try:
+              curl -F file=@some.bin -F note=hi http://127.0.0.1:8080/upload
+            Limits: 100 parts, 16KiB of headers per part, 64KiB per form
+            field, 8GiB per body (413 beyond). A malformed body is 400 with a
+            one-line reason; other methods are 405.
+        """
+
     static let indexPage = """
         Download Lab test server
 
@@ -45,6 +58,8 @@ public enum HelpText {
 
           GET /fixtures/<name>.sha256?size=<size>
             the SHA-256 in sha256sum format
+
+        \(upload)
 
         \(faultSyntax)
 

@@ -10,35 +10,70 @@ final class RequestHandler: ChannelInboundHandler {
     private let core: ServerCore
     private var requestHead: HTTPRequestHead?
     private var streamer: BodyStreamer?
+    private var upload = UploadState.none
+    private let uploadLimits: MultipartLimits
 
-    init(core: ServerCore) {
+    private enum UploadState {
+        case none
+        /// Parsing the body of a `POST /upload`.
+        case receiving(MultipartParser)
+        /// Already answered with an error (before the body ended); the rest of the body is
+        /// read and dropped, up to `discardLimit` bytes, then the connection closes.
+        case refused(discarded: Int64, answered: EventLoopFuture<Void>)
+    }
+
+    /// A client that goes on sending after a refusal is cut off after this much.
+    private static let discardLimit: Int64 = 64 << 20
+
+    init(core: ServerCore, uploadLimits: MultipartLimits = MultipartLimits()) {
         self.core = core
+        self.uploadLimits = uploadLimits
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
         case .head(let head):
             requestHead = head
-        case .body:
-            break // no endpoint takes a request body
+            if head.method == .POST, UploadEndpoint.matches(head.uri) {
+                beginUpload(head, context: context)
+            }
+        case .body(let buffer):
+            // Only /upload reads request bodies; every other endpoint ignores them.
+            readUploadBody(buffer, context: context)
         case .end:
             // Answer only once the whole request has been read, so its bytes cannot be
             // mistaken for the next request.
             guard let head = requestHead else { return }
             requestHead = nil
-            respond(to: head, context: context)
+            switch upload {
+            case .none:
+                respond(to: head, context: context)
+            case .receiving(var parser):
+                upload = .none
+                finishUpload(&parser, request: head, context: context)
+            case .refused(_, let answered):
+                // The answer went out before the body ended; the connection closes after it.
+                upload = .none
+                answered.assumeIsolated().whenComplete { _ in context.close(promise: nil) }
+            }
         }
     }
 
     func channelInactive(context: ChannelHandlerContext) {
         streamer?.cancel()
         streamer = nil
+        upload = .none
         context.fireChannelInactive()
     }
 
     // MARK: Routing
 
     private func respond(to request: HTTPRequestHead, context: ChannelHandlerContext) {
+        if UploadEndpoint.matches(request.uri) {
+            sendText(.methodNotAllowed, "method \(request.method.rawValue) is not allowed on \(UploadEndpoint.path); use POST",
+                     extraHeaders: [("Allow", "POST")], request: request, context: context)
+            return
+        }
         guard request.method == .GET || request.method == .HEAD else {
             sendText(.methodNotAllowed, "method \(request.method.rawValue) is not allowed; use GET or HEAD",
                      extraHeaders: [("Allow", "GET, HEAD")], request: request, context: context)
@@ -173,14 +208,76 @@ final class RequestHandler: ChannelInboundHandler {
         streamer.start()
     }
 
+    // MARK: Uploads
+
+    private func beginUpload(_ head: HTTPRequestHead, context: ChannelHandlerContext) {
+        switch UploadEndpoint.boundary(of: head, limits: uploadLimits) {
+        case .failure(let refusal):
+            refuseUpload(refusal, request: head, context: context)
+        case .success(let boundary):
+            upload = .receiving(MultipartParser(boundary: boundary, limits: uploadLimits))
+            // curl and URLSession wait for this before sending a large body.
+            if head.headers.first(name: "Expect")?.lowercased() == "100-continue" {
+                let interim = HTTPResponseHead(version: head.version, status: .continue)
+                context.writeAndFlush(wrapOutboundOut(.head(interim)), promise: nil)
+            }
+        }
+    }
+
+    /// The body is parsed on the event loop as it arrives, so the socket is read no faster
+    /// than it is hashed and nothing piles up in memory.
+    private func readUploadBody(_ buffer: ByteBuffer, context: ChannelHandlerContext) {
+        switch upload {
+        case .none:
+            break
+        case .receiving(var parser):
+            upload = .none // the parser is mutated in place, not copied
+            do {
+                try parser.feed(buffer)
+                upload = .receiving(parser)
+            } catch {
+                guard let head = requestHead else { return }
+                refuseUpload(RefusedUpload(error), request: head, context: context)
+            }
+        case .refused(let discarded, let answered):
+            let total = discarded + Int64(buffer.readableBytes)
+            upload = .refused(discarded: total, answered: answered)
+            if total > Self.discardLimit {
+                context.close(promise: nil)
+            }
+        }
+    }
+
+    private func finishUpload(_ parser: inout MultipartParser, request: HTTPRequestHead, context: ChannelHandlerContext) {
+        do {
+            let parts = try parser.finish()
+            sendText(.ok, UploadEndpoint.json(parts: parts, bodyBytes: parser.bodyBytes),
+                     contentType: "application/json", request: request, context: context)
+        } catch {
+            let refusal = RefusedUpload(error)
+            sendText(refusal.status, refusal.reason, request: request, context: context)
+        }
+    }
+
+    /// Answers at once, before the rest of the body; the connection closes once the
+    /// request has ended, since the client may not send the body it announced.
+    private func refuseUpload(_ refusal: RefusedUpload, request: HTTPRequestHead, context: ChannelHandlerContext) {
+        let answered = sendText(refusal.status, refusal.reason, extraHeaders: request.isKeepAlive ? [("Connection", "close")] : [],
+                 request: request, context: context)
+        upload = .refused(discarded: 0, answered: answered)
+    }
+
     // MARK: Writing responses
 
     /// Short text answers: errors, redirects, scripted statuses, the index and checksums.
-    private func sendText(_ status: HTTPResponseStatus, _ line: String, extraHeaders: [(String, String)] = [],
-                          attempt: Int = 0, request: HTTPRequestHead, context: ChannelHandlerContext) {
+    /// The future completes when the answer has been written.
+    @discardableResult
+    private func sendText(_ status: HTTPResponseStatus, _ line: String, contentType: String = "text/plain; charset=utf-8",
+                          extraHeaders: [(String, String)] = [],
+                          attempt: Int = 0, request: HTTPRequestHead, context: ChannelHandlerContext) -> EventLoopFuture<Void> {
         let body = line.hasSuffix("\n") ? line : line + "\n"
         var headers = HTTPHeaders()
-        headers.add(name: "Content-Type", value: "text/plain; charset=utf-8")
+        headers.add(name: "Content-Type", value: contentType)
         headers.add(name: "Content-Length", value: "\(body.utf8.count)")
         headers.add(contentsOf: extraHeaders)
         let logIndex = writeHead(status, headers: headers, attempt: attempt, request: request, context: context)
@@ -188,7 +285,7 @@ final class RequestHandler: ChannelInboundHandler {
             core.recordBodyBytes(Int64(body.utf8.count), at: logIndex)
             context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(string: body)))), promise: nil)
         }
-        endResponse(request: request, context: context)
+        return endResponse(request: request, context: context)
     }
 
     /// Logs the response before writing it, so a client that has read the response will
@@ -217,10 +314,12 @@ final class RequestHandler: ChannelInboundHandler {
             .whenComplete { _ in context.close(promise: nil) }
     }
 
-    private func endResponse(request: HTTPRequestHead, context: ChannelHandlerContext) {
+    @discardableResult
+    private func endResponse(request: HTTPRequestHead, context: ChannelHandlerContext) -> EventLoopFuture<Void> {
         let written = context.writeAndFlush(wrapOutboundOut(.end(nil)))
         if !request.isKeepAlive {
             written.assumeIsolated().whenComplete { _ in context.close(promise: nil) }
         }
+        return written
     }
 }

@@ -24,7 +24,7 @@ struct Lab: ParsableCommand {
 struct Serve: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Run the lab's HTTP server until Ctrl-C.",
-        discussion: HelpText.faultSyntax
+        discussion: HelpText.faultSyntax + "\n\n" + HelpText.upload
     )
 
     @Option(help: "The address to listen on.")
@@ -66,6 +66,7 @@ struct Serve: ParsableCommand {
         let large = Fixture(name: "sample-1GiB.bin", size: 1 << 30)
         lines.append("  1GiB   \(server.url(for: large).absoluteString)")
         lines.append("         sha256 at \(base)/fixtures/\(large.name).sha256?size=\(large.size)")
+        lines += ["", "Uploads: curl -F file=@some.bin -F note=hi \(base)/upload (answers sizes and SHA-256s as JSON)"]
         lines += ["", HelpText.faultSyntax, "", "More at \(base)/ . Press Ctrl-C to stop.", ""]
         // Written straight to the file descriptor: print() buffers when stdout is a pipe, and
         // this process then waits for a signal, so `lab serve | tee` would show nothing.

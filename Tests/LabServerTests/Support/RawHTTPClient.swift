@@ -64,6 +64,12 @@ final class RawHTTPConnection {
         setReceiveTimeout(receiveTimeout)
     }
 
+    /// Sends every write at once instead of letting Nagle's algorithm merge small ones.
+    func disableNagle() {
+        var on: Int32 = 1
+        setsockopt(socketDescriptor, Int32(IPPROTO_TCP), TCP_NODELAY, &on, socklen_t(MemoryLayout<Int32>.size))
+    }
+
     deinit {
         close(socketDescriptor)
     }
@@ -74,7 +80,10 @@ final class RawHTTPConnection {
     }
 
     func write(_ text: String) throws {
-        let bytes = Array(text.utf8)
+        try write(bytes: Array(text.utf8))
+    }
+
+    func write(bytes: [UInt8]) throws {
         var offset = 0
         while offset < bytes.count {
             let written = bytes[offset...].withUnsafeBytes { buffer in
