@@ -13,6 +13,7 @@ let package = Package(
         .executable(name: "lesson-04-session-data-task", targets: ["lesson-04-session-data-task"]),
         .executable(name: "lesson-05-download-task-resume", targets: ["lesson-05-download-task-resume"]),
         .executable(name: "lesson-06-runloop-thread", targets: ["lesson-06-runloop-thread"]),
+        .executable(name: "lesson-07-multipart-upload", targets: ["lesson-07-multipart-upload"]),
         .library(name: "LabKit", targets: ["LabKit"]),
         .library(name: "LabServer", targets: ["LabServer"]),
     ],
@@ -59,6 +60,7 @@ let package = Package(
         .executableTarget(name: "lesson-04-session-data-task", dependencies: ["LabKit"]),
         .executableTarget(name: "lesson-05-download-task-resume", dependencies: ["LabKit"]),
         .executableTarget(name: "lesson-06-runloop-thread", dependencies: ["LabKit"]),
+        .executableTarget(name: "lesson-07-multipart-upload", dependencies: ["LabKit", "LabServer"]),
         .testTarget(
             name: "LabServerTests",
             dependencies: ["LabServer", .product(name: "Crypto", package: "swift-crypto")]
@@ -76,6 +78,7 @@ let package = Package(
                 "lesson-04-session-data-task",
                 "lesson-05-download-task-resume",
                 "lesson-06-runloop-thread",
+                "lesson-07-multipart-upload",
             ]
         ),
     ],

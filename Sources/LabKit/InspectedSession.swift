@@ -71,6 +71,13 @@ private final class InspectingDelegate: NSObject, URLSessionDataDelegate, Sendab
                            completionHandler: completionHandler)
     }
 
+    /// Upload progress is the lesson's to show; the inspector only passes it on.
+    func urlSession(_ session: URLSession, task: URLSessionTask, didSendBodyData bytesSent: Int64,
+                    totalBytesSent: Int64, totalBytesExpectedToSend: Int64) {
+        target.urlSession(session, task: task, didSendBodyData: bytesSent, totalBytesSent: totalBytesSent,
+                          totalBytesExpectedToSend: totalBytesExpectedToSend)
+    }
+
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         if let error { HTTPExchangeLog.shared.failed(exchange(for: task), error: error) }
         target.urlSession(session, task: task, didCompleteWithError: error)

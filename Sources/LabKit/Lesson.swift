@@ -22,11 +22,21 @@ public struct LessonRun: Sendable {
     /// The way chosen with `--way` (or the lesson's first), for a lesson that shows several.
     public let way: String?
     public let progress: ProgressBar
+    /// For a lesson that uploads (`uploads`): the generated file to send, written by the lesson
+    /// into `file` (`Fixture.fill` gives its bytes, `sha256Hex()` its digest). nil otherwise.
+    public let uploadFixture: Fixture?
     let console: Console
     let savedFile = SavedFile()
+    let ownCheck = OwnCheck()
 
     /// For a lesson that names its own file (`savesIntoFolder`): this is the file to verify.
     public func saved(_ file: URL) { savedFile.url.withLock { $0 = file } }
+
+    /// For a lesson that verifies the transfer itself (an upload: only the server's answer tells
+    /// what arrived). When an attempt finishes, this check replaces reading `file` back, and the
+    /// record and exit status keep the usual contract: both digests and byte counts equal → 0,
+    /// "verified"; otherwise 65, "verification-failed". An attempt that fails is 69 as usual.
+    public func verified(_ check: TransferCheck) { ownCheck.value.withLock { $0 = check } }
 
     /// The lesson's own remarks, in place of the article's NSLog.
     public func log(_ message: String) { console.line("  " + message) }
@@ -49,6 +59,33 @@ final class SavedFile: Sendable {
     let url = Mutex<URL?>(nil)
 }
 
+final class OwnCheck: Sendable {
+    let value = Mutex<TransferCheck?>(nil)
+}
+
+/// What a lesson checked itself (`LessonRun.verified(_:)`): what should have arrived and what did.
+/// In the record, `expectedSHA256` / `resourceBytes` are the expected side, `actualSHA256` /
+/// `fileBytes` what arrived.
+public struct TransferCheck: Sendable, Equatable {
+    public var expectedSHA256: String
+    public var expectedBytes: Int64
+    public var actualSHA256: String?
+    public var actualBytes: Int64
+    /// Names what was compared in the mismatch message, e.g. "the server received".
+    public var actualSide: String
+
+    public init(expectedSHA256: String, expectedBytes: Int64, actualSHA256: String?, actualBytes: Int64,
+                actualSide: String) {
+        self.expectedSHA256 = expectedSHA256
+        self.expectedBytes = expectedBytes
+        self.actualSHA256 = actualSHA256
+        self.actualBytes = actualBytes
+        self.actualSide = actualSide
+    }
+
+    var matches: Bool { actualSHA256 == expectedSHA256 && actualBytes == expectedBytes }
+}
+
 private final class CompletionSlot<Value: Sendable>: Sendable {
     let value = Mutex<Value?>(nil)
     let filled = DispatchSemaphore(value: 0)
@@ -63,6 +100,7 @@ public struct Lesson {
     public let defaultFaults: String
     public let ways: KeyValuePairs<String, String>
     public let savesIntoFolder: Bool
+    public let uploads: Bool
 
     /// - Parameters:
     ///   - id: "03-outputstream"; the executable is `lesson-<id>`.
@@ -72,14 +110,20 @@ public struct Lesson {
     ///     description; `--way` picks one, the first is the default.
     ///   - savesIntoFolder: the lesson names its file itself: `run.file` is then a folder (the
     ///     app's Documents), and the lesson reports the file it saved with `run.saved(_:)`.
+    ///   - uploads: the lesson sends a file instead of fetching one: `run.url` is the embedded
+    ///     server's `POST /upload` (or `--url`), `run.uploadFixture` describes a generated file of
+    ///     `--size` bytes that the lesson writes to `run.file` and sends, and the lesson reports
+    ///     what the server received with `run.verified(_:)`.
     public init(id: String, title: String, defaultSize: Int64, defaultFaults: String,
-                ways: KeyValuePairs<String, String> = [:], savesIntoFolder: Bool = false) {
+                ways: KeyValuePairs<String, String> = [:], savesIntoFolder: Bool = false,
+                uploads: Bool = false) {
         self.id = id
         self.title = title
         self.defaultSize = defaultSize
         self.defaultFaults = defaultFaults
         self.ways = ways
         self.savesIntoFolder = savesIntoFolder
+        self.uploads = uploads
     }
 
     var command: String { "lesson-\(id)" }

@@ -22,8 +22,13 @@ struct LessonSession {
         if let server = source.server {
             console.line("  embedded server \(server.baseURL.absoluteString), faults \"\(source.faults ?? "none")\"")
         }
-        console.line("  from \(source.url.absoluteString)")
-        console.line("  to   \(file.path)")
+        if lesson.uploads {
+            console.line("  send \(file.path)")
+            console.line("  to   POST \(source.url.absoluteString)")
+        } else {
+            console.line("  from \(source.url.absoluteString)")
+            console.line("  to   \(file.path)")
+        }
         if let diskCapacity { console.line("  simulated disk: full after \(ByteFormat.grouped(diskCapacity)) bytes") }
         if options.writeDelayMicroseconds > 0 { console.line("  simulated disk: \(options.writeDelayMicroseconds) µs per write") }
         HTTPExchangeLog.shared.observe { [console] event in
@@ -33,7 +38,8 @@ struct LessonSession {
         let progress = ProgressBar(console: console)
         let run = LessonRun(url: source.url, faultFreeURL: source.faultFreeURL, file: file,
                             variant: options.variant, way: options.way,
-                            progress: progress, console: console)
+                            progress: progress, uploadFixture: lesson.uploads ? source.fixture : nil,
+                            console: console)
         let download = makeDownload(run)
 
         let started = Date()
@@ -48,7 +54,7 @@ struct LessonSession {
             let fileBytesBefore = PartialFile.size(of: file)
             lastResult = download.downloadFile()
             let fileGrowth = PartialFile.size(of: file) - fileBytesBefore
-            if fileGrowth > 0, !HTTPExchangeLog.shared.exchanges.dropFirst(exchangesBefore).contains(where: { $0.method == "GET" }) {
+            if fileGrowth > 0, !lesson.uploads, !HTTPExchangeLog.shared.exchanges.dropFirst(exchangesBefore).contains(where: { $0.method == "GET" }) {
                 // A call such as Data(contentsOf:) shows the lab no request or response; what
                 // landed in the file is all there is to count.
                 HTTPExchangeLog.shared.unobserved(url: source.url, bodyBytes: fileGrowth)
@@ -66,7 +72,8 @@ struct LessonSession {
             : file
         let result = try Verdict(
             lesson: lesson, options: options, source: source, file: verifiedFile,
-            attempts: attempts, lastResult: lastResult, wallSeconds: wallSeconds
+            attempts: attempts, lastResult: lastResult, wallSeconds: wallSeconds,
+            ownCheck: run.ownCheck.value.withLock { $0 }
         ).result()
         report(result)
         return result
@@ -140,6 +147,17 @@ struct DownloadSource {
     let faults: String?
 
     init(options: LessonOptions, lesson: Lesson) throws {
+        if lesson.uploads {
+            // The file to send is generated here; the server is where it goes.
+            let fixture = Fixture(name: "lesson-\(lesson.id)", size: try options.size.map(ByteSize.parse) ?? lesson.defaultSize)
+            let server = options.url == nil ? try LabServer.start() : nil
+            url = options.url.map { URL(string: $0)! } ?? server!.baseURL.appendingPathComponent("upload")
+            faultFreeURL = url
+            self.server = server
+            self.fixture = fixture
+            faults = nil
+            return
+        }
         if let url = options.url {
             self.url = URL(string: url)!
             faultFreeURL = self.url

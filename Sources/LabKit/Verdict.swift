@@ -12,15 +12,17 @@ struct Verdict {
     let attempts: Int
     let lastResult: AttemptResult
     let wallSeconds: Double
+    /// What the lesson verified itself (`LessonRun.verified(_:)`), if it did.
+    var ownCheck: TransferCheck?
 
     func result() throws -> LessonResult {
         let exchanges = HTTPExchangeLog.shared.exchanges
-        let fileBytes = (try? FileManager.default.attributesOfItem(atPath: file.path)[.size] as? NSNumber)?.int64Value ?? 0
+        var fileBytes = (try? FileManager.default.attributesOfItem(atPath: file.path)[.size] as? NSNumber)?.int64Value ?? 0
         // Side demonstrations fetch from the fault-free URL; they are not part of the download.
         let sideDemonstration = source.faultFreeURL == source.url ? nil : source.faultFreeURL.absoluteString
         let bytesReceived = exchanges.filter { $0.url != sideDemonstration }.reduce(0) { $0 + $1.bodyBytes }
-        let resourceBytes = Self.resourceBytes(in: exchanges) ?? source.fixture?.size
-        let expected = options.sha256
+        var resourceBytes = Self.resourceBytes(in: exchanges) ?? source.fixture?.size
+        var expected = options.sha256
             ?? exchanges.last(where: { $0.reprDigestSHA256 != nil })?.reprDigestSHA256
             ?? source.fixture?.sha256Hex()
 
@@ -37,6 +39,23 @@ struct Verdict {
             var record = LessonResult.ErrorRecord(error)
             record.message = reason + record.message + (fileBytes > 0 ? " (partial file kept at \(file.path))" : "")
             failure = record
+        case .finished where ownCheck != nil:
+            let check = ownCheck!
+            expected = check.expectedSHA256
+            actual = check.actualSHA256
+            resourceBytes = check.expectedBytes
+            fileBytes = check.actualBytes
+            if check.matches {
+                outcome = "verified"
+                status = .success
+            } else {
+                outcome = "verification-failed"
+                status = .verificationFailed
+                failure = .init(domain: "DownloadLab", code: Int(status.rawValue),
+                                message: "\(check.actualSide) \(ByteFormat.grouped(check.actualBytes)) bytes, "
+                                    + "SHA-256 \(check.actualSHA256 ?? "(none)"); expected "
+                                    + "\(ByteFormat.grouped(check.expectedBytes)) bytes, SHA-256 \(check.expectedSHA256)")
+            }
         case .finished:
             if FileManager.default.fileExists(atPath: file.path) {
                 do {
@@ -83,7 +102,8 @@ struct Verdict {
             wallSeconds: wallSeconds,
             cpuSeconds: ProcessMetrics.cpuSeconds(),
             peakRSSBytes: ProcessMetrics.peakRSSBytes(),
-            throughputBytesPerSecond: wallSeconds > 0 ? Double(bytesReceived) / wallSeconds : 0,
+            // An upload's throughput is what was sent, not the short answer that came back.
+            throughputBytesPerSecond: wallSeconds > 0 ? Double(ownCheck?.expectedBytes ?? bytesReceived) / wallSeconds : 0,
             writeDelayMicroseconds: options.writeDelayMicroseconds,
             requests: exchanges,
             error: failure

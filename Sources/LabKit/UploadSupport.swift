@@ -1,0 +1,51 @@
+import Foundation
+import LabServer
+
+/// The embedded server's answer to `POST /upload` (README, "The embedded server").
+public struct UploadAnswer: Decodable, Sendable {
+    public struct File: Decodable, Sendable {
+        public var name: String
+        public var filename: String
+        public var contentType: String?
+        public var bytes: Int64
+        public var sha256: String
+    }
+
+    public var fields: [String: String]
+    public var files: [File]
+    public var bodyBytes: Int64
+}
+
+extension LessonRun {
+    /// Writes the generated file to send (`uploadFixture`) into `file`, 1 MiB at a time, and
+    /// returns its description. Only for a lesson made with `uploads: true`.
+    public func writeUploadFile() throws -> Fixture {
+        guard let fixture = uploadFixture else { preconditionFailure("writeUploadFile() needs Lesson(uploads: true)") }
+        guard FileManager.default.createFile(atPath: file.path, contents: nil),
+              let handle = FileHandle(forWritingAtPath: file.path)
+        else { throw DownloadError.localIO(path: file.path, reason: "cannot create the file to upload") }
+        defer { try? handle.close() }
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        var offset: Int64 = 0
+        while offset < fixture.size {
+            let count = Int(min(Int64(buffer.count), fixture.size - offset))
+            buffer.withUnsafeMutableBytes { fixture.fill(UnsafeMutableRawBufferPointer(rebasing: $0[..<count]), from: offset) }
+            do {
+                try handle.write(contentsOf: buffer[..<count])
+            } catch {
+                throw DownloadError.localIO(path: file.path, reason: error.localizedDescription)
+            }
+            offset += Int64(count)
+        }
+        return fixture
+    }
+
+    /// Compares the file part `name` of the server's answer with the file that was sent, and
+    /// reports the result with `verified(_:)`.
+    public func verify(_ answer: UploadAnswer, part name: String, sent fixture: Fixture) {
+        let part = answer.files.first { $0.name == name }
+        verified(TransferCheck(expectedSHA256: fixture.sha256Hex(), expectedBytes: fixture.size,
+                               actualSHA256: part?.sha256, actualBytes: part?.bytes ?? 0,
+                               actualSide: "the server received \"\(name)\" as"))
+    }
+}

@@ -1,0 +1,106 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import LabKit
+import LabServer
+import Testing
+
+/// lesson-07-multipart-upload, run as a child process; it starts its own embedded server and
+/// uploads to `POST /upload`.
+@Suite(.serialized)
+final class Lesson07Tests {
+    let directory: URL
+
+    init() throws {
+        directory = try scratchDirectory()
+    }
+
+    deinit {
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    private func lesson(_ variant: Variant, size: Int64, output: URL? = nil, timeout: TimeInterval = 300) throws
+        -> ChildProcess.Finished {
+        let output = output ?? directory.appendingPathComponent("\(variant)-\(UUID().uuidString).bin")
+        return try ChildProcess.run(
+            "lesson-07-multipart-upload",
+            ["--size", String(size), "--output", output.path, "--variant", variant.rawValue, "--json"],
+            timeout: timeout)
+    }
+
+    private func fixture(size: Int64) -> Fixture { Fixture(name: "lesson-07-multipart-upload", size: size) }
+
+    @Test func correctedUploadArrivesWithTheSameBytesAndDigest() throws {
+        let size: Int64 = 3_000_017
+        let finished = try lesson(.corrected, size: size)
+        #expect(finished.status == 0, "\(finished.stderr)")
+        let result = try finished.result()
+        #expect(result.outcome == "verified")
+        #expect(result.fileBytes == size)
+        #expect(result.resourceBytes == size)
+        #expect(result.expectedSHA256 == fixture(size: size).sha256Hex())
+        #expect(result.actualSHA256 == fixture(size: size).sha256Hex())
+        #expect(result.requests.map(\.method) == ["POST"])
+        #expect(result.requests.first?.status == 200)
+        #expect(finished.stderr.contains("\"fields\":{\"note\":\"sent by lesson-07-multipart-upload\"}"), "\(finished.stderr)")
+    }
+
+    /// The article's extra CRLF ends up inside the file part: two bytes more, another digest.
+    @Test func articleUploadArrivesTwoBytesLonger() throws {
+        let size: Int64 = 3_000_017
+        let output = directory.appendingPathComponent("article.bin")
+        let finished = try lesson(.article, size: size, output: output)
+        #expect(finished.status == ExitStatus.verificationFailed.rawValue, "\(finished.stderr)")
+        let result = try finished.result()
+        #expect(result.outcome == "verification-failed")
+        #expect(result.fileBytes == size + 2)
+        #expect(result.expectedSHA256 == fixture(size: size).sha256Hex())
+        #expect(result.actualSHA256 != fixture(size: size).sha256Hex())
+        // What arrived is exactly the file followed by CRLF.
+        let handle = try FileHandle(forWritingTo: output)
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data("\r\n".utf8))
+        try handle.close()
+        #expect(result.actualSHA256 == (try FileDigest.sha256Hex(of: output)))
+        // The text field still arrives intact.
+        #expect(finished.stderr.contains("\"fields\":{\"note\":\"sent by lesson-07-multipart-upload\"}"), "\(finished.stderr)")
+        let errorLines = finished.stderr.split(separator: "\n").filter { $0.hasPrefix("lesson-07-multipart-upload:") }
+        #expect(errorLines.count == 1, "\(finished.stderr)")
+    }
+
+    /// A file name with a quote and a line break cannot add a header: it arrives percent-encoded.
+    @Test func hostileFileNameIsEscaped() throws {
+        let size: Int64 = 1000
+        let name = "evil\"\r\nContent-Type: text/html\r\nX: \".bin"
+        let finished = try lesson(.corrected, size: size, output: directory.appendingPathComponent(name))
+        #expect(finished.status == 0, "\(finished.stderr)")
+        #expect(try finished.result().fileBytes == size)
+        #expect(finished.stderr.contains(
+            "\"filename\":\"evil%22%0D%0AContent-Type: text/html%0D%0AX: %22.bin\",\"contentType\":\"application/octet-stream\""),
+            "\(finished.stderr)")
+    }
+
+    /// The server refuses a body whose closing delimiter never comes.
+    @Test func malformedBodyGets400() async throws {
+        let server = try LabServer.start()
+        defer { server.stop() }
+        var request = URLRequest(url: server.baseURL.appendingPathComponent("upload"))
+        request.httpMethod = "POST"
+        request.setValue("multipart/form-data; boundary=abc", forHTTPHeaderField: "Content-Type")
+        request.httpBody = Data("--abc\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\nvalue without an end".utf8)
+        let (_, response) = try await URLSession.shared.data(for: request)
+        #expect((response as? HTTPURLResponse)?.statusCode == 400)
+    }
+
+    /// The corrected variant streams the body: 1 GiB goes out with a flat memory profile.
+    @Test func correctedOneGibibyteStaysUnder96MB() throws {
+        let size: Int64 = 1 << 30
+        let finished = try lesson(.corrected, size: size, timeout: 900)
+        #expect(finished.status == 0, "\(finished.stderr)")
+        let result = try finished.result()
+        #expect(result.verified)
+        #expect(result.fileBytes == size)
+        #expect(result.peakRSSBytes < 96_000_000, "peak RSS \(result.peakRSSBytes)")
+    }
+}
