@@ -36,11 +36,15 @@ enum ExchangeStory {
         func row(_ name: String, _ value: String) -> String {
             "  " + name.padding(toLength: 18, withPad: " ", startingAt: 0) + value
         }
-        lines.append(row("bytes", "\(ByteFormat.grouped(result.fileBytes)) on disk (\(ByteFormat.iec(result.fileBytes)))"))
+        // An upload (lesson 07) reports what the server received; nothing is on disk or resumed.
+        let isUpload = result.requests.contains { $0.method == "POST" }
+        lines.append(row("bytes", "\(ByteFormat.grouped(result.fileBytes)) "
+                         + (isUpload ? "received by the server" : "on disk") + " (\(ByteFormat.iec(result.fileBytes)))"))
         lines.append(row("time", String(format: "%.2f s in %d attempt%@", result.wallSeconds, result.attempts,
                                         result.attempts == 1 ? "" : "s")))
         lines.append(row("throughput", "\(ByteFormat.iec(Int64(result.throughputBytesPerSecond)))/s"))
         lines.append(row("peak RSS", ByteFormat.iec(result.peakRSSBytes)))
+        if isUpload { return lines }
         let resumed = result.resumedFrom.map { "byte \(ByteFormat.grouped($0))" }.joined(separator: ", ")
         lines.append(row("resumed from", resumed.isEmpty ? "(no resume)" : resumed))
         lines.append(row("downloaded twice", "\(ByteFormat.grouped(result.bytesDownloadedAgain)) bytes"))

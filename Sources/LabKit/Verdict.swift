@@ -37,7 +37,8 @@ struct Verdict {
             let reason = attempts >= options.maxAttempts && lastResult.isResumable
                 ? "gave up after \(attempts) attempts: " : ""
             var record = LessonResult.ErrorRecord(error)
-            record.message = reason + record.message + (fileBytes > 0 ? " (partial file kept at \(file.path))" : "")
+            let kept = fileBytes > 0 && !lesson.uploads ? " (partial file kept at \(file.path))" : ""
+            record.message = reason + record.message + kept
             failure = record
         case .finished where ownCheck != nil:
             let check = ownCheck!
