@@ -113,6 +113,29 @@ public final class PartialFile {
     /// Counts `count` more bytes written at the end of the file.
     public func didWrite(_ count: Int) { written += Int64(count) }
 
+    /// Writes `data` at the end of the partial file through `output`, checks that all of it was
+    /// written (a short write means a full disk), counts it and shows the progress.
+    public func append(_ data: Data, through output: OutputStream) throws {
+        let count = output.write(data)
+        guard count == data.count else {
+            // Not output.streamError: reading it traps in Foundation on Linux.
+            throw DownloadError.localIO(path: file.path, reason: "write returned \(count) for \(data.count) bytes (disk full?)")
+        }
+        didWrite(count)
+        run.progress.update(received: written, expected: total)
+    }
+
+    /// The same through a file handle, whose write throws instead of coming up short.
+    public func append(_ data: Data, through handle: FileHandle) throws {
+        do {
+            try handle.write(contentsOf: data)
+        } catch {
+            throw DownloadError.localIO(path: file.path, reason: error.localizedDescription)
+        }
+        didWrite(data.count)
+        run.progress.update(received: written, expected: total)
+    }
+
     /// The file is whole: the sidecar has done its job.
     public func finished() { ResumeState.remove(for: file) }
 

@@ -131,13 +131,8 @@ final class CorrectedDownload: LessonDownload, URLConnectionDataDelegate {
 
     func connection(_ connection: URLConnection, didReceive data: Data) {
         guard let fileHandle else { return }
-        do {
-            try fileHandle.write(contentsOf: data)
-        } catch {
-            return fail(DownloadError.localIO(path: run.file.path, reason: error.localizedDescription))
-        }
-        partial.didWrite(data.count)
-        run.progress.update(received: partial.written, expected: partial.total)
+        // Every write is checked: a failed one stops the download, partial file kept.
+        do { try partial.append(data, through: fileHandle) } catch { fail(error) }
     }
 
     func connectionDidFinishLoading(_ connection: URLConnection) {

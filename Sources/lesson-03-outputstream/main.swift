@@ -146,14 +146,8 @@ final class CorrectedDownload: LessonDownload, URLConnectionDataDelegate {
 
     func connection(_ connection: URLConnection, didReceive data: Data) {
         guard let output else { return }
-        let count = output.write(data)
-        guard count == data.count else {
-            // Not output.streamError: reading it traps in Foundation on Linux.
-            let reason = "write returned \(count) for \(data.count) bytes (disk full?)"
-            return fail(DownloadError.localIO(path: run.file.path, reason: reason))
-        }
-        partial.didWrite(count)
-        run.progress.update(received: partial.written, expected: partial.total)
+        // `append` checks write's return value: a short write (a full disk) is an error here.
+        do { try partial.append(data, through: output) } catch { fail(error) }
     }
 
     func connectionDidFinishLoading(_ connection: URLConnection) {

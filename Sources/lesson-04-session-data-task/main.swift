@@ -140,16 +140,13 @@ final class CorrectedDownload: NSObject, LessonDownload, URLSessionDataDelegate,
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
         guard let fileHandle, failure == nil else { return }
         do {
-            try fileHandle.write(contentsOf: data)
+            try partial.append(data, through: fileHandle)
         } catch {
-            failure = DownloadError.localIO(path: run.file.path, reason: error.localizedDescription)
+            failure = error
             // cancel() waits for the session's internal queue on Linux, which may be waiting for
             // this delegate queue: ask from elsewhere.
             DispatchQueue.global().async { dataTask.cancel() }
-            return
         }
-        partial.didWrite(data.count)
-        run.progress.update(received: partial.written, expected: partial.total)
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {

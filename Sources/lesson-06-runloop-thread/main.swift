@@ -393,14 +393,7 @@ final class Transfer: URLConnectionDataDelegate, @unchecked Sendable {
     func connection(_ connection: URLConnection, didReceive data: Data) {
         noteThread()
         guard let output else { return }
-        let count = output.write(data)
-        guard count == data.count else {
-            // Not output.streamError: reading it traps in Foundation on Linux.
-            let reason = "write returned \(count) for \(data.count) bytes (disk full?)"
-            return fail(DownloadError.localIO(path: run.file.path, reason: reason))
-        }
-        partial.didWrite(count)
-        run.progress.update(received: partial.written, expected: partial.total)
+        do { try partial.append(data, through: output) } catch { fail(error) }
     }
 
     func connectionDidFinishLoading(_ connection: URLConnection) {
