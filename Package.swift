@@ -16,6 +16,7 @@ let package = Package(
         .executable(name: "lesson-07-multipart-upload", targets: ["lesson-07-multipart-upload"]),
         .library(name: "LabKit", targets: ["LabKit"]),
         .library(name: "LabServer", targets: ["LabServer"]),
+        .library(name: "LabReport", targets: ["LabReport"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
@@ -46,10 +47,13 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
+        // results.json and the HTML report drawn from it.
+        .target(name: "LabReport", dependencies: ["CLibXML2"]),
         .executableTarget(
             name: "lab",
             dependencies: [
-                "LabServer", "LabKit",
+                "LabServer", "LabKit", "LabReport",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -67,10 +71,11 @@ let package = Package(
         ),
         .testTarget(name: "LabKitTests", dependencies: ["LabKit", "LabServer"]),
         .testTarget(name: "CLibXML2Tests", dependencies: ["CLibXML2"]),
+        .testTarget(name: "LabReportTests", dependencies: ["LabReport", "CLibXML2"]),
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
-                "LabKit", "LabServer", "lab",
+                "LabKit", "LabServer", "LabReport", "lab",
                 "lesson-00-small-file",
                 "lesson-01-in-memory",
                 "lesson-02-filehandle",

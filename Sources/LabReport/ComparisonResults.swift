@@ -1,0 +1,261 @@
+import Foundation
+
+/// What `lab compare` measured: the contents of `results.json`, and what `lab report` reads.
+///
+/// Every field is described in the README's "results.json" section; a test holds the two
+/// together. Optional fields are absent from the file when they have no value.
+public struct ComparisonResults: Codable, Sendable, Equatable {
+    public static let currentSchema = "download-lab.results/1"
+
+    public var schema = ComparisonResults.currentSchema
+    /// Which machine (or student) measured this; the hostname unless `--label` says otherwise.
+    public var label: String
+    public var environment: Environment
+    public var settings: Settings
+    public var references: [Reference]
+    public var runs: [Run]
+
+    public init(label: String, environment: Environment, settings: Settings,
+                references: [Reference], runs: [Run]) {
+        self.label = label
+        self.environment = environment
+        self.settings = settings
+        self.references = references
+        self.runs = runs
+    }
+
+    /// The machine and software the numbers come from.
+    public struct Environment: Codable, Sendable, Equatable {
+        public var hostname: String
+        public var cpuModel: String
+        public var cores: Int
+        public var memoryBytes: Int64
+        public var operatingSystem: String
+        public var swiftVersion: String
+        /// "debug" or "release": how the lesson executables were built.
+        public var buildConfiguration: String
+        /// "embedded" (a LabServer inside `lab compare`) or "external" (`--server`).
+        public var serverKind: String
+        public var serverURL: String
+        /// When the comparison started, ISO 8601 in UTC.
+        public var startedAt: String
+        public var durationSeconds: Double
+
+        public init(hostname: String, cpuModel: String, cores: Int, memoryBytes: Int64,
+                    operatingSystem: String, swiftVersion: String, buildConfiguration: String,
+                    serverKind: String, serverURL: String, startedAt: String, durationSeconds: Double) {
+            self.hostname = hostname
+            self.cpuModel = cpuModel
+            self.cores = cores
+            self.memoryBytes = memoryBytes
+            self.operatingSystem = operatingSystem
+            self.swiftVersion = swiftVersion
+            self.buildConfiguration = buildConfiguration
+            self.serverKind = serverKind
+            self.serverURL = serverURL
+            self.startedAt = startedAt
+            self.durationSeconds = durationSeconds
+        }
+    }
+
+    /// What was asked for.
+    public struct Settings: Codable, Sendable, Equatable {
+        /// "default", "quick", "full" or "custom".
+        public var preset: String
+        /// File sizes of the clean scenario, smallest first.
+        public var sizes: [Int64]
+        /// The file size every fault scenario uses.
+        public var faultSize: Int64
+        /// Lesson ids, e.g. "03-outputstream".
+        public var lessons: [String]
+        /// Scenario names (see `Scenario` in the README).
+        public var scenarios: [String]
+        public var repetitions: Int
+        /// The write delay of the slow-disk scenario.
+        public var slowDiskWriteDelayMicroseconds: Int
+
+        public init(preset: String, sizes: [Int64], faultSize: Int64, lessons: [String],
+                    scenarios: [String], repetitions: Int, slowDiskWriteDelayMicroseconds: Int) {
+            self.preset = preset
+            self.sizes = sizes
+            self.faultSize = faultSize
+            self.lessons = lessons
+            self.scenarios = scenarios
+            self.repetitions = repetitions
+            self.slowDiskWriteDelayMicroseconds = slowDiskWriteDelayMicroseconds
+        }
+    }
+
+    /// A yardstick measured in the same run: another client, or a physical limit.
+    public struct Reference: Codable, Sendable, Equatable {
+        /// "curl", "wget", "loopback-limit" or "disk-limit".
+        public var kind: String
+        /// What ran, e.g. "curl 7.88.1 -o FILE" or "read to /dev/null".
+        public var detail: String
+        public var sizeBytes: Int64
+        /// Medians over the repetitions.
+        public var wallSeconds: Double
+        public var throughputBytesPerSecond: Double
+        /// Absent for a limit measured inside `lab compare` itself.
+        public var peakRSSBytes: Int64?
+
+        public init(kind: String, detail: String, sizeBytes: Int64, wallSeconds: Double,
+                    throughputBytesPerSecond: Double, peakRSSBytes: Int64?) {
+            self.kind = kind
+            self.detail = detail
+            self.sizeBytes = sizeBytes
+            self.wallSeconds = wallSeconds
+            self.throughputBytesPerSecond = throughputBytesPerSecond
+            self.peakRSSBytes = peakRSSBytes
+        }
+    }
+
+    /// One lesson, variant, scenario and size, run `settings.repetitions` times.
+    public struct Run: Codable, Sendable, Equatable {
+        /// The lesson id, e.g. "03-outputstream".
+        public var lesson: String
+        /// A short name for people, e.g. "OutputStream append".
+        public var title: String
+        /// "article" or "corrected".
+        public var variant: String
+        public var scenario: String
+        public var sizeBytes: Int64
+        /// "pass" (every repetition verified), "fail", or "refused" (the lesson declined on
+        /// purpose with a clear error, as lesson 00 corrected does with a file too big to hold).
+        public var status: String
+        /// A failure the lesson's article variant is there to show.
+        public var expectedFailure: Bool
+        /// Why it failed, in one line; absent when it passed.
+        public var cause: String?
+        /// Medians over the repetitions.
+        public var wallSeconds: Double
+        public var cpuSeconds: Double
+        public var peakRSSBytes: Int64
+        public var throughputBytesPerSecond: Double
+        public var bytesOnWire: Int64
+        public var bytesDownloadedAgain: Int64
+        public var repetitions: [Repetition]
+        /// RSS of the median repetition while it ran; absent when not sampled.
+        public var rssTimeline: [RSSSample]?
+
+        public init(lesson: String, title: String, variant: String, scenario: String, sizeBytes: Int64,
+                    status: String, expectedFailure: Bool, cause: String?, wallSeconds: Double,
+                    cpuSeconds: Double, peakRSSBytes: Int64, throughputBytesPerSecond: Double,
+                    bytesOnWire: Int64, bytesDownloadedAgain: Int64, repetitions: [Repetition],
+                    rssTimeline: [RSSSample]?) {
+            self.lesson = lesson
+            self.title = title
+            self.variant = variant
+            self.scenario = scenario
+            self.sizeBytes = sizeBytes
+            self.status = status
+            self.expectedFailure = expectedFailure
+            self.cause = cause
+            self.wallSeconds = wallSeconds
+            self.cpuSeconds = cpuSeconds
+            self.peakRSSBytes = peakRSSBytes
+            self.throughputBytesPerSecond = throughputBytesPerSecond
+            self.bytesOnWire = bytesOnWire
+            self.bytesDownloadedAgain = bytesDownloadedAgain
+            self.repetitions = repetitions
+            self.rssTimeline = rssTimeline
+        }
+    }
+
+    /// One child process (or, for kill-rerun, the killed process and its rerun together).
+    public struct Repetition: Codable, Sendable, Equatable {
+        public var exitCode: Int32
+        /// The lesson's own outcome ("verified", "transfer-failed", …), or "crashed" /
+        /// "timed-out" when it printed no record.
+        public var outcome: String
+        /// The harness's own check: the file's SHA-256 and size match the resource.
+        public var verified: Bool
+        public var wallSeconds: Double
+        public var cpuSeconds: Double
+        /// From the kernel (wait4's ru_maxrss).
+        public var peakRSSBytes: Int64
+        public var throughputBytesPerSecond: Double
+        /// Response body bytes the server sent to this run (upload: request body bytes).
+        public var bytesOnWire: Int64
+        /// Bytes on the wire beyond one copy of the resource.
+        public var bytesDownloadedAgain: Int64
+        /// The lesson's one-line error, if any.
+        public var error: String?
+
+        public init(exitCode: Int32, outcome: String, verified: Bool, wallSeconds: Double,
+                    cpuSeconds: Double, peakRSSBytes: Int64, throughputBytesPerSecond: Double,
+                    bytesOnWire: Int64, bytesDownloadedAgain: Int64, error: String?) {
+            self.exitCode = exitCode
+            self.outcome = outcome
+            self.verified = verified
+            self.wallSeconds = wallSeconds
+            self.cpuSeconds = cpuSeconds
+            self.peakRSSBytes = peakRSSBytes
+            self.throughputBytesPerSecond = throughputBytesPerSecond
+            self.bytesOnWire = bytesOnWire
+            self.bytesDownloadedAgain = bytesDownloadedAgain
+            self.error = error
+        }
+    }
+
+    /// Resident memory at a moment of a run, from /proc/PID/status (VmRSS).
+    public struct RSSSample: Codable, Sendable, Equatable {
+        /// Seconds since the child started.
+        public var t: Double
+        public var rssBytes: Int64
+
+        public init(t: Double, rssBytes: Int64) {
+            self.t = t
+            self.rssBytes = rssBytes
+        }
+    }
+}
+
+extension ComparisonResults {
+    /// Reads a results file, refusing another schema with a one-line reason.
+    public static func read(from file: URL) throws -> ComparisonResults {
+        let data: Data
+        do {
+            data = try Data(contentsOf: file)
+        } catch {
+            throw ResultsFileError(path: file.path, reason: "cannot read it")
+        }
+        struct SchemaProbe: Decodable { var schema: String? }
+        guard let probe = try? JSONDecoder().decode(SchemaProbe.self, from: data) else {
+            throw ResultsFileError(path: file.path, reason: "not a JSON object")
+        }
+        guard probe.schema == currentSchema else {
+            throw ResultsFileError(path: file.path,
+                                   reason: "schema is \(probe.schema.map { "\"\($0)\"" } ?? "missing"), expected \"\(currentSchema)\"")
+        }
+        do {
+            return try JSONDecoder().decode(ComparisonResults.self, from: data)
+        } catch let DecodingError.keyNotFound(key, context) {
+            throw ResultsFileError(path: file.path, reason: "missing \(Self.path(context.codingPath + [key]))")
+        } catch let DecodingError.typeMismatch(_, context) {
+            throw ResultsFileError(path: file.path, reason: "wrong type at \(Self.path(context.codingPath))")
+        } catch let DecodingError.valueNotFound(_, context) {
+            throw ResultsFileError(path: file.path, reason: "null at \(Self.path(context.codingPath))")
+        } catch {
+            throw ResultsFileError(path: file.path, reason: "not a results file")
+        }
+    }
+
+    /// Writes the file pretty-printed with sorted keys, so two runs diff well.
+    public func write(to file: URL) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        try encoder.encode(self).write(to: file, options: .atomic)
+    }
+
+    private static func path(_ keys: [any CodingKey]) -> String {
+        keys.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined().trimmingPrefix(".").description
+    }
+}
+
+/// A results file that cannot be used, with the reason in one line.
+public struct ResultsFileError: Error, CustomStringConvertible {
+    public var path: String
+    public var reason: String
+    public var description: String { "\(path): \(reason)" }
+}
