@@ -6,6 +6,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "lab", targets: ["lab"]),
+        .executable(name: "lab-measure", targets: ["lab-measure"]),
         .executable(name: "lesson-00-small-file", targets: ["lesson-00-small-file"]),
         .executable(name: "lesson-01-in-memory", targets: ["lesson-01-in-memory"]),
         .executable(name: "lesson-02-filehandle", targets: ["lesson-02-filehandle"]),
@@ -53,10 +54,18 @@ let package = Package(
             name: "lab",
             dependencies: [
                 "LabServer", "LabKit", "LabReport",
+                // `lab compare` runs these as child processes; listing them here makes
+                // `swift run lab compare` build them first.
+                "lab-measure",
+                "lesson-00-small-file", "lesson-01-in-memory", "lesson-02-filehandle", "lesson-03-outputstream",
+                "lesson-04-session-data-task", "lesson-05-download-task-resume", "lesson-06-runloop-thread",
+                "lesson-07-multipart-upload",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // Starts each process `lab compare` measures; in C, so it stays small (see main.c).
+        .executableTarget(name: "lab-measure"),
         .executableTarget(name: "lesson-00-small-file", dependencies: ["LabKit"]),
         .executableTarget(name: "lesson-01-in-memory", dependencies: ["LabKit"]),
         .executableTarget(name: "lesson-02-filehandle", dependencies: ["LabKit"]),
@@ -75,7 +84,7 @@ let package = Package(
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
-                "LabKit", "LabServer", "LabReport", "lab",
+                "LabKit", "LabServer", "LabReport", "lab", "lab-measure",
                 "lesson-00-small-file",
                 "lesson-01-in-memory",
                 "lesson-02-filehandle",

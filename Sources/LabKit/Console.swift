@@ -3,7 +3,7 @@ import Synchronization
 
 /// Where a lesson's story goes: stdout normally, stderr when stdout carries the JSON record,
 /// nowhere with `--quiet`. A live progress line is drawn only on a terminal.
-final class Console: Sendable {
+public final class Console: Sendable {
     private let story: Int32?
     let isTerminal: Bool
     private let progressLineShown = Mutex(false)
@@ -33,10 +33,10 @@ final class Console: Sendable {
     }
 
     /// A failure, always on stderr, one line, whatever `--quiet` says.
-    static func error(_ text: String) { write(text + "\n", to: STDERR_FILENO) }
+    public static func error(_ text: String) { write(text + "\n", to: STDERR_FILENO) }
 
     /// Machine-readable output, always on stdout.
-    static func output(_ text: String) { write(text + "\n", to: STDOUT_FILENO) }
+    public static func output(_ text: String) { write(text + "\n", to: STDOUT_FILENO) }
 
     private static func write(_ text: String, to descriptor: Int32) {
         var bytes = Array(text.utf8)[...]

@@ -147,6 +147,7 @@ public struct Lesson {
     private func parseOptions() -> LessonOptions {
         do {
             var options = try LessonOptions.parse()
+            try checkSource(options)
             try chooseWay(&options)
             return options
         } catch {
@@ -155,6 +156,18 @@ public struct Lesson {
                     + LessonOptions.helpMessage().replacingOccurrences(of: "USAGE: lesson ", with: "USAGE: \(command) ")
                     + waysHelp
             }
+        }
+    }
+
+    /// `--url` replaces the embedded server, so its faults and its file size go with it; an upload
+    /// lesson still generates the file it sends, so `--size` keeps its meaning there.
+    private func checkSource(_ options: LessonOptions) throws {
+        guard options.url != nil else { return }
+        if uploads, options.faults != nil {
+            throw ValidationError("--faults applies to the embedded server only; drop it or drop --url")
+        }
+        if !uploads, options.size != nil || options.faults != nil {
+            throw ValidationError("--size and --faults apply to the embedded server only; drop them or drop --url")
         }
     }
 

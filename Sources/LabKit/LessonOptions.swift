@@ -36,7 +36,7 @@ struct LessonOptions: ParsableArguments {
     @Option(name: .customLong("disk-full-after"), help: "Simulate a disk that fills up after this many bytes (e.g. 10MiB).")
     var diskFullAfter: String?
 
-    @Option(help: "Size of the embedded server's file, e.g. 64MiB or 1GiB.")
+    @Option(help: "Size of the embedded server's file (for an upload lesson: of the file sent), e.g. 64MiB or 1GiB.")
     var size: String?
 
     @Option(help: "Faults the embedded server injects, one entry per attempt, e.g. \"drop:40pct,ok\". `lab serve` lists them.")
@@ -53,9 +53,6 @@ struct LessonOptions: ParsableArguments {
             guard let parsed = URL(string: url), ["http", "https"].contains(parsed.scheme?.lowercased() ?? ""),
                   parsed.host?.isEmpty == false
             else { throw ValidationError("--url must be an http:// or https:// URL with a host, got \"\(url)\"") }
-            guard size == nil, faults == nil else {
-                throw ValidationError("--size and --faults apply to the embedded server only; drop them or drop --url")
-            }
         }
         if let sha256 {
             let hex = sha256.lowercased()

@@ -23,7 +23,17 @@ extension ParsableCommand {
             var command = try parseAsRoot()
             try command.run()
         } catch {
-            exitReportingOneLine(error, command: configuration.commandName ?? "\(Self.self)")
+            exitReportingOneLine(error, command: commandPath())
         }
+    }
+
+    /// "lab compare" rather than "lab" when the first argument names a subcommand, so the line
+    /// says whose error it is.
+    private static func commandPath() -> String {
+        let root = configuration.commandName ?? "\(Self.self)"
+        guard let first = CommandLine.arguments.dropFirst().first,
+              configuration.subcommands.contains(where: { $0._commandName == first })
+        else { return root }
+        return "\(root) \(first)"
     }
 }

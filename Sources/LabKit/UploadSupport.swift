@@ -21,21 +21,10 @@ extension LessonRun {
     /// returns its description. Only for a lesson made with `uploads: true`.
     public func writeUploadFile() throws -> Fixture {
         guard let fixture = uploadFixture else { preconditionFailure("writeUploadFile() needs Lesson(uploads: true)") }
-        guard FileManager.default.createFile(atPath: file.path, contents: nil),
-              let handle = FileHandle(forWritingAtPath: file.path)
-        else { throw DownloadError.localIO(path: file.path, reason: "cannot create the file to upload") }
-        defer { try? handle.close() }
-        var buffer = [UInt8](repeating: 0, count: 1 << 20)
-        var offset: Int64 = 0
-        while offset < fixture.size {
-            let count = Int(min(Int64(buffer.count), fixture.size - offset))
-            buffer.withUnsafeMutableBytes { fixture.fill(UnsafeMutableRawBufferPointer(rebasing: $0[..<count]), from: offset) }
-            do {
-                try handle.write(contentsOf: buffer[..<count])
-            } catch {
-                throw DownloadError.localIO(path: file.path, reason: error.localizedDescription)
-            }
-            offset += Int64(count)
+        do {
+            try fixture.write(to: file)
+        } catch {
+            throw DownloadError.localIO(path: file.path, reason: "\(error)")
         }
         return fixture
     }

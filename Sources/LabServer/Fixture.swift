@@ -1,3 +1,5 @@
+import Foundation
+
 /// A downloadable file that is never stored anywhere: its bytes are computed on demand
 /// from `name` and `generation`, so a 64 GiB fixture costs no disk and no memory.
 ///
@@ -50,6 +52,27 @@ public struct Fixture: Hashable, Sendable {
     /// Any offset is equally cheap, which is what makes Range requests free to serve.
     public func fill(_ buffer: UnsafeMutableRawBufferPointer, from offset: Int64) {
         FixtureBytes(seed: seed).fill(buffer, from: offset)
+    }
+
+    /// Writes the whole fixture to `file` (replacing it), 1 MiB at a time: for a static server
+    /// to serve the same bytes, or for a client to send. The error is one line, the reason only.
+    public func write(to file: URL) throws {
+        guard FileManager.default.createFile(atPath: file.path, contents: nil),
+              let handle = FileHandle(forWritingAtPath: file.path)
+        else { throw LabServerError("cannot create the file") }
+        defer { try? handle.close() }
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        var offset: Int64 = 0
+        while offset < size {
+            let count = Int(min(Int64(buffer.count), size - offset))
+            buffer.withUnsafeMutableBytes { fill(UnsafeMutableRawBufferPointer(rebasing: $0[..<count]), from: offset) }
+            do {
+                try handle.write(contentsOf: buffer[..<count])
+            } catch {
+                throw LabServerError(error.localizedDescription)
+            }
+            offset += Int64(count)
+        }
     }
 
     var seed: UInt64 {

@@ -32,7 +32,7 @@ struct LabServeTests {
     }
 
     @Test(arguments: [
-        (["serve", "--port", "99999"], "lab: --port must be between 0 and 65535\n"),
+        (["serve", "--port", "99999"], "lab serve: --port must be between 0 and 65535\n"),
         (["bogus"], "lab: Unexpected argument 'bogus'\n"),
     ])
     func badInputGetsOneLineAndExit64(arguments: [String], message: String) throws {

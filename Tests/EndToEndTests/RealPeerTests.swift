@@ -3,7 +3,7 @@ import LabKit
 import LabServer
 import Testing
 
-private let runningInCI = ProcessInfo.processInfo.environment["CI"] == "true"
+let runningInCI = ProcessInfo.processInfo.environment["CI"] == "true"
 
 /// Finds a program the way a shell would, plus the sbin folders where Debian puts nginx.
 func executable(named name: String) -> URL? {

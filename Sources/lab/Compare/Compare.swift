@@ -1,0 +1,206 @@
+/// `lab compare`: every lesson, side by side, measured from the outside.
+///
+/// Each lesson executable runs as a child process of its own, against a lab server inside this
+/// process (or `--server`), in both variants, at several sizes and under several faults. The
+/// kernel reports each child's peak memory and CPU time; `/proc` gives its memory over time; the
+/// server's log gives the bytes it sent; the file's SHA-256 is checked here. curl, wget and the
+/// loopback and disk limits are measured in the same run. Everything lands in `results.json`,
+/// drawn as `report.html`.
+
+import ArgumentParser
+import Foundation
+import LabKit
+import LabReport
+import LabServer
+
+struct Compare: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Run every lesson as a child process, measure it, and write results.json and report.html.",
+        discussion: """
+            Scenarios:
+            \(Scenario.allCases.map { "  \($0.rawValue.padding(toLength: 15, withPad: " ", startingAt: 0)) \($0.summary)" }.joined(separator: "\n"))
+
+            Presets: the default is 1 MiB, 32 MiB and 128 MiB clean, every scenario at 16 MiB, 3 repetitions \
+            (about 3 minutes with a debug build on 2 cores). --quick: 1 and 32 MiB, drop-resume and \
+            ignore-range at 8 MiB, once. --full: adds 256 MiB and 1 GiB, faults at 64 MiB.
+            """
+    )
+
+    @Flag(help: "A short run: small sizes, three scenarios, one repetition.")
+    var quick = false
+
+    @Flag(help: "A long run: up to 1 GiB.")
+    var full = false
+
+    @Option(help: "Clean-run sizes, comma-separated, e.g. 1MiB,32MiB,256MiB.")
+    var sizes: String?
+
+    @Option(help: "The size every fault scenario uses, e.g. 32MiB.")
+    var faultSize: String?
+
+    @Option(help: "Lessons, comma-separated: 03, 03-outputstream or lesson-03-outputstream.")
+    var lessons: String?
+
+    @Option(help: "Variants, comma-separated: article, corrected.")
+    var variants: String?
+
+    @Option(help: "Scenarios, comma-separated (listed below).")
+    var scenarios: String?
+
+    @Option(help: "How often each run is repeated; the report shows medians.")
+    var repetitions: Int?
+
+    @Option(help: "Run against this server instead of the embedded one (clean and slow-disk only). It must serve /fixtures/compare-<bytes>.bin, as `lab serve` does.")
+    var server: String?
+
+    @Option(help: ArgumentHelp("Write the fixture files of the chosen sizes into DIR/fixtures/ and stop, for a server such as nginx to serve as --server.", valueName: "DIR"))
+    var writeFixtures: String?
+
+    @Option(help: "Who measured: a name for this machine in merged reports. Default: the hostname.")
+    var label: String?
+
+    @Option(name: [.customShort("o"), .long], help: "Folder for results.json and report.html. Default: lab-results/<date-time>.")
+    var outputDir: String?
+
+    mutating func validate() throws {
+        if quick && full { throw ValidationError("--quick and --full are alternatives; pick one") }
+        if let repetitions, !(1...20).contains(repetitions) {
+            throw ValidationError("--repetitions must be between 1 and 20")
+        }
+        _ = try plan()
+    }
+
+    /// The preset, adjusted by the options given.
+    func plan() throws -> ComparisonPlan {
+        var plan = quick ? ComparisonPlan.quick : full ? .full : .defaultPlan
+        let adjusted = [sizes, faultSize, lessons, variants, scenarios].contains { $0 != nil } || repetitions != nil
+        if adjusted { plan.preset = "custom" }
+        if let sizes { plan.sizes = try Self.list(sizes, "--sizes") { try Self.size($0, "--sizes") }.sorted() }
+        if let faultSize { plan.faultSize = try Self.size(faultSize, "--fault-size") }
+        if let lessons {
+            plan.lessons = try Self.list(lessons, "--lessons") { name in
+                guard let lesson = LessonProfile.named(name) else {
+                    throw ValidationError("--lessons: no lesson \"\(name)\"; there are \(LessonProfile.all.map(\.id).joined(separator: ", "))")
+                }
+                return lesson
+            }
+        }
+        if let variants {
+            plan.variants = try Self.list(variants, "--variants") { name in
+                guard let variant = Variant(rawValue: name) else {
+                    throw ValidationError("--variants: no variant \"\(name)\"; there are article, corrected")
+                }
+                return variant
+            }
+        }
+        if let server {
+            guard let url = URL(string: server), ["http", "https"].contains(url.scheme?.lowercased() ?? ""),
+                  url.host?.isEmpty == false
+            else { throw ValidationError("--server must be an http:// or https:// URL with a host, got \"\(server)\"") }
+            if scenarios == nil { plan.scenarios = plan.scenarios.filter { !$0.needsFaultInjection } }
+        }
+        if let scenarios {
+            plan.scenarios = try Self.list(scenarios, "--scenarios") { name in
+                guard let scenario = Scenario(rawValue: name) else {
+                    throw ValidationError("--scenarios: no scenario \"\(name)\"; there are \(Scenario.allCases.map(\.rawValue).joined(separator: ", "))")
+                }
+                if server != nil, scenario.needsFaultInjection {
+                    throw ValidationError("--scenarios: \(name) needs the embedded server's faults; with --server only clean and slow-disk run")
+                }
+                return scenario
+            }
+        }
+        if let repetitions { plan.repetitions = repetitions }
+        if plan.lessons.allSatisfy(\.uploads), plan.scenarios.allSatisfy({ $0 != .clean }) {
+            throw ValidationError("nothing to run: lesson 07 runs only in the clean scenario")
+        }
+        return plan
+    }
+
+    func run() throws {
+        let plan = try plan()
+        if let writeFixtures {
+            return try Self.writeFixtureFiles(sizes: Set(plan.sizes + [plan.faultSize]).sorted(), into: writeFixtures)
+        }
+        let executables = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
+        for lesson in plan.lessons {
+            let program = executables.appendingPathComponent(lesson.executable)
+            guard FileManager.default.isExecutableFile(atPath: program.path) else {
+                throw CompareError("\(lesson.executable) is not built next to lab in \(executables.path); run `swift build` first")
+            }
+        }
+        let folder = try outputFolder()
+        let workFolder = folder.appendingPathComponent("work")
+        try FileManager.default.createDirectory(at: workFolder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: workFolder) }
+
+        let embedded = server == nil ? try LabServer.start() : nil
+        defer { embedded?.stop() }
+        let source: FixtureSource = embedded.map { .embedded($0) } ?? .external(URL(string: server!)!)
+
+        let cases = plan.cases.count
+        Console.error("lab compare: \(cases) runs × \(plan.repetitions) repetition\(plan.repetitions == 1 ? "" : "s") "
+            + "against \(source.kind == "embedded" ? "the embedded server" : source.baseURL.absoluteString); writing to \(folder.path)")
+        let comparison = Comparison(plan: plan, source: source, executables: executables, workFolder: workFolder,
+                                    progress: { Console.error($0) })
+        let results = try comparison.run(label: label ?? ProcessInfo.processInfo.hostName)
+
+        let resultsFile = folder.appendingPathComponent("results.json")
+        try results.write(to: resultsFile)
+        Console.output(resultsFile.path)
+    }
+
+    /// The files a static server needs to stand in for the lab server: the same bytes under the
+    /// same paths (a static server ignores the `?size=` query).
+    private static func writeFixtureFiles(sizes: [Int64], into root: String) throws {
+        let folder = URL(fileURLWithPath: root).appendingPathComponent("fixtures")
+        do {
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        } catch {
+            throw CompareError("cannot create \(folder.path)")
+        }
+        for size in sizes {
+            let fixture = Fixture(name: "compare-\(size).bin", size: size)
+            let file = folder.appendingPathComponent(fixture.name)
+            do {
+                try fixture.write(to: file)
+            } catch {
+                throw CompareError("cannot write \(file.path): \(error)")
+            }
+            Console.output(file.path)
+        }
+    }
+
+    private func outputFolder() throws -> URL {
+        let folder: URL
+        if let outputDir {
+            folder = URL(fileURLWithPath: outputDir)
+        } else {
+            let formatter = DateFormatter()
+            formatter.dateFormat = "yyyy-MM-dd-HHmmss"
+            formatter.locale = Locale(identifier: "en_US_POSIX")
+            folder = URL(fileURLWithPath: "lab-results").appendingPathComponent(formatter.string(from: Date()))
+        }
+        do {
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        } catch {
+            throw CompareError("cannot create \(folder.path)")
+        }
+        return folder.standardizedFileURL
+    }
+
+    private static func list<T>(_ text: String, _ option: String, _ parse: (String) throws -> T) throws -> [T] {
+        let items = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        guard !items.isEmpty else { throw ValidationError("\(option) needs at least one value") }
+        return try items.map(parse)
+    }
+
+    private static func size(_ text: String, _ option: String) throws -> Int64 {
+        let size: Int64
+        do { size = try ByteSize.parse(text) } catch { throw ValidationError("\(option): \(error)") }
+        guard size >= 64 << 10, size <= 8 << 30 else {
+            throw ValidationError("\(option): \(text) is outside 64KiB…8GiB")
+        }
+        return size
+    }
+}

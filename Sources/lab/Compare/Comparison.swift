@@ -1,0 +1,115 @@
+import Foundation
+import LabKit
+import LabReport
+
+/// Runs a plan: the references first, then every case `repetitions` times, one process at a time
+/// so the processes never compete for the two cores; and sums each case up in a `Run`.
+struct Comparison {
+    let plan: ComparisonPlan
+    let source: FixtureSource
+    let executables: URL
+    let workFolder: URL
+    let progress: (String) -> Void
+
+    func run(label: String) throws -> ComparisonResults {
+        let started = ContinuousClock.now
+        let startedAt = Date()
+        let digests = DigestCache()
+        let references = try measureReferences(digests: digests)
+        let runner = LessonRunner(source: source, executables: executables, workFolder: workFolder, digests: digests)
+
+        let cases = plan.cases
+        var runs: [ComparisonResults.Run] = []
+        for (index, runCase) in cases.enumerated() {
+            var measured: [LessonRunner.Measured] = []
+            for repetition in 1...plan.repetitions {
+                measured.append(try runner.run(runCase, repetition: repetition))
+            }
+            let run = summarize(runCase, measured)
+            runs.append(run)
+            progress(progressLine(index: index + 1, of: cases.count, run))
+        }
+
+        let environment = MachineFacts.environment(
+            source: source, startedAt: startedAt, duration: (ContinuousClock.now - started).seconds)
+        let settings = ComparisonResults.Settings(
+            preset: plan.preset, sizes: plan.sizes, faultSize: plan.faultSize, lessons: plan.lessons.map(\.id),
+            scenarios: plan.scenarios.map(\.rawValue), repetitions: plan.repetitions,
+            slowDiskWriteDelayMicroseconds: Scenario.slowDiskWriteDelayMicroseconds)
+        return ComparisonResults(label: label, environment: environment, settings: settings,
+                                 references: references, runs: runs)
+    }
+
+    private func measureReferences(digests: DigestCache) throws -> [ComparisonResults.Reference] {
+        let references = References(source: source, workFolder: workFolder, digests: digests)
+        let sizes = plan.scenarios.contains(.clean) ? plan.sizes : [plan.faultSize]
+        var measured: [ComparisonResults.Reference] = []
+        for size in sizes {
+            measured += try references.clients(size: size, repetitions: plan.repetitions)
+        }
+        let largest = sizes.max()!
+        if let loopback = try references.loopbackLimit(size: largest, repetitions: plan.repetitions) {
+            measured.append(loopback)
+        }
+        if let disk = try references.diskLimit(size: largest, repetitions: plan.repetitions) {
+            measured.append(disk)
+        }
+        for reference in measured {
+            progress("reference  \(reference.kind.padding(toLength: 15, withPad: " ", startingAt: 0)) "
+                + "\(ByteFormat.iec(reference.sizeBytes).padding(toLength: 8, withPad: " ", startingAt: 0)) "
+                + "\(String(format: "%6.2f s", reference.wallSeconds))  \(ByteFormat.iec(Int64(reference.throughputBytesPerSecond)))/s")
+        }
+        return measured
+    }
+
+    private func summarize(_ runCase: RunCase, _ measured: [LessonRunner.Measured]) -> ComparisonResults.Run {
+        let repetitions = measured.map(\.repetition)
+        let allVerified = repetitions.allSatisfy(\.verified)
+        let status: String
+        if runCase.expectsRefusal, repetitions.allSatisfy({ !$0.verified && $0.exitCode != 0 && $0.bytesOnWire == 0 }) {
+            status = "refused"
+        } else {
+            status = allVerified ? "pass" : "fail"
+        }
+        let cause: String? = switch status {
+        case "pass": nil
+        case "refused": repetitions.first?.error
+        default: repetitions.first { !$0.verified }?.error
+        }
+        // The timeline shown is the one of the repetition with the median wall time.
+        let medianWall = median(repetitions.map(\.wallSeconds))
+        let typical = measured.first { $0.repetition.wallSeconds == medianWall }!
+        return ComparisonResults.Run(
+            lesson: runCase.lesson.id, title: runCase.lesson.title, variant: runCase.variant.rawValue,
+            scenario: runCase.scenario.rawValue, sizeBytes: runCase.size, status: status,
+            expectedFailure: status == "fail" && runCase.variant == .article, cause: cause,
+            wallSeconds: medianWall,
+            cpuSeconds: median(repetitions.map(\.cpuSeconds)),
+            peakRSSBytes: median(repetitions.map(\.peakRSSBytes)),
+            throughputBytesPerSecond: median(repetitions.map(\.throughputBytesPerSecond)),
+            bytesOnWire: median(repetitions.map(\.bytesOnWire)),
+            bytesDownloadedAgain: median(repetitions.map(\.bytesDownloadedAgain)),
+            repetitions: repetitions,
+            rssTimeline: runCase.scenario == .clean ? typical.timeline : nil)
+    }
+
+    private func progressLine(index: Int, of count: Int, _ run: ComparisonResults.Run) -> String {
+        let counter = "[\(String(index).leftPadded(to: String(count).count))/\(count)]"
+        let verdict = switch run.status {
+        case "pass": "pass"
+        case "refused": "refused (by design)"
+        default: run.expectedFailure ? "fail (expected): \(run.cause ?? "")" : "FAIL: \(run.cause ?? "")"
+        }
+        return "\(counter) \(run.lesson.padding(toLength: 24, withPad: " ", startingAt: 0)) "
+            + "\(run.variant.padding(toLength: 9, withPad: " ", startingAt: 0)) "
+            + "\(run.scenario.padding(toLength: 14, withPad: " ", startingAt: 0)) "
+            + "\(ByteFormat.iec(run.sizeBytes).leftPadded(to: 7)) "
+            + "\(String(format: "%6.2f s", run.wallSeconds)) \(ByteFormat.iec(run.peakRSSBytes).leftPadded(to: 9))  \(verdict)"
+    }
+}
+
+extension String {
+    func leftPadded(to width: Int) -> String {
+        count >= width ? self : String(repeating: " ", count: width - count) + self
+    }
+}

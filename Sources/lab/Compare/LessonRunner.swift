@@ -1,0 +1,219 @@
+import Foundation
+import LabKit
+import LabReport
+import LabServer
+
+/// Runs one lesson process for one case and judges the result by itself: the file's SHA-256 is
+/// checked here, against the fixture's, whatever the lesson claims.
+struct LessonRunner {
+    let source: FixtureSource
+    /// Where the lesson executables are (next to `lab` in the build folder).
+    let executables: URL
+    /// Scratch space; every repetition gets a folder of its own, removed afterwards.
+    let workFolder: URL
+    let digests: DigestCache
+
+    struct Measured {
+        var repetition: ComparisonResults.Repetition
+        var timeline: [ComparisonResults.RSSSample]
+    }
+
+    func run(_ runCase: RunCase, repetition: Int) throws -> Measured {
+        let folder = workFolder.appendingPathComponent(
+            "\(runCase.lesson.id)-\(runCase.variant)-\(runCase.scenario.rawValue)-\(runCase.size)-\(repetition)")
+        try? FileManager.default.removeItem(at: folder)
+        let temporary = folder.appendingPathComponent("tmp")
+        try FileManager.default.createDirectory(at: temporary, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+
+        let fixture = Fixture(name: "compare-\(runCase.size).bin", size: runCase.size)
+        let token = "compare-\(UUID().uuidString.prefix(8))"
+        let url = runCase.lesson.uploads
+            ? source.uploadURL
+            : source.url(for: fixture, faults: runCase.scenario.faults, run: token)
+        let output = folder.appendingPathComponent(fixture.name)
+        let expected = Fixture(name: fixture.name, size: fixture.size, generation: runCase.scenario.finalGeneration)
+        var arguments = ["--url", url.absoluteString, "--output", output.path,
+                         "--variant", runCase.variant.rawValue, "--json", "--quiet"]
+        arguments += runCase.lesson.arguments
+        if runCase.lesson.uploads {
+            arguments += ["--size", String(runCase.size)]
+        } else {
+            // The lesson checks its own file too, so its exit status means what it says.
+            arguments += ["--sha256", digests.sha256(of: expected)]
+        }
+        if runCase.scenario == .slowDisk {
+            arguments += ["--write-delay-us", String(Scenario.slowDiskWriteDelayMicroseconds)]
+        }
+        var process = MeasuredProcess(
+            program: executables.appendingPathComponent(runCase.lesson.executable),
+            arguments: arguments, outputFolder: folder, timeout: Self.timeout(for: runCase.size))
+        // Lesson 05 keeps Foundation-style temp files in $TMPDIR; this keeps them in the folder.
+        process.environment["TMPDIR"] = temporary.path
+
+        var finished: MeasuredProcess.Finished
+        if runCase.scenario == .killRerun {
+            let killed = try process.run(killWhen: killPoint(token: token, size: runCase.size))
+            finished = try process.run()
+            finished.wallSeconds += killed.wallSeconds
+            finished.cpuSeconds += killed.cpuSeconds
+            finished.peakRSSBytes = max(finished.peakRSSBytes, killed.peakRSSBytes)
+        } else {
+            finished = try process.run()
+        }
+        let record = try? JSONDecoder().decode(LessonResult.self, from: Data(finished.stdout.utf8))
+        return Measured(
+            repetition: judge(finished, record: record, runCase: runCase, expected: expected, token: token),
+            timeline: finished.timeline)
+    }
+
+    private func judge(_ finished: MeasuredProcess.Finished, record: LessonResult?, runCase: RunCase,
+                       expected: Fixture, token: String) -> ComparisonResults.Repetition {
+        let bytesOnWire: Int64
+        if runCase.lesson.uploads {
+            // The request body the lesson sent; the server's log holds only its short answer.
+            bytesOnWire = record?.bytesWritten ?? 0
+        } else {
+            bytesOnWire = source.bodyBytesSent(run: token) ?? record?.bytesReceived ?? 0
+        }
+        let file = record.map { URL(fileURLWithPath: $0.output) }
+        let verified: Bool
+        var problem: String?
+        if runCase.lesson.uploads {
+            // Only the server saw the bytes; the lesson compares its answer with the file sent.
+            verified = finished.exitCode == 0 && record?.verified == true
+        } else {
+            (verified, problem) = check(file, against: expected)
+        }
+        let error: String?
+        if record?.outcome == "verification-failed", let problem {
+            // The harness's own words: short, and the same for every lesson.
+            error = problem
+        } else if let message = record?.error?.message {
+            error = message
+        } else if finished.timedOut {
+            error = "timed out after \(Int(Self.timeout(for: runCase.size).seconds)) s"
+        } else if let signal = finished.signal {
+            error = "ended by signal \(signal)"
+        } else if record == nil {
+            error = "no result record; stderr: \(finished.stderr.split(separator: "\n").last ?? "(empty)")"
+        } else if finished.exitCode == 0, !verified {
+            // The lesson believed it; the bytes say otherwise. This is the worst outcome.
+            error = "exit 0, but " + (problem ?? "the file is wrong")
+        } else {
+            error = problem
+        }
+        return ComparisonResults.Repetition(
+            exitCode: finished.exitCode ?? -1,
+            outcome: record?.outcome ?? (finished.timedOut ? "timed-out" : "crashed"),
+            verified: verified,
+            wallSeconds: finished.wallSeconds,
+            cpuSeconds: finished.cpuSeconds,
+            peakRSSBytes: finished.peakRSSBytes,
+            throughputBytesPerSecond: Double(runCase.size) / max(finished.wallSeconds, 1e-6),
+            bytesOnWire: bytesOnWire,
+            bytesDownloadedAgain: runCase.lesson.uploads ? 0 : max(0, bytesOnWire - runCase.size),
+            error: verified ? nil : error.map(Self.shorteningDigests))
+    }
+
+    /// A cause is read in a table cell: a SHA-256 there shows as its first 12 digits.
+    static func shorteningDigests(_ text: String) -> String {
+        text.replacing(/[0-9a-f]{64}/) { $0.output.prefix(12) + "…" }
+    }
+
+    /// The file must have the fixture's size and SHA-256.
+    private func check(_ file: URL?, against expected: Fixture) -> (Bool, String?) {
+        guard let file, let attributes = try? FileManager.default.attributesOfItem(atPath: file.path),
+              let size = (attributes[.size] as? NSNumber)?.int64Value
+        else { return (false, "no file written") }
+        guard size == expected.size else {
+            return (false, "file has \(ByteFormat.grouped(size)) bytes, expected \(ByteFormat.grouped(expected.size))")
+        }
+        guard let digest = try? FileDigest.sha256Hex(of: file) else { return (false, "the file cannot be read") }
+        guard digest == digests.sha256(of: expected) else {
+            return (false, "right size, wrong bytes (SHA-256 differs)")
+        }
+        return (true, nil)
+    }
+
+    /// Kill once the server has sent everything up to its stall point and the lesson has had a
+    /// moment to write what arrived.
+    private func killPoint(token: String, size: Int64) -> () -> Bool {
+        let stallPoint = size * Int64(Scenario.breakPercent) / 100
+        var reachedAt: ContinuousClock.Instant?
+        return {
+            if let reachedAt { return ContinuousClock.now - reachedAt > .milliseconds(200) }
+            if (source.bodyBytesSent(run: token) ?? 0) >= stallPoint { reachedAt = .now }
+            return false
+        }
+    }
+
+    /// Generous: a debug build of the slowest lesson takes about 35 s for 256 MiB.
+    static func timeout(for size: Int64) -> Duration {
+        .seconds(60 + Int(size >> 20) / 2)
+    }
+}
+
+/// Where fixtures come from: the lab server inside this process, or another server.
+enum FixtureSource {
+    case embedded(LabServer)
+    /// A server that serves the lab's fixture URLs (`lab serve`, or nginx with the files that
+    /// `lab compare --write-fixtures` writes). No fault injection, no request log.
+    case external(URL)
+
+    func url(for fixture: Fixture, faults: String?, run: String) -> URL {
+        switch self {
+        case .embedded(let server):
+            server.url(for: fixture, faults: faults, run: run)
+        case .external(let base):
+            URL(string: base.absoluteString.trimmingSuffix("/") + "/fixtures/\(fixture.name)?size=\(fixture.size)")!
+        }
+    }
+
+    var uploadURL: URL {
+        switch self {
+        case .embedded(let server): server.baseURL.appendingPathComponent("upload")
+        case .external(let base): URL(string: base.absoluteString.trimmingSuffix("/") + "/upload")!
+        }
+    }
+
+    var kind: String {
+        switch self {
+        case .embedded: "embedded"
+        case .external: "external"
+        }
+    }
+
+    var baseURL: URL {
+        switch self {
+        case .embedded(let server): server.baseURL
+        case .external(let base): base
+        }
+    }
+
+    /// Response body bytes sent for GETs of one run token; nil when the server is not ours.
+    func bodyBytesSent(run token: String) -> Int64? {
+        guard case .embedded(let server) = self else { return nil }
+        return server.requestLog
+            .filter { $0.method == "GET" && $0.target.hasSuffix("run=\(token)") }
+            .reduce(0) { $0 + $1.bodyBytesSent }
+    }
+}
+
+extension String {
+    func trimmingSuffix(_ suffix: String) -> String {
+        hasSuffix(suffix) ? String(dropLast(suffix.count)) : self
+    }
+}
+
+/// Expected SHA-256s, computed once per fixture: hashing 256 MiB takes a while.
+final class DigestCache {
+    private var known: [Fixture: String] = [:]
+
+    func sha256(of fixture: Fixture) -> String {
+        if let digest = known[fixture] { return digest }
+        let digest = fixture.sha256Hex()
+        known[fixture] = digest
+        return digest
+    }
+}

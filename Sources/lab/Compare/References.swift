@@ -1,0 +1,99 @@
+import Foundation
+import LabKit
+import LabReport
+import LabServer
+
+/// The yardsticks measured in the same run as the lessons: the download tools a user might pick
+/// instead, and the two limits no client can beat on this machine.
+struct References {
+    let source: FixtureSource
+    let workFolder: URL
+    let digests: DigestCache
+
+    /// A program on PATH, or nil.
+    static func which(_ program: String) -> URL? {
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+        return path.split(separator: ":")
+            .map { URL(fileURLWithPath: String($0)).appendingPathComponent(program) }
+            .first { FileManager.default.isExecutableFile(atPath: $0.path) }
+    }
+
+    /// curl and wget (whichever are installed) save the file, like the lessons do.
+    func clients(size: Int64, repetitions: Int) throws -> [ComparisonResults.Reference] {
+        var references: [ComparisonResults.Reference] = []
+        for (tool, arguments) in [("curl", ["-sS", "-o"]), ("wget", ["-q", "-O"])] {
+            guard let program = Self.which(tool) else { continue }
+            let fixture = Fixture(name: "compare-\(size).bin", size: size)
+            var runs: [MeasuredProcess.Finished] = []
+            for _ in 0..<repetitions {
+                let folder = try freshFolder("\(tool)-\(size)")
+                defer { try? FileManager.default.removeItem(at: folder) }
+                let file = folder.appendingPathComponent(fixture.name)
+                let url = source.url(for: fixture, faults: nil, run: "reference-\(UUID().uuidString.prefix(8))")
+                let finished = try MeasuredProcess(program: program, arguments: arguments + [file.path, url.absoluteString],
+                                                   outputFolder: folder).run()
+                guard finished.exitCode == 0, (try? FileDigest.sha256Hex(of: file)) == digests.sha256(of: fixture) else {
+                    throw CompareError("\(tool) could not download \(url.absoluteString): \(finished.stderr.split(separator: "\n").first ?? "wrong bytes")")
+                }
+                runs.append(finished)
+            }
+            references.append(reference(tool, detail: "\(tool) \(arguments.joined(separator: " ")) FILE URL", size: size, runs: runs))
+        }
+        return references
+    }
+
+    /// The server and loopback together: curl reads the file and throws it away.
+    func loopbackLimit(size: Int64, repetitions: Int) throws -> ComparisonResults.Reference? {
+        guard let curl = Self.which("curl") else { return nil }
+        let fixture = Fixture(name: "compare-\(size).bin", size: size)
+        var runs: [MeasuredProcess.Finished] = []
+        for _ in 0..<repetitions {
+            let folder = try freshFolder("loopback-\(size)")
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let url = source.url(for: fixture, faults: nil, run: "loopback-\(UUID().uuidString.prefix(8))")
+            let finished = try MeasuredProcess(program: curl, arguments: ["-sS", "-o", "/dev/null", url.absoluteString],
+                                               outputFolder: folder).run()
+            guard finished.exitCode == 0 else { throw CompareError("curl could not read \(url.absoluteString)") }
+            runs.append(finished)
+        }
+        return reference("loopback-limit", detail: "curl -o /dev/null: server and loopback, no disk", size: size, runs: runs)
+    }
+
+    /// The destination's file system: dd writes the same number of bytes where the lessons
+    /// write, and waits until they are on the device.
+    func diskLimit(size: Int64, repetitions: Int) throws -> ComparisonResults.Reference? {
+        guard let dd = Self.which("dd") else { return nil }
+        var runs: [MeasuredProcess.Finished] = []
+        for _ in 0..<repetitions {
+            let folder = try freshFolder("disk-\(size)")
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let arguments = ["if=/dev/zero", "of=\(folder.appendingPathComponent("zeros").path)", "bs=1M",
+                             "count=\(max(1, size >> 20))", "conv=fdatasync"]
+            let finished = try MeasuredProcess(program: dd, arguments: arguments, outputFolder: folder).run()
+            guard finished.exitCode == 0 else { throw CompareError("dd could not write to \(folder.path)") }
+            runs.append(finished)
+        }
+        return reference("disk-limit", detail: "dd bs=1M conv=fdatasync into the lessons' folder", size: size, runs: runs)
+    }
+
+    private func reference(_ kind: String, detail: String, size: Int64,
+                           runs: [MeasuredProcess.Finished]) -> ComparisonResults.Reference {
+        let wall = median(runs.map(\.wallSeconds))
+        return ComparisonResults.Reference(
+            kind: kind, detail: detail, sizeBytes: size, wallSeconds: wall,
+            throughputBytesPerSecond: Double(size) / max(wall, 1e-6),
+            peakRSSBytes: median(runs.map(\.peakRSSBytes)))
+    }
+
+    private func freshFolder(_ name: String) throws -> URL {
+        let folder = workFolder.appendingPathComponent("reference-\(name)")
+        try? FileManager.default.removeItem(at: folder)
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        return folder
+    }
+}
+
+/// The middle value; of two middle values, the upper one, so it is always a measured value.
+func median<T: Comparable>(_ values: [T]) -> T {
+    values.sorted()[values.count / 2]
+}

@@ -1,0 +1,272 @@
+import Foundation
+import LabKit
+import LabReport
+import LabServer
+import Testing
+
+/// `lab compare --quick`, run for real: every lesson executable as a child process against the
+/// embedded server. One run (about 20 s) is shared by the tests that read its results.
+@Suite(.serialized)
+struct CompareTests {
+    struct QuickRun: Sendable {
+        let finished: ChildProcess.Finished
+        let folder: URL
+        let results: ComparisonResults
+    }
+
+    static let quickRun: Result<QuickRun, any Error> = Result {
+        let folder = try scratchDirectory()
+        let finished = try ChildProcess.run("lab", ["compare", "--quick", "--label", "quick-test", "-o", folder.path],
+                                            timeout: 600)
+        let results = try ComparisonResults.read(from: folder.appendingPathComponent("results.json"))
+        return QuickRun(finished: finished, folder: folder, results: results)
+    }
+
+    private func quick() throws -> QuickRun {
+        let run = try Self.quickRun.get()
+        try #require(run.finished.status == 0, "\(run.finished.stderr)")
+        return run
+    }
+
+    private func clean(_ results: ComparisonResults, _ lesson: String, size: Int64) -> [ComparisonResults.Run] {
+        results.runs.filter { $0.lesson == lesson && $0.scenario == "clean" && $0.sizeBytes == size }
+    }
+
+    private func run(_ results: ComparisonResults, _ lesson: String, _ variant: String,
+                     _ scenario: String) throws -> ComparisonResults.Run {
+        try #require(results.runs.first { $0.lesson == lesson && $0.variant == variant && $0.scenario == scenario },
+                     "no \(lesson) \(variant) \(scenario) run")
+    }
+
+    @Test func printsTheReportPathAndWritesBothFiles() throws {
+        let run = try quick()
+        let report = run.folder.appendingPathComponent("report.html")
+        #expect(run.finished.stdout == report.path + "\n")
+        #expect(FileManager.default.fileExists(atPath: report.path))
+        // Progress goes to stderr as it happens, one line per run.
+        let progressLines = run.finished.stderr.split(separator: "\n").filter { $0.hasPrefix("[") }
+        #expect(progressLines.count == run.results.runs.count)
+    }
+
+    @Test func coversTheQuickPlan() throws {
+        let results = try quick().results
+        #expect(results.label == "quick-test")
+        #expect(results.settings.preset == "quick")
+        #expect(results.settings.sizes == [1 << 20, 32 << 20])
+        #expect(results.settings.scenarios == ["clean", "drop-resume", "ignore-range"])
+        #expect(results.environment.serverKind == "embedded")
+        #expect(results.environment.cores == ProcessInfo.processInfo.activeProcessorCount)
+        // 8 lessons × 2 variants × 2 sizes clean, then 7 downloading lessons × 2 variants × 2 fault scenarios.
+        #expect(results.runs.count == 8 * 2 * 2 + 7 * 2 * 2)
+        #expect(results.runs.allSatisfy { $0.repetitions.count == 1 })
+        let kinds = Set(results.references.map(\.kind))
+        #expect(kinds.isSuperset(of: ["curl", "loopback-limit", "disk-limit"]), "\(kinds)")
+    }
+
+    @Test func inMemoryLessonNeedsMoreMemoryThanEveryStreamingLesson() throws {
+        let results = try quick().results
+        let largest = try #require(results.settings.sizes.max())
+        let inMemory = clean(results, "01-in-memory", size: largest)
+        let streaming = ["02-filehandle", "03-outputstream", "04-session-data-task", "05-download-task-resume",
+                         "06-runloop-thread"].flatMap { clean(results, $0, size: largest) }
+        try #require(inMemory.count == 2 && streaming.count == 10)
+        let lowestInMemory = try #require(inMemory.map(\.peakRSSBytes).min())
+        let highestStreaming = try #require(streaming.map(\.peakRSSBytes).max())
+        #expect(lowestInMemory > highestStreaming,
+                "lesson 01 peaks at \(lowestInMemory) bytes, a streaming lesson at \(highestStreaming)")
+    }
+
+    @Test func fileHandleArticleFailsIgnoredRangeWhileCorrectedPasses() throws {
+        let results = try quick().results
+        let article = try run(results, "02-filehandle", "article", "ignore-range")
+        let corrected = try run(results, "02-filehandle", "corrected", "ignore-range")
+        #expect(article.status == "fail")
+        #expect(article.expectedFailure)
+        // The whole file appended after the 30% already there.
+        let size = results.settings.faultSize
+        #expect(article.cause == "file has \(grouped(size + size * 3 / 10)) bytes, expected \(grouped(size))",
+                "\(article.cause ?? "no cause")")
+        #expect(corrected.status == "pass")
+        #expect(corrected.cause == nil)
+        #expect(!corrected.expectedFailure)
+    }
+
+    @Test(arguments: ["02-filehandle", "03-outputstream", "04-session-data-task", "05-download-task-resume",
+                      "06-runloop-thread"])
+    func correctedResumableLessonPassesDropAndResume(lesson: String) throws {
+        let results = try quick().results
+        let corrected = try run(results, lesson, "corrected", "drop-resume")
+        #expect(corrected.status == "pass", "\(corrected.cause ?? "")")
+        #expect(corrected.repetitions.allSatisfy { $0.verified })
+        // The server's log: at least the whole file.
+        #expect(corrected.bytesOnWire >= results.settings.faultSize)
+    }
+
+    @Test func resumingLessonsFetchOnlyTheRestWhileInMemoryOnesStartOver() throws {
+        let results = try quick().results
+        let size = results.settings.faultSize
+        for lesson in ["02-filehandle", "03-outputstream", "04-session-data-task", "06-runloop-thread"] {
+            let corrected = try run(results, lesson, "corrected", "drop-resume")
+            #expect(corrected.bytesDownloadedAgain == 0, "\(lesson)")
+            #expect(corrected.bytesOnWire == size, "\(lesson)")
+        }
+        // Lesson 01 holds the bytes in memory: after the drop it fetches them all again.
+        let inMemory = try run(results, "01-in-memory", "corrected", "drop-resume")
+        #expect(inMemory.status == "pass")
+        #expect(inMemory.bytesDownloadedAgain == size * 3 / 10)
+    }
+
+    @Test func measuresEveryProcessFromTheOutside() throws {
+        let results = try quick().results
+        for run in results.runs {
+            for repetition in run.repetitions {
+                #expect(repetition.peakRSSBytes > 4 << 20, "\(run.lesson) \(run.variant)")
+                #expect(repetition.wallSeconds > 0 && repetition.cpuSeconds > 0)
+            }
+        }
+        // Clean runs carry a memory timeline sampled at 20 Hz or more.
+        for run in results.runs where run.scenario == "clean" && run.sizeBytes == 32 << 20 {
+            let timeline = try #require(run.rssTimeline, "\(run.lesson) \(run.variant)")
+            #expect(timeline.count >= 2, "\(run.lesson) \(run.variant)")
+            let gaps = zip(timeline.dropFirst(), timeline).map { $0.t - $1.t }.sorted()
+            if !gaps.isEmpty { #expect(gaps[gaps.count / 2] <= 0.05, "\(run.lesson) \(run.variant)") }
+        }
+        #expect(results.runs.filter { $0.scenario != "clean" }.allSatisfy { $0.rssTimeline == nil })
+    }
+
+    @Test func theUploadArticleFailsAsExpected() throws {
+        let results = try quick().results
+        let article = try #require(clean(results, "07-multipart-upload", size: 1 << 20).first { $0.variant == "article" })
+        #expect(article.status == "fail")
+        #expect(article.expectedFailure)
+        #expect(article.cause?.contains("1,048,578 bytes") == true, "\(article.cause ?? "")")
+    }
+
+    /// Every field in results.json is in the README's table with the same type, and every field
+    /// the table lists as always present is there.
+    @Test func resultsFileHasTheDocumentedShape() throws {
+        let run = try quick()
+        let data = try Data(contentsOf: run.folder.appendingPathComponent("results.json"))
+        var found: [String: Set<String>] = [:]
+        Self.collectTypes(try JSONSerialization.jsonObject(with: data), path: "", into: &found)
+
+        let documented = try Self.documentedFields()
+        try #require(documented.count > 40, "the README's results.json table was not found")
+        for (path, types) in found.sorted(by: { $0.key < $1.key }) {
+            let entry = try #require(documented[path], "\(path) is in results.json but not in the README")
+            #expect(types.allSatisfy { entry.type == $0 || (entry.type == "number" && $0 == "integer") },
+                    "\(path): README says \(entry.type), results.json has \(types.sorted())")
+        }
+        for (path, entry) in documented where !entry.optional {
+            #expect(found[path] != nil, "\(path) is documented as always present but is missing")
+        }
+    }
+
+    /// `runs[].repetitions[].exitCode` → {"integer"}.
+    static func collectTypes(_ value: Any, path: String, into found: inout [String: Set<String>]) {
+        if let object = value as? [String: Any] {
+            if !path.isEmpty { found[path, default: []].insert("object") }
+            for (key, child) in object {
+                collectTypes(child, path: path.isEmpty ? key : "\(path).\(key)", into: &found)
+            }
+        } else if let array = value as? [Any] {
+            found[path, default: []].insert("array")
+            for element in array where element is [String: Any] {
+                collectTypes(element, path: path + "[]", into: &found)
+            }
+        } else if let number = value as? NSNumber {
+            // JSONSerialization keeps how the number was written: "c" true/false, "d" with a
+            // fraction or exponent, an integer type otherwise.
+            let type = switch String(cString: number.objCType) {
+            case "c": "boolean"
+            case "d", "f": "number"
+            default: "integer"
+            }
+            found[path, default: []].insert(type)
+        } else if value is String {
+            found[path, default: []].insert("string")
+        }
+    }
+
+    /// The README's table: "| `runs[].cause` | string, optional | … |".
+    static func documentedFields() throws -> [String: (type: String, optional: Bool)] {
+        let readme = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("README.md")
+        let text = try String(contentsOf: readme, encoding: .utf8)
+        guard let start = text.range(of: "### `results.json`") else { return [:] }
+        var fields: [String: (type: String, optional: Bool)] = [:]
+        for line in text[start.upperBound...].split(separator: "\n") {
+            if line.hasPrefix("#") { break }
+            let cells = line.split(separator: "|", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+            guard cells.count >= 4, cells[1].hasPrefix("`"), cells[1].hasSuffix("`") else { continue }
+            let path = String(cells[1].dropFirst().dropLast())
+            let type = cells[2].split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+            fields[path] = (type[0], type.dropFirst().contains("optional"))
+        }
+        return fields
+    }
+
+    private func grouped(_ value: Int64) -> String {
+        let formatter = NumberFormatter()
+        formatter.numberStyle = .decimal
+        formatter.locale = Locale(identifier: "en_US")
+        return formatter.string(from: NSNumber(value: value))!
+    }
+}
+
+/// Bad input to `lab compare` is one line on stderr and exit 64, before anything runs.
+struct CompareUsageTests {
+    @Test(arguments: [
+        (["--sizes", "12XB"], "lab compare: --sizes: "),
+        (["--lessons", "09"], "lab compare: --lessons: no lesson \"09\"; there are 00-small-file, 01-in-memory, 02-filehandle, 03-outputstream, 04-session-data-task, 05-download-task-resume, 06-runloop-thread, 07-multipart-upload\n"),
+        (["--scenarios", "flood"], "lab compare: --scenarios: no scenario \"flood\"; there are clean, drop-resume, kill-rerun, ignore-range, entity-changed, slow-disk\n"),
+        (["--server", "ftp://example.com"], "lab compare: --server must be an http:// or https:// URL with a host, got \"ftp://example.com\"\n"),
+        (["--server", "http://127.0.0.1:9", "--scenarios", "drop-resume"], "lab compare: --scenarios: drop-resume needs the embedded server's faults; with --server only clean and slow-disk run\n"),
+        (["--quick", "--full"], "lab compare: --quick and --full are alternatives; pick one\n"),
+        (["--repetitions", "0"], "lab compare: --repetitions must be between 1 and 20\n"),
+        (["--sizes", "1KiB"], "lab compare: --sizes: 1KiB is outside 64KiB…8GiB\n"),
+        (["--lessons", "07", "--scenarios", "kill-rerun"], "lab compare: nothing to run: lesson 07 runs only in the clean scenario\n"),
+    ])
+    func refusesBadInput(arguments: [String], message: String) throws {
+        let finished = try ChildProcess.run("lab", ["compare"] + arguments)
+        #expect(finished.status == 64)
+        #expect(finished.stdout.isEmpty)
+        if message.hasSuffix("\n") {
+            #expect(finished.stderr == message)
+        } else {
+            #expect(finished.stderr.hasPrefix(message), "\(finished.stderr)")
+            #expect(finished.stderr.split(separator: "\n").count == 1, "\(finished.stderr)")
+        }
+    }
+}
+
+/// `lab compare --server` against a real nginx, serving the files `--write-fixtures` wrote.
+struct CompareAgainstNginxTests {
+    @Test(.enabled(if: runningInCI || executable(named: "nginx") != nil,
+                   "nginx is not installed; the real-peer test is skipped (apt-get install nginx)"))
+    func comparesAgainstFilesServedByNginx() throws {
+        let nginx = try Nginx(rate: "0")
+        let sizes = ["--sizes", "1MiB,4MiB", "--fault-size", "4MiB"]
+        let written = try ChildProcess.run("lab", ["compare", "--write-fixtures", nginx.root.path] + sizes)
+        #expect(written.status == 0, "\(written.stderr)")
+        let fixtures = nginx.root.appendingPathComponent("fixtures")
+        #expect(written.stdout == "\(fixtures.path)/compare-1048576.bin\n\(fixtures.path)/compare-4194304.bin\n")
+        #expect(try FileDigest.sha256Hex(of: fixtures.appendingPathComponent("compare-4194304.bin"))
+                == Fixture(name: "compare-4194304.bin", size: 4 << 20).sha256Hex())
+
+        let folder = try scratchDirectory()
+        let finished = try ChildProcess.run("lab", ["compare", "--server", "http://127.0.0.1:\(nginx.port)",
+                                                    "--lessons", "01,03", "--repetitions", "1", "-o", folder.path] + sizes)
+        #expect(finished.status == 0, "\(finished.stderr)")
+        let results = try ComparisonResults.read(from: folder.appendingPathComponent("results.json"))
+        #expect(results.environment.serverKind == "external")
+        #expect(results.settings.scenarios == ["clean", "slow-disk"])
+        // 2 lessons × 2 variants × 2 sizes clean, and × 1 size slow-disk.
+        #expect(results.runs.count == 12)
+        for run in results.runs {
+            #expect(run.status == "pass", "\(run.lesson) \(run.variant) \(run.scenario): \(run.cause ?? "")")
+            // No server log to read: the lesson's own count of body bytes.
+            #expect(run.bytesOnWire == run.sizeBytes, "\(run.lesson) \(run.variant) \(run.scenario)")
+        }
+    }
+}
