@@ -17,6 +17,7 @@ struct Lab: ParsableCommand {
         subcommands: [
             Serve.self,
             InspectResumeData.self,
+            Report.self,
         ]
     )
 }
