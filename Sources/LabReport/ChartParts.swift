@@ -41,7 +41,9 @@ struct Tick {
 
     /// Powers of two inside the axis, every second or fourth one when there are many.
     static func powersOfTwo(_ axis: Axis, atMost count: Int, label: (Double) -> String) -> [Tick] {
-        var exponents = Array(Int(ceil(log2(axis.lower)))...Int(floor(log2(axis.upper))))
+        let (lowest, highest) = (Int(ceil(log2(axis.lower))), Int(floor(log2(axis.upper))))
+        guard lowest <= highest else { return [] }
+        var exponents = Array(lowest...highest)
         var step = 1
         while exponents.count > count * step { step *= 2 }
         exponents = exponents.filter { $0 % step == 0 }

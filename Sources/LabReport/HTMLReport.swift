@@ -115,6 +115,10 @@ struct ReportWriter {
     // MARK: Fault matrix
 
     private func writeFaultMatrix(_ section: Element) {
+        guard !data.strategies.isEmpty else {
+            section.add("p", ["class": "note"], text: "No runs in these results.")
+            return
+        }
         let sizes = Set(data.machines.map(\.settings.faultSize)).sorted().map(Units.bytes)
         section.add("p", ["class": "note"], text: """
             The fault scenarios at the fault size (\(sizes.joined(separator: " or "))); "clean" sums up the \

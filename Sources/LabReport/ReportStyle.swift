@@ -30,6 +30,7 @@ enum ReportStyle {
         tbody th { font-weight: 600; white-space: nowrap; }
         .num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
         .none { color: #888; }
+        table[data-table="environment"] td.num { text-align: left; }
         td.lesson { min-width: 11em; }
         tr.continued td.lesson, tr.continued td.variant { color: #9a9aa2; }
         tr.continued .lesson-id { display: none; }

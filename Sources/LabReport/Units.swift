@@ -44,7 +44,8 @@ enum Units {
 
     /// A long span of time: 252.3 → "4 min 12 s".
     static func duration(_ seconds: Double) -> String {
-        guard seconds >= 60 else { return "\(self.seconds(seconds)) s" }
+        // Beyond a year it is not a duration anyone measured; shown as plain seconds.
+        guard seconds >= 60, seconds < 366 * 86_400 else { return "\(self.seconds(seconds)) s" }
         let whole = Int(seconds.rounded())
         if whole < 3600 { return "\(whole / 60) min \(whole % 60) s" }
         return "\(whole / 3600) h \(whole % 3600 / 60) min"

@@ -236,3 +236,45 @@ struct HTMLReportTests {
         #expect(verdicts.compactMap { $0["data-machine"] } == labels)
     }
 }
+
+/// Students choose lessons, scenarios and sizes: the report draws what is there and leaves out
+/// what is not, without failing.
+struct PartialResultsTests {
+    typealias Fixture = ReportFixture
+
+    private static func page(_ runs: [ComparisonResults.Run], references: Bool = true) throws -> ParsedPage {
+        var results = Fixture.results(label: "partial", hostname: "host")
+        results.runs = runs
+        if !references { results.references = [] }
+        return try ParsedPage(HTMLReport(results: [results], lessonPagesPath: nil).render())
+    }
+
+    private static func charts(_ page: ParsedPage) -> [String] {
+        page.root.all("svg").compactMap { $0["data-chart"] }
+    }
+
+    @Test func onlyFaultScenariosGiveTheMatrixAndFaultTableButNoCharts() throws {
+        let page = try Self.page(Fixture.allRuns.filter { $0.scenario != "clean" }, references: false)
+        #expect(Self.charts(page).isEmpty)
+        #expect(page.root.all("table").compactMap { $0["data-table"] } == ["fault-matrix", "faults", "environment"])
+        #expect(page.table("faults").count == Fixture.allRuns.filter { $0.scenario != "clean" }.count)
+    }
+
+    @Test func oneCleanSizeWithoutTimelinesOrReferences() throws {
+        let runs = Fixture.allRuns.filter { $0.scenario == "clean" && $0.sizeBytes == Fixture.mebibyte }
+        let page = try Self.page(runs, references: false)
+        #expect(Self.charts(page) == ["peak-rss", "throughput"])
+        #expect(page.root.all("table").compactMap { $0["data-table"] }
+                == ["fault-matrix", "size-\(Fixture.mebibyte)", "environment"])
+        #expect(page.root.all("svg", "data-chart", "throughput").first?.all("g").filter { $0.hasClass("series") }.count == runs.count)
+        let verdict = page.root.all("li").first { $0["data-lesson"] == "03-outputstream" && $0["data-variant"] == "corrected" }
+        #expect(verdict?.text.trimmingCharacters(in: .whitespacesAndNewlines) == "OutputStream append, corrected: peak 38.3 MiB at 1 MiB")
+    }
+
+    @Test func noRunsAtAll() throws {
+        let page = try Self.page([], references: false)
+        #expect(Self.charts(page).isEmpty)
+        #expect(page.root.all("table").compactMap { $0["data-table"] } == ["environment"])
+        #expect(page.root.all("h1").first?.text == "Download Lab comparison")
+    }
+}
