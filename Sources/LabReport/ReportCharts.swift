@@ -48,6 +48,7 @@ extension ReportWriter {
             """)
         let sizes = data.cleanSizes.map(Double.init)
         let (smallest, largest) = (sizes.first ?? 1, sizes.last ?? 1)
+        // A margin on both sides, so the first and last markers sit clear of the frame.
         let x = Axis(lower: smallest / 1.6, upper: largest * 1.6,
                      start: Self.plot.left, end: Self.plot.right, logarithmic: true)
         let bounds = Axis.powerOfTwoBounds(measured.map { Double($0.peakRSSBytes) })
@@ -155,14 +156,15 @@ extension ReportWriter {
         let bytesPerSecond: Double
     }
 
-    private static let referenceClients = ["curl", "wget"]
+    /// The other clients, in darker and lighter grey: no lesson uses grey.
+    private static let referenceClients = [(kind: "curl", colour: "#444444"), (kind: "wget", colour: "#888888")]
     private static let limits = ["loopback-limit", "disk-limit"]
     /// A limit further out than this multiple of the fastest bar is named instead of drawn, so
     /// that it does not squeeze every bar into the left edge.
     private static let limitReach = 1.5
 
     func writeThroughputCharts(_ section: Element) {
-        let charts = data.machines.compactMap { machine -> (ComparisonResults, Int64, [Bar])? in
+        let charts = data.machines.compactMap { machine -> (machine: ComparisonResults, size: Int64, bars: [Bar])? in
             guard let size = data.largestCleanSize(machine) else { return nil }
             var bars = data.strategies.compactMap { strategy -> Bar? in
                 guard let run = data.runs(machine, strategy, scenario: ReportData.cleanScenario).first(where: { $0.sizeBytes == size })
@@ -170,10 +172,10 @@ extension ReportWriter {
                 return Bar(series: strategy.id, label: legendLabel(strategy), look: SeriesLook(strategy, in: data),
                            status: run.status, bytesPerSecond: run.throughputBytesPerSecond)
             }
-            for (index, kind) in Self.referenceClients.enumerated() {
+            for (kind, colour) in Self.referenceClients {
                 guard let reference = data.reference(kind, of: machine, near: size) else { continue }
                 let label = reference.sizeBytes == size ? kind : "\(kind) (\(Units.bytes(reference.sizeBytes)) file)"
-                bars.append(Bar(series: kind, label: label, look: SeriesLook(colour: ["#444444", "#888888"][index], dashed: false),
+                bars.append(Bar(series: kind, label: label, look: SeriesLook(colour: colour, dashed: false),
                                 status: "pass", bytesPerSecond: reference.throughputBytesPerSecond))
             }
             return bars.isEmpty ? nil : (machine, size, bars)
@@ -187,7 +189,7 @@ extension ReportWriter {
             are this machine's limits: reading from the server over loopback with nothing else to do, and \
             writing to its disk. A hollow bar with a red outline is a run that failed.
             """)
-        let fastest = charts.flatMap { $0.2.map(\.bytesPerSecond) }.max() ?? 1
+        let fastest = charts.flatMap { $0.bars.map(\.bytesPerSecond) }.max() ?? 1
         let limitValues = charts.flatMap { machine, size, _ in
             Self.limits.compactMap { data.reference($0, of: machine, near: size)?.throughputBytesPerSecond }
         }
