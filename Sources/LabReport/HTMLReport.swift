@@ -245,7 +245,7 @@ struct ReportWriter {
                                   "data-expected": run.expectedFailure ? "true" : "false"])
         cell.add("span", ["class": "status \(style)"], text: unexpected ? "FAIL" : run.status)
         if run.status == "fail" && run.expectedFailure { cell.add("span", ["class": "mark"], text: "expected") }
-        if let size { cell.add("span", ["class": "mark"], text: "at \(Units.bytes(size))") }
+        if let size { cell.add("span", ["class": "size"], text: "at \(Units.bytes(size))") }
         if let cause = run.cause {
             cell.add("span", ["class": "cause", "title": cause], text: ChartFrame.shortened(cause, to: Self.causeCharacters))
         }

@@ -153,6 +153,7 @@ extension ReportWriter {
         let label: String
         let look: SeriesLook
         let status: String
+        let expectedFailure: Bool
         let bytesPerSecond: Double
     }
 
@@ -170,13 +171,14 @@ extension ReportWriter {
                 guard let run = data.runs(machine, strategy, scenario: ReportData.cleanScenario).first(where: { $0.sizeBytes == size })
                 else { return nil }
                 return Bar(series: strategy.id, label: legendLabel(strategy), look: SeriesLook(strategy, in: data),
-                           status: run.status, bytesPerSecond: run.throughputBytesPerSecond)
+                           status: run.status, expectedFailure: run.expectedFailure,
+                           bytesPerSecond: run.throughputBytesPerSecond)
             }
             for (kind, colour) in Self.referenceClients {
                 guard let reference = data.reference(kind, of: machine, near: size) else { continue }
                 let label = reference.sizeBytes == size ? kind : "\(kind) (\(Units.bytes(reference.sizeBytes)) file)"
                 bars.append(Bar(series: kind, label: label, look: SeriesLook(colour: colour, dashed: false),
-                                status: "pass", bytesPerSecond: reference.throughputBytesPerSecond))
+                                status: "pass", expectedFailure: false, bytesPerSecond: reference.throughputBytesPerSecond))
             }
             return bars.isEmpty ? nil : (machine, size, bars)
         }
@@ -187,7 +189,8 @@ extension ReportWriter {
         section.add("p", ["class": "note"], text: """
             Clean scenario at the largest size, next to curl and wget on the same file. The vertical lines \
             are this machine's limits: reading from the server over loopback with nothing else to do, and \
-            writing to its disk. A hollow bar with a red outline is a run that failed.
+            writing to its disk. A hollow bar is a run that failed: outlined in red when nobody \
+            expected it to.
             """)
         let fastest = charts.flatMap { $0.bars.map(\.bytesPerSecond) }.max() ?? 1
         let limitValues = charts.flatMap { machine, size, _ in
@@ -232,11 +235,12 @@ extension ReportWriter {
                 "width": ChartFrame.coordinate(max(end - barsLeft, 1)), "height": ChartFrame.coordinate(barHeight),
                 "fill": bar.status == "pass" ? bar.look.colour : "white",
                 "fill-opacity": bar.look.dashed ? "0.5" : "1",
-                "stroke": bar.status == "pass" ? bar.look.colour : ReportStyle.failureColour,
+                "stroke": bar.status == "pass" ? bar.look.colour
+                    : bar.expectedFailure ? ReportStyle.expectedFailureColour : ReportStyle.failureColour,
                 "stroke-width": bar.status == "pass" ? "1.5" : "2.5",
                 "stroke-dasharray": bar.look.dashed ? "4 2" : "none",
             ])
-            let failed = bar.status == "pass" ? "" : " (failed)"
+            let failed = bar.status == "pass" ? "" : bar.expectedFailure ? " (failed, expected)" : " (FAILED)"
             group.add("text", ["class": "bar-value", "x": ChartFrame.coordinate(end + 6), "y": ChartFrame.coordinate(middle)],
                       text: Units.rate(bar.bytesPerSecond) + failed)
         }

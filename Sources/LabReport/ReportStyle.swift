@@ -2,6 +2,8 @@
 enum ReportStyle {
     /// Reserved for failures nobody expected, so that red always means "look here".
     static let failureColour = "#b00020"
+    /// A failure the article is there to show: noticeable, but calm.
+    static let expectedFailureColour = "#9c7f2a"
 
     static let css = """
         :root { color-scheme: light; }
@@ -43,11 +45,11 @@ enum ReportStyle {
         .status { display: inline-block; padding: 0 6px; border-radius: 4px; font-weight: 600; font-size: 12.5px; }
         .status.pass { background: #e3f3e6; color: #1b5e20; }
         .status.refused { background: #e6ecf5; color: #2c4a77; }
-        .status.fail.expected { background: #f4efe2; color: #6d5a1f; border: 1px dashed #b9a46a; font-weight: 500; }
+        .status.fail.expected { background: #f4efe2; color: #6d5a1f; border: 1px dashed \(expectedFailureColour); font-weight: 500; }
         .status.fail.unexpected { background: \(failureColour); color: #fff; }
         .mark { margin-left: 4px; font-size: 12px; color: #6d5a1f; font-style: italic; }
         .cause { display: block; font-size: 12px; color: #555; margin-top: 2px; }
-        .again { display: block; font-size: 12px; color: #444; }
+        .again, .size { display: block; font-size: 12px; color: #444; }
         td.outcome:has(.unexpected) { background: #fdecee; box-shadow: inset 3px 0 0 \(failureColour); }
         td.not-run { color: #aaa; font-size: 12px; }
         ul.matrix-legend { list-style: none; padding: 0; display: flex; flex-wrap: wrap; gap: 4px 20px; font-size: 13px; color: #444; }
