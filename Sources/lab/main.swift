@@ -1,8 +1,9 @@
 /// `lab`: the Download Lab command line.
 ///
 /// `lab serve` runs the lab's local HTTP server in the foreground, so students can point
-/// curl, a browser or their own programs at fixtures that fail in scripted ways. Further
-/// subcommands are added by listing their type in `Lab.configuration.subcommands`.
+/// curl, a browser or their own programs at fixtures that fail in scripted ways. `lab compare`
+/// measures every lesson side by side and `lab report` draws the results as one HTML page.
+/// Further subcommands are added by listing their type in `Lab.configuration.subcommands`.
 
 import ArgumentParser
 import Dispatch
@@ -18,6 +19,7 @@ struct Lab: ParsableCommand {
             Serve.self,
             InspectResumeData.self,
             Compare.self,
+            Report.self,
         ]
     )
 }

@@ -1,0 +1,96 @@
+/// What one lesson × variant did on one machine, in a line a student can read at a glance:
+/// "flat 38.3 MiB at 256 MiB, 0.61× curl, resumes after a drop and a kill".
+struct Verdict {
+    /// The phrases, in order: memory, speed, then each scenario's outcome.
+    let phrases: [String]
+    /// A failure nobody meant to show: the line is marked so that it is not missed.
+    let hasUnexpectedFailure: Bool
+
+    var line: String { phrases.isEmpty ? "no runs" : phrases.joined(separator: ", ") }
+
+    /// Memory that rises by more than this share of the extra file size is said to grow with the
+    /// file: a strategy that streams to disk stays near zero, one that buffers the file near one.
+    static let growthSlope = 0.1
+    /// Downloading more than this share of the file again after a fault is starting over.
+    static let startOverShare = 0.25
+
+    init(_ strategy: Strategy, on machine: ComparisonResults, in data: ReportData) {
+        let clean = data.runs(machine, strategy, scenario: ReportData.cleanScenario)
+        var phrases: [String] = []
+        let passed = clean.filter { $0.status == "pass" }
+        if let memory = Self.memory(passed) { phrases.append(memory) }
+        if let largest = passed.last,
+           let curl = machine.references.first(where: { $0.kind == "curl" && $0.sizeBytes == largest.sizeBytes }),
+           curl.throughputBytesPerSecond > 0 {
+            phrases.append("\(Units.multiple(largest.throughputBytesPerSecond / curl.throughputBytesPerSecond)) curl")
+        }
+
+        var refused = false
+        var resumedAfter: [String] = [], startedOverAfter: [String] = []
+        var passes: [String] = [], expectedFailures: [String] = [], unexpectedFailures: [String] = []
+        for scenario in data.scenarios where scenario != ReportData.cleanScenario {
+            for run in data.runs(machine, strategy, scenario: scenario) {
+                switch run.status {
+                case "pass":
+                    if let event = Self.interruptions[scenario] {
+                        let share = run.sizeBytes > 0 ? Double(run.bytesDownloadedAgain) / Double(run.sizeBytes) : 0
+                        if share > Self.startOverShare { startedOverAfter.append(event) } else { resumedAfter.append(event) }
+                    } else {
+                        passes.append(scenario)
+                    }
+                case "refused":
+                    refused = true
+                default:
+                    if run.expectedFailure { expectedFailures.append(scenario) } else { unexpectedFailures.append(scenario) }
+                }
+            }
+        }
+        refused = refused || clean.contains { $0.status == "refused" }
+        let failedClean = clean.filter { $0.status == "fail" }
+        expectedFailures.insert(contentsOf: Self.cleanFailures(failedClean.filter(\.expectedFailure), of: clean), at: 0)
+        unexpectedFailures.insert(contentsOf: Self.cleanFailures(failedClean.filter { !$0.expectedFailure }, of: clean), at: 0)
+
+        if !resumedAfter.isEmpty { phrases.append("resumes after " + Self.list(resumedAfter)) }
+        if !startedOverAfter.isEmpty { phrases.append("starts over after " + Self.list(startedOverAfter)) }
+        if refused { phrases.append("refuses files over its limit") }
+        // Naming every passing scenario would push the line past one line; the matrix names them.
+        if passes.count == 1 { phrases.append("passes " + passes[0]) }
+        if passes.count > 1 { phrases.append("passes \(passes.count) other faults") }
+        if !expectedFailures.isEmpty { phrases.append("fails \(Self.list(expectedFailures)) (expected)") }
+        if !unexpectedFailures.isEmpty { phrases.append("FAILS \(Self.list(unexpectedFailures)) (unexpected)") }
+        self.phrases = phrases
+        hasUnexpectedFailure = !unexpectedFailures.isEmpty
+    }
+
+    /// The scenarios that interrupt a download, by what happens to it.
+    private static let interruptions = ["drop-resume": "a drop", "kill-rerun": "a kill"]
+
+    /// "a drop and a kill", "ignore-range, entity-changed and slow-disk".
+    private static func list(_ items: [String]) -> String {
+        items.count > 1 ? items.dropLast().joined(separator: ", ") + " and " + items[items.count - 1] : items.joined()
+    }
+
+    /// "clean from 32 MiB" when every size from the first failure up failed, else each size.
+    private static func cleanFailures(_ failed: [ReportData.Run], of clean: [ReportData.Run]) -> [String] {
+        guard let first = failed.first else { return [] }
+        let fromFirstUp = clean.map(\.sizeBytes).filter { $0 >= first.sizeBytes }
+        if failed.count > 1 && failed.map(\.sizeBytes) == fromFirstUp { return ["clean from \(Units.bytes(first.sizeBytes))"] }
+        return failed.map { "clean at \(Units.bytes($0.sizeBytes))" }
+    }
+
+    /// "flat 38.3 MiB at 256 MiB" or "grows with the file (1.05× the file at 256 MiB)", from the
+    /// smallest and largest clean runs that passed.
+    private static func memory(_ passed: [ReportData.Run]) -> String? {
+        guard let smallest = passed.first, let largest = passed.last else { return nil }
+        let at = "at \(Units.bytes(largest.sizeBytes))"
+        guard largest.sizeBytes > smallest.sizeBytes else {
+            return "peak \(Units.bytes(largest.peakRSSBytes)) \(at)"
+        }
+        let slope = Double(largest.peakRSSBytes - smallest.peakRSSBytes) / Double(largest.sizeBytes - smallest.sizeBytes)
+        if slope > growthSlope {
+            let share = Double(largest.peakRSSBytes) / Double(largest.sizeBytes)
+            return "grows with the file (\(Units.multiple(share)) the file \(at))"
+        }
+        return "flat \(Units.bytes(largest.peakRSSBytes)) \(at)"
+    }
+}

@@ -1,0 +1,85 @@
+import Foundation
+import LabReport
+import Testing
+
+/// `lab report FILE… -o PAGE`, run as a child process: the page is written, and every wrong
+/// input ends with one line on stderr and its sysexits status.
+struct LabReportCommandTests {
+    static func results(label: String) -> ComparisonResults {
+        let environment = ComparisonResults.Environment(
+            hostname: "host-\(label)", cpuModel: "Test CPU", cores: 2, memoryBytes: 4 << 30,
+            operatingSystem: "Linux", swiftVersion: "6.3.1", buildConfiguration: "release", serverKind: "embedded",
+            serverURL: "http://127.0.0.1:1", startedAt: "2025-11-22T10:10:07Z", durationSeconds: 12.5)
+        let settings = ComparisonResults.Settings(
+            preset: "quick", sizes: [1 << 20], faultSize: 1 << 20, lessons: ["03-outputstream"], scenarios: ["clean"],
+            repetitions: 1, slowDiskWriteDelayMicroseconds: 200)
+        let run = ComparisonResults.Run(
+            lesson: "03-outputstream", title: "OutputStream append", variant: "corrected", scenario: "clean",
+            sizeBytes: 1 << 20, status: "pass", expectedFailure: false, cause: nil, wallSeconds: 0.05, cpuSeconds: 0.03,
+            peakRSSBytes: 20 << 20, throughputBytesPerSecond: 20_971_520, bytesOnWire: 1 << 20, bytesDownloadedAgain: 0,
+            repetitions: [], rssTimeline: [.init(t: 0, rssBytes: 10 << 20), .init(t: 0.05, rssBytes: 20 << 20)])
+        return ComparisonResults(label: label, environment: environment, settings: settings, references: [], runs: [run])
+    }
+
+    static func writeResults(label: String, in folder: URL) throws -> String {
+        let file = folder.appendingPathComponent("\(label).json")
+        try results(label: label).write(to: file)
+        return file.path
+    }
+
+    static func report(_ arguments: [String]) throws -> ChildProcess.Finished {
+        try ChildProcess.run("lab", ["report"] + arguments, timeout: 60)
+    }
+
+    @Test func writesOnePageWithEveryMachineAndPrintsItsPath() throws {
+        let folder = try scratchDirectory()
+        let first = try Self.writeResults(label: "lab-linux", in: folder)
+        let second = try Self.writeResults(label: "same-name", in: folder)
+        let page = folder.appendingPathComponent("pages/compare.html")
+        let finished = try Self.report([first, second, "--label", "lab-linux", "--label", "laptop", "-o", page.path])
+        #expect(finished.status == 0, "\(finished.stderr)")
+        #expect(finished.stderr.isEmpty)
+        #expect(finished.stdout == page.path + "\n")
+        let html = try String(contentsOf: page, encoding: .utf8)
+        #expect(html.contains("data-machine=\"lab-linux\""))
+        #expect(html.contains("data-machine=\"laptop\""))
+        #expect(!html.contains("data-machine=\"same-name\""))
+        #expect(html.contains("host-same-name"))
+    }
+
+    @Test func refusesAWrongNumberOfLabels() throws {
+        let folder = try scratchDirectory()
+        let first = try Self.writeResults(label: "a", in: folder)
+        let second = try Self.writeResults(label: "b", in: folder)
+        let finished = try Self.report([first, second, "--label", "only-one", "-o", folder.appendingPathComponent("r.html").path])
+        #expect(finished.status == 64)
+        #expect(finished.stderr == "lab: give one --label per results file, or none: 2 files, 1 label\n")
+        #expect(finished.stdout.isEmpty)
+    }
+
+    @Test func refusesTwoMachinesWithTheSameLabel() throws {
+        let folder = try scratchDirectory()
+        let file = try Self.writeResults(label: "lab-linux", in: folder)
+        let finished = try Self.report([file, file, "-o", folder.appendingPathComponent("r.html").path])
+        #expect(finished.status == 64)
+        #expect(finished.stderr == "lab: two results files are labelled \"lab-linux\": name each machine with --label\n")
+        #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("r.html").path))
+    }
+
+    @Test func aMissingFileIsNoInput() throws {
+        let folder = try scratchDirectory()
+        let missing = folder.appendingPathComponent("missing.json").path
+        let finished = try Self.report([missing, "-o", folder.appendingPathComponent("r.html").path])
+        #expect(finished.status == 66)
+        #expect(finished.stderr == "lab report: \(missing): cannot read it\n")
+    }
+
+    @Test func aFileThatIsNotResultsIsBadData() throws {
+        let folder = try scratchDirectory()
+        let file = folder.appendingPathComponent("lesson.json")
+        try Data(#"{"schema": "download-lab.lesson-result/1"}"#.utf8).write(to: file)
+        let finished = try Self.report([file.path, "-o", folder.appendingPathComponent("r.html").path])
+        #expect(finished.status == 65)
+        #expect(finished.stderr == "lab report: \(file.path): schema is \"download-lab.lesson-result/1\", expected \"download-lab.results/1\"\n")
+    }
+}
