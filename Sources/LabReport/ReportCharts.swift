@@ -90,9 +90,11 @@ extension ReportWriter {
         svg.add("line", ["class": "diagonal",
                          "x1": ChartFrame.coordinate(x.position(from)), "y1": ChartFrame.coordinate(y.position(from)),
                          "x2": ChartFrame.coordinate(x.position(to)), "y2": ChartFrame.coordinate(y.position(to))])
-        let labelAt = exp2((log2(from) + 3 * log2(to)) / 4)
-        svg.add("text", ["class": "diagonal-label", "x": ChartFrame.coordinate(x.position(labelAt) + 6),
-                         "y": ChartFrame.coordinate(y.position(labelAt) + 16)], text: "memory = file size")
+        // Halfway along, below and right of the line: clear of it, and inside the frame.
+        let labelAt = exp2((log2(from) + log2(to)) / 2)
+        svg.add("text", ["class": "diagonal-label",
+                         "x": ChartFrame.coordinate(x.position(labelAt) + 12),
+                         "y": ChartFrame.coordinate(y.position(labelAt) + 20)], text: "memory = file size")
     }
 
     // MARK: RSS over time
@@ -102,7 +104,7 @@ extension ReportWriter {
             (machine, data.strategies.compactMap { strategy -> (Strategy, [ComparisonResults.RSSSample])? in
                 guard let size = data.largestCleanSize(machine),
                       let run = data.runs(machine, strategy, scenario: ReportData.cleanScenario).first(where: { $0.sizeBytes == size }),
-                      let samples = run.rssTimeline, !samples.isEmpty else { return nil }
+                      run.status != "refused", let samples = run.rssTimeline, !samples.isEmpty else { return nil }
                 return (strategy, samples.sorted { $0.t < $1.t })
             })
         }
@@ -192,7 +194,8 @@ extension ReportWriter {
             writing to its disk. A hollow bar is a run that failed: outlined in red when nobody \
             expected it to.
             """)
-        let fastest = charts.flatMap { $0.bars.map(\.bytesPerSecond) }.max() ?? 1
+        // A refused run has no throughput worth drawing, whatever its record says.
+        let fastest = charts.flatMap { $0.bars.filter { $0.status != "refused" }.map(\.bytesPerSecond) }.max() ?? 1
         let limitValues = charts.flatMap { machine, size, _ in
             Self.limits.compactMap { data.reference($0, of: machine, near: size)?.throughputBytesPerSecond }
         }

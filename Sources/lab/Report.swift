@@ -68,7 +68,7 @@ struct Report: ParsableCommand {
         }
 
         let page = URL(fileURLWithPath: output).standardizedFileURL
-        let html = HTMLReport(results: results, lessonPagesPath: lessonPagesPath(from: page.deletingLastPathComponent()))
+        let html = HTMLReport(results: results, lessonPagesPath: LessonPages.linkPrefix(lessons, pageFolder: page.deletingLastPathComponent()))
         do {
             try FileManager.default.createDirectory(at: page.deletingLastPathComponent(), withIntermediateDirectories: true)
             try Data(html.render().utf8).write(to: page, options: .atomic)
@@ -89,23 +89,6 @@ struct Report: ParsableCommand {
                 && !isDirectory.boolValue && FileManager.default.isReadableFile(atPath: file)
             fail("\(error)", status: readable ? Self.dataError : Self.noInput)
         }
-    }
-
-    /// The prefix for links to the lesson pages, relative to the page's folder: `--lessons` or
-    /// ./Lessons, with a trailing slash; a URL as it is.
-    private func lessonPagesPath(from pageFolder: URL) -> String? {
-        if let lessons, lessons.contains("://") {
-            return lessons.hasSuffix("/") ? lessons : lessons + "/"
-        }
-        let folder = lessons ?? "Lessons"
-        var isDirectory: ObjCBool = false
-        guard lessons != nil || (FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory) && isDirectory.boolValue)
-        else { return nil }
-        let target = URL(fileURLWithPath: folder).standardizedFileURL.pathComponents
-        let base = pageFolder.standardizedFileURL.pathComponents
-        let shared = zip(target, base).prefix { $0 == $1 }.count
-        let steps = Array(repeating: "..", count: base.count - shared) + target[shared...]
-        return steps.isEmpty ? "" : steps.joined(separator: "/") + "/"
     }
 
     /// "1 file", "2 labels".

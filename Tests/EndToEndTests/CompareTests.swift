@@ -165,7 +165,8 @@ struct CompareTests {
     /// `runs[].repetitions[].exitCode` → {"integer"}.
     static func collectTypes(_ value: Any, path: String, into found: inout [String: Set<String>]) {
         if let object = value as? [String: Any] {
-            if !path.isEmpty { found[path, default: []].insert("object") }
+            // An array's elements are described by their fields, not by a row of their own.
+            if !path.isEmpty && !path.hasSuffix("[]") { found[path, default: []].insert("object") }
             for (key, child) in object {
                 collectTypes(child, path: path.isEmpty ? key : "\(path).\(key)", into: &found)
             }

@@ -53,7 +53,7 @@ struct LabReportCommandTests {
         let second = try Self.writeResults(label: "b", in: folder)
         let finished = try Self.report([first, second, "--label", "only-one", "-o", folder.appendingPathComponent("r.html").path])
         #expect(finished.status == 64)
-        #expect(finished.stderr == "lab: give one --label per results file, or none: 2 files, 1 label\n")
+        #expect(finished.stderr == "lab report: give one --label per results file, or none: 2 files, 1 label\n")
         #expect(finished.stdout.isEmpty)
     }
 
@@ -62,7 +62,7 @@ struct LabReportCommandTests {
         let file = try Self.writeResults(label: "lab-linux", in: folder)
         let finished = try Self.report([file, file, "-o", folder.appendingPathComponent("r.html").path])
         #expect(finished.status == 64)
-        #expect(finished.stderr == "lab: two results files are labelled \"lab-linux\": name each machine with --label\n")
+        #expect(finished.stderr == "lab report: two results files are labelled \"lab-linux\": name each machine with --label\n")
         #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("r.html").path))
     }
 

@@ -145,9 +145,15 @@ struct Compare: ParsableCommand {
                                     progress: { Console.error($0) })
         let results = try comparison.run(label: label ?? ProcessInfo.processInfo.hostName)
 
-        let resultsFile = folder.appendingPathComponent("results.json")
-        try results.write(to: resultsFile)
-        Console.output(resultsFile.path)
+        do {
+            try results.write(to: folder.appendingPathComponent("results.json"))
+            let report = folder.appendingPathComponent("report.html")
+            let html = HTMLReport(results: [results], lessonPagesPath: LessonPages.linkPrefix(nil, pageFolder: folder))
+            try Data(html.render().utf8).write(to: report, options: .atomic)
+            Console.output(report.path)
+        } catch {
+            throw CompareError("cannot write the results into \(folder.path): \(error.localizedDescription)")
+        }
     }
 
     /// The files a static server needs to stand in for the lab server: the same bytes under the

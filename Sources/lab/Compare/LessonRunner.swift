@@ -110,7 +110,8 @@ struct LessonRunner {
             wallSeconds: finished.wallSeconds,
             cpuSeconds: finished.cpuSeconds,
             peakRSSBytes: finished.peakRSSBytes,
-            throughputBytesPerSecond: Double(runCase.size) / max(finished.wallSeconds, 1e-6),
+            // A run that moved no bytes (a refusal, a 404) has no throughput to speak of.
+            throughputBytesPerSecond: bytesOnWire == 0 ? 0 : Double(runCase.size) / max(finished.wallSeconds, 1e-6),
             bytesOnWire: bytesOnWire,
             bytesDownloadedAgain: runCase.lesson.uploads ? 0 : max(0, bytesOnWire - runCase.size),
             error: verified ? nil : error.map(Self.shorteningDigests))
