@@ -252,10 +252,10 @@ final class RequestHandler: ChannelInboundHandler {
         do {
             let parts = try parser.finish()
             sendText(.ok, UploadEndpoint.json(parts: parts, bodyBytes: parser.bodyBytes),
-                     contentType: "application/json", request: request, context: context)
+                     contentType: "application/json", requestBodyBytes: parser.bodyBytes, request: request, context: context)
         } catch {
             let refusal = RefusedUpload(error)
-            sendText(refusal.status, refusal.reason, request: request, context: context)
+            sendText(refusal.status, refusal.reason, requestBodyBytes: parser.bodyBytes, request: request, context: context)
         }
     }
 
@@ -273,14 +273,15 @@ final class RequestHandler: ChannelInboundHandler {
     /// The future completes when the answer has been written.
     @discardableResult
     private func sendText(_ status: HTTPResponseStatus, _ line: String, contentType: String = "text/plain; charset=utf-8",
-                          extraHeaders: [(String, String)] = [],
-                          attempt: Int = 0, request: HTTPRequestHead, context: ChannelHandlerContext) -> EventLoopFuture<Void> {
+                          extraHeaders: [(String, String)] = [], attempt: Int = 0, requestBodyBytes: Int64 = 0,
+                          request: HTTPRequestHead, context: ChannelHandlerContext) -> EventLoopFuture<Void> {
         let body = line.hasSuffix("\n") ? line : line + "\n"
         var headers = HTTPHeaders()
         headers.add(name: "Content-Type", value: contentType)
         headers.add(name: "Content-Length", value: "\(body.utf8.count)")
         headers.add(contentsOf: extraHeaders)
-        let logIndex = writeHead(status, headers: headers, attempt: attempt, request: request, context: context)
+        let logIndex = writeHead(status, headers: headers, attempt: attempt, requestBodyBytes: requestBodyBytes,
+                                 request: request, context: context)
         if request.method != .HEAD {
             core.recordBodyBytes(Int64(body.utf8.count), at: logIndex)
             context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(string: body)))), promise: nil)
@@ -290,7 +291,7 @@ final class RequestHandler: ChannelInboundHandler {
 
     /// Logs the response before writing it, so a client that has read the response will
     /// always find it in `requestLog`.
-    private func writeHead(_ status: HTTPResponseStatus, headers: HTTPHeaders, attempt: Int,
+    private func writeHead(_ status: HTTPResponseStatus, headers: HTTPHeaders, attempt: Int, requestBodyBytes: Int64 = 0,
                            request: HTTPRequestHead, context: ChannelHandlerContext) -> Int {
         var headers = headers
         if !request.isKeepAlive {
@@ -299,7 +300,7 @@ final class RequestHandler: ChannelInboundHandler {
         let logIndex = core.record(LoggedRequest(
             method: request.method.rawValue, target: request.uri,
             range: request.headers.first(name: "Range"), ifRange: request.headers.first(name: "If-Range"),
-            status: Int(status.code), bodyBytesSent: 0, attempt: attempt
+            status: Int(status.code), bodyBytesSent: 0, attempt: attempt, requestBodyBytes: requestBodyBytes
         ))
         let head = HTTPResponseHead(version: .http1_1, status: status, headers: headers)
         context.write(wrapOutboundOut(.head(head)), promise: nil)

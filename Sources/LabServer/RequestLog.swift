@@ -10,9 +10,11 @@ public struct LoggedRequest: Hashable, Sendable {
     public var bodyBytesSent: Int64
     /// The fault-script attempt this request played; 0 for requests outside /fixtures.
     public var attempt: Int
+    /// Request body bytes read: what an upload sent (0 for requests without a body).
+    public var requestBodyBytes: Int64
 
     public init(method: String, target: String, range: String?, ifRange: String?,
-                status: Int, bodyBytesSent: Int64, attempt: Int) {
+                status: Int, bodyBytesSent: Int64, attempt: Int, requestBodyBytes: Int64 = 0) {
         self.method = method
         self.target = target
         self.range = range
@@ -20,5 +22,6 @@ public struct LoggedRequest: Hashable, Sendable {
         self.status = status
         self.bodyBytesSent = bodyBytesSent
         self.attempt = attempt
+        self.requestBodyBytes = requestBodyBytes
     }
 }

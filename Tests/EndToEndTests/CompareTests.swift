@@ -140,6 +140,12 @@ struct CompareTests {
         #expect(article.status == "fail")
         #expect(article.expectedFailure)
         #expect(article.cause?.contains("1,048,578 bytes") == true, "\(article.cause ?? "")")
+        // On the wire: the whole multipart body as the server read it, the file plus a few
+        // hundred bytes of delimiters and headers.
+        for run in clean(results, "07-multipart-upload", size: 1 << 20) {
+            #expect(run.bytesOnWire > 1 << 20 && run.bytesOnWire < (1 << 20) + 4096, "\(run.variant) \(run.bytesOnWire)")
+            #expect(run.throughputBytesPerSecond > 0)
+        }
     }
 
     /// Every field in results.json is in the README's table with the same type, and every field
@@ -212,6 +218,74 @@ struct CompareTests {
         formatter.numberStyle = .decimal
         formatter.locale = Locale(identifier: "en_US")
         return formatter.string(from: NSNumber(value: value))!
+    }
+}
+
+/// The scenarios `--quick` leaves out, for the lessons where they tell most.
+struct CompareKillAndChangeTests {
+    static let size: Int64 = 16 << 20
+
+    @Test func killedLessonsResumeOrStartOverAndChangedFilesAreCaught() throws {
+        let folder = try scratchDirectory()
+        let finished = try ChildProcess.run("lab", [
+            "compare", "--lessons", "01,02,03,05", "--scenarios", "kill-rerun,entity-changed",
+            "--fault-size", "16MiB", "--repetitions", "1", "-o", folder.path,
+        ], timeout: 600)
+        try #require(finished.status == 0, "\(finished.stderr)")
+        let results = try ComparisonResults.read(from: folder.appendingPathComponent("results.json"))
+        func run(_ lesson: String, _ variant: String, _ scenario: String) throws -> ComparisonResults.Run {
+            try #require(results.runs.first { $0.lesson == lesson && $0.variant == variant && $0.scenario == scenario })
+        }
+        let breakPoint = Self.size * 3 / 10
+
+        // Killed at 30%: the partial file is resumed and nothing is fetched twice...
+        let streaming = try run("03-outputstream", "corrected", "kill-rerun")
+        #expect(streaming.status == "pass")
+        #expect(streaming.bytesDownloadedAgain == 0)
+        // Killed at the stall, not rescued by URLSession's 60 s timeout and a retry.
+        #expect(streaming.wallSeconds < 30)
+        // ...while a buffer in memory dies with the process, and its 30% comes again.
+        let inMemory = try run("01-in-memory", "corrected", "kill-rerun")
+        #expect(inMemory.status == "pass")
+        #expect(inMemory.bytesDownloadedAgain == breakPoint)
+        // The article's FileHandle appends the whole file to the partial one.
+        let appended = try run("02-filehandle", "article", "kill-rerun")
+        #expect(appended.status == "fail")
+        #expect(appended.cause == "file has \(ByteFormat.grouped(Self.size + breakPoint)) bytes, expected \(ByteFormat.grouped(Self.size))")
+        // Lesson 05 corrected resumes from the resume data it saved at 4 MiB; the article's
+        // resume data died with the process.
+        let savedBlob = try run("05-download-task-resume", "corrected", "kill-rerun")
+        let lostBlob = try run("05-download-task-resume", "article", "kill-rerun")
+        #expect(savedBlob.status == "pass" && lostBlob.status == "pass")
+        // About 4 MiB apart; the Pause each run presses itself adds some noise on both sides.
+        #expect(lostBlob.bytesDownloadedAgain - savedBlob.bytesDownloadedAgain >= 3 << 20,
+                "article \(lostBlob.bytesDownloadedAgain), corrected \(savedBlob.bytesDownloadedAgain)")
+
+        // The file changed between attempts: If-Range brings the whole new file; the article
+        // splices old bytes with new ones, and lab compare's own digest check catches it.
+        let checked = try run("03-outputstream", "corrected", "entity-changed")
+        #expect(checked.status == "pass")
+        let spliced = try run("03-outputstream", "article", "entity-changed")
+        #expect(spliced.status == "fail")
+        #expect(spliced.expectedFailure)
+        #expect(spliced.cause == "right size, wrong bytes (SHA-256 differs)")
+    }
+
+    /// Peak memory comes from the kernel for the child alone: curl peaks far below the
+    /// 40 MB or so that `lab compare` itself holds, which spawning it directly would report.
+    @Test func referencePeakMemoryIsTheClientsOwn() throws {
+        let folder = try scratchDirectory()
+        let finished = try ChildProcess.run("lab", [
+            "compare", "--lessons", "03", "--variants", "corrected", "--scenarios", "clean",
+            "--sizes", "1MiB", "--repetitions", "1", "-o", folder.path,
+        ])
+        try #require(finished.status == 0, "\(finished.stderr)")
+        let results = try ComparisonResults.read(from: folder.appendingPathComponent("results.json"))
+        let curl = try #require(results.references.first { $0.kind == "curl" })
+        let peak = try #require(curl.peakRSSBytes)
+        #expect(peak > 1 << 20 && peak < 24 << 20, "curl peaked at \(peak) bytes")
+        #expect(results.runs.count == 1)
+        #expect(results.settings.preset == "custom")
     }
 }
 

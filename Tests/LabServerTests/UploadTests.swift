@@ -81,7 +81,8 @@ struct UploadTests {
         let server = try LabServer.start()
         defer { server.stop() }
         let connection = try RawHTTPConnection(port: server.port)
-        let response = try upload(server, body: multipartBody(Self.parts, boundary: Self.boundary),
+        let body = multipartBody(Self.parts, boundary: Self.boundary)
+        let response = try upload(server, body: body,
                                   contentType: "multipart/form-data; boundary=\(Self.boundary)", connection: connection)
         #expect(response.status == 200)
         #expect(response.header("Content-Type") == "application/json")
@@ -89,6 +90,8 @@ struct UploadTests {
         #expect(server.requestLog.last?.method == "POST")
         #expect(server.requestLog.last?.target == "/upload")
         #expect(server.requestLog.last?.status == 200)
+        // What the upload sent, for `lab compare`'s bytes on the wire.
+        #expect(server.requestLog.last?.requestBodyBytes == Int64(body.count))
 
         try connection.sendRequest("GET", "/")
         #expect(try connection.readResponse().status == 200)

@@ -64,17 +64,19 @@ struct Comparison {
 
     private func summarize(_ runCase: RunCase, _ measured: [LessonRunner.Measured]) -> ComparisonResults.Run {
         let repetitions = measured.map(\.repetition)
-        let allVerified = repetitions.allSatisfy(\.verified)
+        // A run passes when the file is right and the lesson says so: exit 0.
+        let passed = { (repetition: ComparisonResults.Repetition) in repetition.verified && repetition.exitCode == 0 }
+        let allPassed = repetitions.allSatisfy(passed)
         let status: String
         if runCase.expectsRefusal, repetitions.allSatisfy({ !$0.verified && $0.exitCode != 0 && $0.bytesOnWire == 0 }) {
             status = "refused"
         } else {
-            status = allVerified ? "pass" : "fail"
+            status = allPassed ? "pass" : "fail"
         }
         let cause: String? = switch status {
         case "pass": nil
         case "refused": repetitions.first?.error
-        default: repetitions.first { !$0.verified }?.error
+        default: repetitions.first { !passed($0) }?.error
         }
         // The timeline shown is the one of the repetition with the median wall time.
         let medianWall = median(repetitions.map(\.wallSeconds))

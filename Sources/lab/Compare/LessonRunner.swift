@@ -29,7 +29,7 @@ struct LessonRunner {
         let fixture = Fixture(name: "compare-\(runCase.size).bin", size: runCase.size)
         let token = "compare-\(UUID().uuidString.prefix(8))"
         let url = runCase.lesson.uploads
-            ? source.uploadURL
+            ? source.uploadURL(run: token)
             : source.url(for: fixture, faults: runCase.scenario.faults, run: token)
         let output = folder.appendingPathComponent(fixture.name)
         let expected = Fixture(name: fixture.name, size: fixture.size, generation: runCase.scenario.finalGeneration)
@@ -71,8 +71,8 @@ struct LessonRunner {
                        expected: Fixture, token: String) -> ComparisonResults.Repetition {
         let bytesOnWire: Int64
         if runCase.lesson.uploads {
-            // The request body the lesson sent; the server's log holds only its short answer.
-            bytesOnWire = record?.bytesWritten ?? 0
+            // The request body the server read (another server: what the lesson streamed).
+            bytesOnWire = source.requestBodyBytes(run: token) ?? record?.bytesWritten ?? 0
         } else {
             bytesOnWire = source.bodyBytesSent(run: token) ?? record?.bytesReceived ?? 0
         }
@@ -86,7 +86,11 @@ struct LessonRunner {
             (verified, problem) = check(file, against: expected)
         }
         let error: String?
-        if record?.outcome == "verification-failed", let problem {
+        if verified, finished.exitCode != 0 {
+            // The bytes are right but the lesson says otherwise: that is a failure too.
+            error = "exit \(finished.exitCode.map(String.init) ?? "by signal") although the file is right"
+                + (record?.error.map { ": \($0.message)" } ?? "")
+        } else if record?.outcome == "verification-failed", let problem {
             // The harness's own words: short, and the same for every lesson.
             error = problem
         } else if let message = record?.error?.message {
@@ -114,7 +118,7 @@ struct LessonRunner {
             throughputBytesPerSecond: bytesOnWire == 0 ? 0 : Double(runCase.size) / max(finished.wallSeconds, 1e-6),
             bytesOnWire: bytesOnWire,
             bytesDownloadedAgain: runCase.lesson.uploads ? 0 : max(0, bytesOnWire - runCase.size),
-            error: verified ? nil : error.map(Self.shorteningDigests))
+            error: error.map(Self.shorteningDigests))
     }
 
     /// A cause is read in a table cell: a SHA-256 there shows as its first 12 digits.
@@ -171,11 +175,9 @@ enum FixtureSource {
         }
     }
 
-    var uploadURL: URL {
-        switch self {
-        case .embedded(let server): server.baseURL.appendingPathComponent("upload")
-        case .external(let base): URL(string: base.absoluteString.trimmingSuffix("/") + "/upload")!
-        }
+    /// The token lets the server's log tell this run's upload from the others.
+    func uploadURL(run token: String) -> URL {
+        URL(string: baseURL.absoluteString.trimmingSuffix("/") + "/upload?run=\(token)")!
     }
 
     var kind: String {
@@ -194,10 +196,17 @@ enum FixtureSource {
 
     /// Response body bytes sent for GETs of one run token; nil when the server is not ours.
     func bodyBytesSent(run token: String) -> Int64? {
+        requests(method: "GET", run: token)?.reduce(0) { $0 + $1.bodyBytesSent }
+    }
+
+    /// Request body bytes read for POSTs of one run token; nil when the server is not ours.
+    func requestBodyBytes(run token: String) -> Int64? {
+        requests(method: "POST", run: token)?.reduce(0) { $0 + $1.requestBodyBytes }
+    }
+
+    private func requests(method: String, run token: String) -> [LoggedRequest]? {
         guard case .embedded(let server) = self else { return nil }
-        return server.requestLog
-            .filter { $0.method == "GET" && $0.target.hasSuffix("run=\(token)") }
-            .reduce(0) { $0 + $1.bodyBytesSent }
+        return server.requestLog.filter { $0.method == method && $0.target.hasSuffix("run=\(token)") }
     }
 }
 
