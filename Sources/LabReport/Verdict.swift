@@ -93,19 +93,17 @@ struct Verdict {
         return failed.map { "clean at \(Units.bytes($0.sizeBytes))" }
     }
 
-    /// "flat 38.3 MiB at 256 MiB" or "grows with the file (1.05× the file at 256 MiB)", from the
-    /// smallest and largest clean runs that passed.
+    /// "flat 38.3 MiB at 256 MiB" or "grows with the file: 2.0× its size, 530 MiB at 256 MiB",
+    /// from the smallest and largest clean runs that passed. The multiple is the slope, what
+    /// each extra MiB of file adds: the number of copies held, free of the process's baseline.
     private static func memory(_ passed: [ReportData.Run]) -> String? {
         guard let smallest = passed.first, let largest = passed.last else { return nil }
-        let at = "at \(Units.bytes(largest.sizeBytes))"
-        guard largest.sizeBytes > smallest.sizeBytes else {
-            return "peak \(Units.bytes(largest.peakRSSBytes)) \(at)"
-        }
+        let at = "\(Units.bytes(largest.peakRSSBytes)) at \(Units.bytes(largest.sizeBytes))"
+        guard largest.sizeBytes > smallest.sizeBytes else { return "peak \(at)" }
         let slope = Double(largest.peakRSSBytes - smallest.peakRSSBytes) / Double(largest.sizeBytes - smallest.sizeBytes)
         if slope > growthSlope {
-            let share = Double(largest.peakRSSBytes) / Double(largest.sizeBytes)
-            return "grows with the file (\(Units.multiple(share)) the file \(at))"
+            return "grows with the file: \(Units.multiple(slope)) its size, \(at)"
         }
-        return "flat \(Units.bytes(largest.peakRSSBytes)) \(at)"
+        return "flat \(at)"
     }
 }

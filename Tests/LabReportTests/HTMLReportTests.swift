@@ -131,9 +131,9 @@ struct HTMLReportTests {
             page.root.all("li").first { $0["data-lesson"] == lesson && $0["data-variant"] == variant }
         }
         let expected = [
-            ("00-small-file", "corrected", "Small file in one call, corrected: grows with the file (1.5× the file at 32 MiB), refuses files over its limit"),
-            ("01-in-memory", "article", "Every chunk in one buffer, article: grows with the file (2.1× the file at 256 MiB), 0.25× curl, starts over after a kill"),
-            ("01-in-memory", "corrected", "Every chunk in one buffer, corrected: grows with the file (1.1× the file at 256 MiB), 0.30× curl, starts over after a kill"),
+            ("00-small-file", "corrected", "Small file in one call, corrected: grows with the file: 1.0× its size, 49 MiB at 32 MiB, refuses files over its limit"),
+            ("01-in-memory", "article", "Every chunk in one buffer, article: grows with the file: 2.0× its size, 530 MiB at 256 MiB, 0.25× curl, starts over after a kill"),
+            ("01-in-memory", "corrected", "Every chunk in one buffer, corrected: grows with the file: 1.0× its size, 274 MiB at 256 MiB, 0.30× curl, starts over after a kill"),
             ("03-outputstream", "article", "OutputStream append, article: flat 22 MiB at 256 MiB, 0.40× curl, resumes after a drop and a kill, fails ignore-range (expected)"),
             ("03-outputstream", "corrected", "OutputStream append, corrected: flat 38.3 MiB at 256 MiB, 0.50× curl, resumes after a kill, passes ignore-range, FAILS drop-resume (unexpected)"),
         ]
