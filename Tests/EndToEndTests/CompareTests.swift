@@ -252,14 +252,11 @@ struct CompareKillAndChangeTests {
         let appended = try run("02-filehandle", "article", "kill-rerun")
         #expect(appended.status == "fail")
         #expect(appended.cause == "file has \(ByteFormat.grouped(Self.size + breakPoint)) bytes, expected \(ByteFormat.grouped(Self.size))")
-        // Lesson 05 corrected resumes from the resume data it saved at 4 MiB; the article's
-        // resume data died with the process.
-        let savedBlob = try run("05-download-task-resume", "corrected", "kill-rerun")
-        let lostBlob = try run("05-download-task-resume", "article", "kill-rerun")
-        #expect(savedBlob.status == "pass" && lostBlob.status == "pass")
-        // About 4 MiB apart; the Pause each run presses itself adds some noise on both sides.
-        #expect(lostBlob.bytesDownloadedAgain - savedBlob.bytesDownloadedAgain >= 3 << 20,
-                "article \(lostBlob.bytesDownloadedAgain), corrected \(savedBlob.bytesDownloadedAgain)")
+        // Lesson 05 survives a kill either way. How much it fetches again also depends on when
+        // its own Pause lands, so the resume data's worth is checked by Lesson05Tests instead.
+        for variant in ["article", "corrected"] {
+            #expect(try run("05-download-task-resume", variant, "kill-rerun").status == "pass")
+        }
 
         // The file changed between attempts: If-Range brings the whole new file; the article
         // splices old bytes with new ones, and lab compare's own digest check catches it.

@@ -53,7 +53,7 @@ struct LessonRunner {
 
         var finished: MeasuredProcess.Finished
         if runCase.scenario == .killRerun {
-            let killed = try process.run(killWhen: killPoint(token: token, size: runCase.size))
+            let killed = try process.run(killWhen: killPoint(token: token, size: runCase.size, files: folder))
             finished = try process.run()
             finished.wallSeconds += killed.wallSeconds
             finished.cpuSeconds += killed.cpuSeconds
@@ -141,16 +141,35 @@ struct LessonRunner {
         return (true, nil)
     }
 
-    /// Kill once the server has sent everything up to its stall point and the lesson has had a
-    /// moment to write what arrived.
-    private func killPoint(token: String, size: Int64) -> () -> Bool {
+    /// Kill once the server has sent everything up to its stall point and the lesson has
+    /// written what arrived: its files have stopped growing (for at most 2 s).
+    private func killPoint(token: String, size: Int64, files folder: URL) -> () -> Bool {
         let stallPoint = size * Int64(Scenario.breakPercent) / 100
         var reachedAt: ContinuousClock.Instant?
+        var lastSize: Int64 = -1
+        var lastGrowth = ContinuousClock.now
         return {
-            if let reachedAt { return ContinuousClock.now - reachedAt > .milliseconds(200) }
-            if (source.bodyBytesSent(run: token) ?? 0) >= stallPoint { reachedAt = .now }
-            return false
+            let now = ContinuousClock.now
+            guard let reached = reachedAt else {
+                if (source.bodyBytesSent(run: token) ?? 0) >= stallPoint { reachedAt = now }
+                return false
+            }
+            let written = Self.bytesOnDisk(in: folder)
+            if written != lastSize { (lastSize, lastGrowth) = (written, now) }
+            return now - lastGrowth > .milliseconds(150) || now - reached > .seconds(2)
         }
+    }
+
+    /// The lesson's files (its output, partial files, resume data, temp files), not the logs.
+    private static func bytesOnDisk(in folder: URL) -> Int64 {
+        let logs: Set = ["stdout", "stderr", "rusage"]
+        let files = FileManager.default.enumerator(at: folder, includingPropertiesForKeys: [.fileSizeKey])
+        var total: Int64 = 0
+        while let file = files?.nextObject() as? URL {
+            if logs.contains(file.lastPathComponent) { continue }
+            total += Int64((try? file.resourceValues(forKeys: [.fileSizeKey]).fileSize) ?? 0)
+        }
+        return total
     }
 
     /// Generous: a debug build of the slowest lesson takes about 35 s for 256 MiB.
