@@ -20,14 +20,11 @@ struct References {
 
     /// curl and wget (whichever are installed) save the file, like the lessons do.
     func clients(size: Int64, repetitions: Int) throws -> [ComparisonResults.Reference] {
+        let fixture = Fixture(name: "compare-\(size).bin", size: size)
         var references: [ComparisonResults.Reference] = []
         for (tool, arguments) in [("curl", ["-sS", "-o"]), ("wget", ["-q", "-O"])] {
             guard let program = Self.which(tool) else { continue }
-            let fixture = Fixture(name: "compare-\(size).bin", size: size)
-            var runs: [MeasuredProcess.Finished] = []
-            for _ in 0..<repetitions {
-                let folder = try freshFolder("\(tool)-\(size)")
-                defer { try? FileManager.default.removeItem(at: folder) }
+            let runs = try measure("\(tool)-\(size)", repetitions: repetitions) { folder in
                 let file = folder.appendingPathComponent(fixture.name)
                 let url = source.url(for: fixture, faults: nil, run: "reference-\(UUID().uuidString.prefix(8))")
                 let finished = try MeasuredProcess(program: program, arguments: arguments + [file.path, url.absoluteString],
@@ -35,7 +32,7 @@ struct References {
                 guard finished.exitCode == 0, (try? FileDigest.sha256Hex(of: file)) == digests.sha256(of: fixture) else {
                     throw CompareError("\(tool) could not download \(url.absoluteString): \(finished.stderr.split(separator: "\n").first ?? "wrong bytes")")
                 }
-                runs.append(finished)
+                return finished
             }
             references.append(reference(tool, detail: "\(tool) \(arguments.joined(separator: " ")) FILE URL", size: size, runs: runs))
         }
@@ -46,15 +43,12 @@ struct References {
     func loopbackLimit(size: Int64, repetitions: Int) throws -> ComparisonResults.Reference? {
         guard let curl = Self.which("curl") else { return nil }
         let fixture = Fixture(name: "compare-\(size).bin", size: size)
-        var runs: [MeasuredProcess.Finished] = []
-        for _ in 0..<repetitions {
-            let folder = try freshFolder("loopback-\(size)")
-            defer { try? FileManager.default.removeItem(at: folder) }
+        let runs = try measure("loopback-\(size)", repetitions: repetitions) { folder in
             let url = source.url(for: fixture, faults: nil, run: "loopback-\(UUID().uuidString.prefix(8))")
             let finished = try MeasuredProcess(program: curl, arguments: ["-sS", "-o", "/dev/null", url.absoluteString],
                                                outputFolder: folder).run()
             guard finished.exitCode == 0 else { throw CompareError("curl could not read \(url.absoluteString)") }
-            runs.append(finished)
+            return finished
         }
         return reference("loopback-limit", detail: "curl -o /dev/null: server and loopback, no disk", size: size, runs: runs)
     }
@@ -63,17 +57,24 @@ struct References {
     /// write, and waits until they are on the device.
     func diskLimit(size: Int64, repetitions: Int) throws -> ComparisonResults.Reference? {
         guard let dd = Self.which("dd") else { return nil }
-        var runs: [MeasuredProcess.Finished] = []
-        for _ in 0..<repetitions {
-            let folder = try freshFolder("disk-\(size)")
-            defer { try? FileManager.default.removeItem(at: folder) }
+        let runs = try measure("disk-\(size)", repetitions: repetitions) { folder in
             let arguments = ["if=/dev/zero", "of=\(folder.appendingPathComponent("zeros").path)", "bs=1M",
                              "count=\(max(1, size >> 20))", "conv=fdatasync"]
             let finished = try MeasuredProcess(program: dd, arguments: arguments, outputFolder: folder).run()
             guard finished.exitCode == 0 else { throw CompareError("dd could not write to \(folder.path)") }
-            runs.append(finished)
+            return finished
         }
         return reference("disk-limit", detail: "dd bs=1M conv=fdatasync into the lessons' folder", size: size, runs: runs)
+    }
+
+    /// Runs `once` `repetitions` times, each in a fresh folder that is removed afterwards.
+    private func measure(_ name: String, repetitions: Int,
+                         _ once: (URL) throws -> MeasuredProcess.Finished) throws -> [MeasuredProcess.Finished] {
+        try (0..<repetitions).map { _ in
+            let folder = try freshFolder(name)
+            defer { try? FileManager.default.removeItem(at: folder) }
+            return try once(folder)
+        }
     }
 
     private func reference(_ kind: String, detail: String, size: Int64,
