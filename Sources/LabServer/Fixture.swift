@@ -7,6 +7,9 @@ import Foundation
 /// `name`, `size` and `generation`, so two server runs agree and resumed downloads can be
 /// validated across restarts.
 public struct Fixture: Hashable, Sendable {
+    /// The largest fixture the lab serves or sends.
+    public static let maximumSize: Int64 = 64 << 30
+
     public let name: String
     public let size: Int64
     /// Bumped by the `change` fault: same name and size, different content.
@@ -69,7 +72,7 @@ public struct Fixture: Hashable, Sendable {
             do {
                 try handle.write(contentsOf: buffer[..<count])
             } catch {
-                throw LabServerError(error.localizedDescription)
+                throw LabServerError(systemReason(of: error))
             }
             offset += Int64(count)
         }

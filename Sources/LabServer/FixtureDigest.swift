@@ -3,43 +3,60 @@ import Foundation
 import Synchronization
 
 /// SHA-256 of a whole fixture, computed by streaming its bytes once and then remembered
-/// for the life of the process (a 1 GiB fixture takes seconds to hash; its digest is
-/// asked for on every response).
+/// for the life of the process (a 1 GiB fixture takes seconds to hash).
 extension Fixture {
-    /// Lowercase hex, as `sha256sum` prints it.
+    /// Lowercase hex, as `sha256sum` prints it. Computes the digest here if it is not known yet.
     public func sha256Hex() -> String {
-        // Without a cancellation check the computation always finishes.
-        DigestText.hex(sha256Digest(continueWhile: { true })!)
-    }
-
-    /// The raw 32-byte digest, or nil when `continueWhile` said stop (the server is shutting down).
-    func sha256Digest(continueWhile shouldContinue: () -> Bool) -> [UInt8]? {
-        if let cached = Self.digestCache.withLock({ $0[self] }) {
-            return cached
-        }
-        var hasher = SHA256()
-        let chunkSize = 1 << 20
-        let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: chunkSize, alignment: 16)
-        defer { chunk.deallocate() }
-        var offset: Int64 = 0
-        while offset < size {
-            guard shouldContinue() else { return nil }
-            let count = Int(min(Int64(chunkSize), size - offset))
-            let slice = UnsafeMutableRawBufferPointer(rebasing: chunk[0..<count])
-            fill(slice, from: offset)
-            hasher.update(bufferPointer: UnsafeRawBufferPointer(slice))
-            offset += Int64(count)
-        }
-        let digest = Array(hasher.finalize())
-        Self.digestCache.withLock { $0[self] = digest }
-        return digest
+        if let cached = Self.cachedSHA256Digest(of: self) { return DigestText.hex(cached) }
+        let hasher = FixtureHasher(self)
+        while hasher.advance(by: .max) == nil {}
+        return DigestText.hex(hasher.advance(by: 0)!)
     }
 
     static func cachedSHA256Digest(of fixture: Fixture) -> [UInt8]? {
         digestCache.withLock { $0[fixture] }
     }
 
+    fileprivate static func remember(_ digest: [UInt8], of fixture: Fixture) {
+        digestCache.withLock { $0[fixture] = digest }
+    }
+
     private static let digestCache = Mutex<[Fixture: [UInt8]]>([:])
+}
+
+/// Hashes one fixture a slice at a time, so that the work can be shared out fairly and dropped
+/// half-way. One thread at a time may call `advance(by:)`.
+final class FixtureHasher: @unchecked Sendable {
+    // @unchecked: the hasher is owned by one digest computation, and `DigestWork` hands it to
+    // one thread at a time (a computation is queued again only after its slice has returned).
+    let fixture: Fixture
+    private var hasher = SHA256()
+    private var offset: Int64 = 0
+    private var digest: [UInt8]?
+    private static let bufferSize = 1 << 20
+
+    init(_ fixture: Fixture) { self.fixture = fixture }
+
+    /// Hashes up to `bytes` more of the fixture; returns the digest once the whole fixture is in
+    /// (and remembers it for the process).
+    func advance(by bytes: Int64) -> [UInt8]? {
+        if let digest { return digest }
+        let end = offset + min(bytes, fixture.size - offset)
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.bufferSize, alignment: 16)
+        defer { buffer.deallocate() }
+        while offset < end {
+            let count = Int(min(Int64(Self.bufferSize), end - offset))
+            let slice = UnsafeMutableRawBufferPointer(rebasing: buffer[0..<count])
+            fixture.fill(slice, from: offset)
+            hasher.update(bufferPointer: UnsafeRawBufferPointer(slice))
+            offset += Int64(count)
+        }
+        guard offset == fixture.size else { return nil }
+        let finished = Array(hasher.finalize())
+        digest = finished
+        Fixture.remember(finished, of: fixture)
+        return finished
+    }
 }
 
 /// The two ways a digest is written out.

@@ -40,7 +40,6 @@ enum Route {
 /// `attempt` and `hops` items that redirects and tests add.
 struct FixtureRequest {
     static let defaultSize: Int64 = 1 << 20
-    static let maximumSize: Int64 = 64 << 30
 
     let name: String
     let size: Int64
@@ -70,7 +69,7 @@ struct FixtureRequest {
 
         if let sizeText = value("size") {
             let parsed = try ByteSize.parse(sizeText)
-            guard parsed <= Self.maximumSize else {
+            guard parsed <= Fixture.maximumSize else {
                 throw LabServerError("bad size \"\(sizeText)\": the largest fixture is 64GiB")
             }
             size = parsed

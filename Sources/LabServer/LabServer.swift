@@ -37,7 +37,7 @@ public final class LabServer: Sendable {
             let listener = try bootstrap(group: group, core: core).bind(host: host, port: port).wait()
             return LabServer(host: host, listener: listener, group: group, core: core)
         } catch {
-            try? core.digestThreads.syncShutdownGracefully()
+            core.digests.stop()
             try? group.syncShutdownGracefully()
             throw listenError(host: host, port: port, cause: error)
         }
@@ -51,7 +51,7 @@ public final class LabServer: Sendable {
             let listener = try await bootstrap(group: group, core: core).bind(host: host, port: port).get()
             return LabServer(host: host, listener: listener, group: group, core: core)
         } catch {
-            try? await core.digestThreads.shutdownGracefully()
+            await core.digests.stop()
             try? await group.shutdownGracefully()
             throw listenError(host: host, port: port, cause: error)
         }
@@ -62,8 +62,8 @@ public final class LabServer: Sendable {
     public func stop() {
         guard core.beginStopping() else { return }
         try? listener.close().wait()
-        // Digest work checks `isStopping` and gives up, so this returns promptly.
-        try? core.digestThreads.syncShutdownGracefully()
+        // At most one slice of digest work is under way per thread, so this returns promptly.
+        core.digests.stop()
         // Shutting the loops down closes the connections still registered on them.
         try? group.syncShutdownGracefully()
     }
@@ -72,7 +72,7 @@ public final class LabServer: Sendable {
     public func stopAsync() async {
         guard core.beginStopping() else { return }
         try? await listener.close().get()
-        try? await core.digestThreads.shutdownGracefully()
+        await core.digests.stop()
         try? await group.shutdownGracefully()
     }
 
@@ -97,6 +97,9 @@ public final class LabServer: Sendable {
         return URL(string: text)!
     }
 
+    /// Digest computations under way (see `DigestWork`).
+    var digestComputationsUnderWay: Int { core.digests.computationsUnderWay }
+
     /// Every request answered so far, oldest first.
     public var requestLog: [LoggedRequest] {
         core.requestLog
@@ -116,6 +119,10 @@ public final class LabServer: Sendable {
             // Lets `lab serve` restart on the same port right after a stop.
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            // A socket is writable again only when less than this is queued unsent, so the
+            // server never runs megabytes ahead of its client: the request log's body bytes are
+            // bytes on their way, and a client that stops reading stops the sending quickly.
+            .childChannelOption(.tcpOption(.init(rawValue: TCP_NOTSENT_LOWAT)), value: 128 << 10)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline()

@@ -59,6 +59,13 @@ final class RequestHandler: ChannelInboundHandler {
         }
     }
 
+    /// NIO's protocol error handler answers a malformed request (a bad request line, an oversized
+    /// header, a bad chunk size) with 400 and `Connection: close`, and leaves the closing to the
+    /// end of the pipeline, which is here. Any other error ends the connection too.
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        context.close(promise: nil)
+    }
+
     func channelInactive(context: ChannelHandlerContext) {
         streamer?.cancel()
         streamer = nil
@@ -100,13 +107,17 @@ final class RequestHandler: ChannelInboundHandler {
 
     private func sendChecksum(_ fixtureRequest: FixtureRequest, request: HTTPRequestHead, context: ChannelHandlerContext) {
         let fixture = Fixture(name: fixtureRequest.name, size: fixtureRequest.size)
-        core.sha256Digest(of: fixture, on: context.eventLoop).assumeIsolated().whenComplete { result in
-            guard case .success(let digest) = result else {
-                context.close(promise: nil) // only fails while the server stops
-                return
+        core.digests.digest(of: fixture, for: context.channel).assumeIsolated().whenComplete { result in
+            switch result {
+            case .success(let digest):
+                // The two-space separator is sha256sum's, so `sha256sum -c` can check a download.
+                self.sendText(.ok, DigestText.hex(digest) + "  " + fixture.name, request: request, context: context)
+            case .failure(is DigestWork.Busy):
+                self.sendText(.serviceUnavailable, "busy hashing other fixtures; try again in a moment",
+                              extraHeaders: [("Retry-After", "1")], request: request, context: context)
+            case .failure:
+                context.close(promise: nil) // the client left, or the server stops
             }
-            // The two-space separator is sha256sum's, so `sha256sum -c` can check a download.
-            self.sendText(.ok, DigestText.hex(digest) + "  " + fixture.name, request: request, context: context)
         }
     }
 
@@ -142,19 +153,24 @@ final class RequestHandler: ChannelInboundHandler {
         if let shift = faults.rangeShift {
             selection = selection.shifted(by: shift)
         }
-        core.sha256Digest(of: fixture, on: context.eventLoop).assumeIsolated().whenComplete { result in
-            guard case .success(let digest) = result else {
-                context.close(promise: nil) // only fails while the server stops
-                return
-            }
-            // The client may have given up while a large fixture was being hashed.
-            guard context.channel.isActive else { return }
+        // A small fixture is hashed before its first answer (a few slices, milliseconds), so
+        // `Repr-Digest` is on every response. A larger one is never waited for.
+        let digest = core.digests.digest(of: fixture, for: context.channel)
+        guard fixture.size <= DigestWork.smallFixtureBytes else {
+            // Answered at once; the digest is computed meanwhile, while this client stays, and
+            // later responses (a resume) carry it.
+            return writeFixtureResponse(fixture, selection: selection, digest: Fixture.cachedSHA256Digest(of: fixture),
+                                        faults: faults, attempt: attempt, request: request, context: context)
+        }
+        digest.assumeIsolated().whenComplete { result in
+            // The client may have given up meanwhile; a failure means exactly that, or the server stops.
+            guard case .success(let digest) = result, context.channel.isActive else { return }
             self.writeFixtureResponse(fixture, selection: selection, digest: digest, faults: faults, attempt: attempt,
                                       request: request, context: context)
         }
     }
 
-    private func writeFixtureResponse(_ fixture: Fixture, selection: RangeSelection, digest: [UInt8], faults: AttemptFaults,
+    private func writeFixtureResponse(_ fixture: Fixture, selection: RangeSelection, digest: [UInt8]?, faults: AttemptFaults,
                                       attempt: Int, request: HTTPRequestHead, context: ChannelHandlerContext) {
         let status: HTTPResponseStatus
         let firstOffset: Int64
@@ -185,7 +201,7 @@ final class RequestHandler: ChannelInboundHandler {
         headers.add(name: "Accept-Ranges", value: "bytes")
         headers.add(name: "ETag", value: fixture.etag)
         headers.add(name: "Last-Modified", value: fixture.lastModified)
-        headers.add(name: "Repr-Digest", value: DigestText.reprDigest(digest))
+        if let digest { headers.add(name: "Repr-Digest", value: DigestText.reprDigest(digest)) }
 
         let logIndex = writeHead(status, headers: headers, attempt: attempt, request: request, context: context)
         guard isGET && hasBody else {

@@ -5,19 +5,12 @@ import Synchronization
 /// State shared by all connections of one server. Connections run on several event-loop
 /// threads, so every mutable part sits behind its own lock.
 final class ServerCore: Sendable {
-    /// Hashing a large fixture takes seconds; it runs here so no event loop stalls.
-    let digestThreads: NIOThreadPool
+    /// Hashing a large fixture takes seconds; it runs there so no event loop stalls.
+    let digests = DigestWork()
 
     private let attemptCounters = Mutex<[String: Int]>([:])
     private let log = Mutex<[LoggedRequest]>([])
     private let stopping = Mutex(false)
-    /// Concurrent requests for the same unhashed fixture wait for one computation.
-    private let digestsInFlight = Mutex<[Fixture: EventLoopFuture<[UInt8]>]>([:])
-
-    init() {
-        digestThreads = NIOThreadPool(numberOfThreads: 2)
-        digestThreads.start()
-    }
 
     // MARK: Attempts
 
@@ -66,30 +59,5 @@ final class ServerCore: Sendable {
             defer { stopping = true }
             return !stopping
         }
-    }
-
-    // MARK: Digests
-
-    func sha256Digest(of fixture: Fixture, on eventLoop: EventLoop) -> EventLoopFuture<[UInt8]> {
-        if let digest = Fixture.cachedSHA256Digest(of: fixture) {
-            return eventLoop.makeSucceededFuture(digest)
-        }
-        let computation = digestsInFlight.withLock { inFlight in
-            if let running = inFlight[fixture] {
-                return running
-            }
-            let started = digestThreads.runIfActive(eventLoop: eventLoop) { [self] in
-                guard let digest = fixture.sha256Digest(continueWhile: { !self.isStopping }) else {
-                    throw LabServerError("the server stopped while hashing \(fixture.name)")
-                }
-                return digest
-            }
-            inFlight[fixture] = started
-            return started
-        }
-        computation.whenComplete { [self] _ in
-            digestsInFlight.withLock { _ = $0.removeValue(forKey: fixture) }
-        }
-        return computation.hop(to: eventLoop)
     }
 }
