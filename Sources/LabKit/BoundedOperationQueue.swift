@@ -7,6 +7,10 @@ import Foundation
 /// wait for a free slot blocks the thread that delivers libcurl's data, libcurl stops reading,
 /// and the TCP window closes: the sender slows down to the reader's pace.
 ///
+/// The thread that waits here is the session's work queue, which `URLSessionTask.cancel()` also
+/// needs: while the sender outpaces the delegate, a plain cancel lands only when the body has
+/// ended. Stop such a task with `cancelAtOnce()`.
+///
 /// The block form `addOperation(_:)` funnels into `addOperation(_: Operation)` in
 /// swift-corelibs-foundation, so overriding that one method bounds both.
 public final class BoundedOperationQueue: OperationQueue, @unchecked Sendable {

@@ -45,8 +45,19 @@ public final class ResumableDownloadTask: NSObject, URLSessionDataDelegate, @unc
     private let delegate: any ResumableDownloadTaskDelegate
     private let session: ResumableDownloadSession
 
+    /// Where the transfer is: transferring → pausing → stopped, or transferring → stopped.
+    private enum Phase {
+        case transferring
+        /// Pause was pressed. What still arrives is written, silently, and the resume data goes to
+        /// `handOver` once the transfer has really stopped, so that it covers every byte received.
+        case pausing(handOver: @Sendable (Data?) -> Void)
+        case stopped
+
+        var isTransferring: Bool { if case .transferring = self { true } else { false } }
+        var isStopped: Bool { if case .stopped = self { true } else { false } }
+    }
+
     private struct State {
-        var tempFileName: String
         var offset: Int64          // where this transfer starts in the temp file
         var written: Int64         // bytes in the temp file that belong to the resource
         var total: Int64 = -1
@@ -56,7 +67,20 @@ public final class ResumableDownloadTask: NSObject, URLSessionDataDelegate, @unc
         var task: URLSessionDataTask?
         var response: HTTPURLResponse?
         var failure: (any Error)?
-        var cancelled = false
+        var phase = Phase.transferring
+
+        /// Pause pressed: true when the transfer is under way and must now be stopped.
+        mutating func beginPausing(handOver: @escaping @Sendable (Data?) -> Void) -> Bool {
+            guard case .transferring = phase, task != nil else { return false }
+            phase = .pausing(handOver: handOver)
+            return true
+        }
+
+        /// The transfer has ended, whichever way: what was going on when it did.
+        mutating func stop() -> Phase {
+            defer { phase = .stopped }
+            return phase
+        }
     }
     private let state: Mutex<State>
 
@@ -66,7 +90,8 @@ public final class ResumableDownloadTask: NSObject, URLSessionDataDelegate, @unc
         self.folder = folder
         self.session = session
         self.delegate = delegate
-        state = Mutex(State(tempFileName: "CFNetworkDownload_\(UUID().uuidString.prefix(8)).tmp", offset: 0, written: 0))
+        tempFileName = Self.newTempFileName()
+        state = Mutex(State(offset: 0, written: 0))
     }
 
     /// A download that continues from `resumeData`. The temp file it names must be in `folder`;
@@ -77,18 +102,27 @@ public final class ResumableDownloadTask: NSObject, URLSessionDataDelegate, @unc
         guard let url = URL(string: blob.downloadURL) else {
             throw ResumeDataError("NSURLSessionDownloadURL is not a URL: \(blob.downloadURL)")
         }
-        let tempFileName = blob.tempFileName ?? "CFNetworkDownload_\(UUID().uuidString.prefix(8)).tmp"
+        let tempFileName = blob.tempFileName ?? Self.newTempFileName()
+        // The name comes from a file anyone could have written: it must stay inside `folder`.
+        guard ResumeData.isPlainFileName(tempFileName) else {
+            throw ResumeDataError("the temporary file name is not a plain file name (\(tempFileName.debugDescription))")
+        }
         let onDisk = PartialFile.size(of: folder.appendingPathComponent(tempFileName))
         let offset = min(blob.bytesReceived, onDisk)
         self.url = url
         self.folder = folder
         self.session = session
         self.delegate = delegate
-        state = Mutex(State(tempFileName: tempFileName, offset: offset, written: offset,
+        self.tempFileName = tempFileName
+        state = Mutex(State(offset: offset, written: offset,
                             entityTag: blob.entityTag, lastModified: blob.serverDownloadDate))
     }
 
-    public var tempFile: URL { folder.appendingPathComponent(state.withLock { $0.tempFileName }) }
+    /// `CFNetworkDownload_<id>.tmp`, or the name the resume data gave; always a plain file name.
+    private let tempFileName: String
+    public var tempFile: URL { folder.appendingPathComponent(tempFileName) }
+
+    private static func newTempFileName() -> String { "CFNetworkDownload_\(UUID().uuidString.prefix(8)).tmp" }
 
     /// The response to the latest request, once it has arrived.
     public var response: HTTPURLResponse? { state.withLock { $0.response } }
@@ -114,26 +148,25 @@ public final class ResumableDownloadTask: NSObject, URLSessionDataDelegate, @unc
             guard state.entityTag != nil || state.lastModified != nil else { return nil }
             return ResumeData(downloadURL: url.absoluteString, bytesReceived: state.written,
                               entityTag: state.entityTag, serverDownloadDate: state.lastModified,
-                              tempFileName: state.tempFileName)
+                              tempFileName: tempFileName)
         }
         return try? blob?.encoded(as: .keyedArchive)
     }
 
-    /// Stops the transfer and hands back resume data (nil when there is nothing to resume).
-    /// The temp file stays for the resume. No delegate method is called afterwards.
+    /// Stops the transfer and hands back resume data (nil when there is nothing to resume, or when
+    /// the task is not transferring). The handler runs once the transfer has stopped, so the blob
+    /// covers every byte that arrived; the temp file stays for the resume. No delegate method is
+    /// called after this.
     public func cancel(byProducingResumeData completionHandler: @escaping @Sendable (Data?) -> Void) {
-        // The handle is closed in didCompleteWithError, on the delegate queue, where a write may
-        // be under way right now.
         let task = state.withLock { state in
-            state.cancelled = true
-            return state.task
+            state.beginPausing(handOver: completionHandler) ? state.task : nil
         }
-        let resumeData = currentResumeData()
-        // URLSession's cancel() can block for seconds on Linux: never make the caller wait.
-        DispatchQueue.global().async {
-            task?.cancel()
-            completionHandler(resumeData)
+        guard let task else {
+            // Never started, already paused, or already finished: nothing is under way to stop.
+            let resumeData = state.withLock { $0.phase.isStopped } ? nil : currentResumeData()
+            return DispatchQueue.global().async { completionHandler(resumeData) }
         }
+        task.cancelAtOnce()
     }
 
     // MARK: - URLSession's data delegate
@@ -158,7 +191,10 @@ public final class ResumableDownloadTask: NSObject, URLSessionDataDelegate, @unc
             startAt = 0
         case 416 where offset > 0 && http.contentRange == .unsatisfied(total: offset):
             // The temp file already holds the whole resource: nothing is left to send.
-            state.withLock { $0.total = offset }
+            state.withLock { state in
+                state.total = offset
+                state.response = http
+            }
             return completionHandler(.allow)
         default:
             return refuse(DownloadError.httpStatus(http.statusCode, url: url.absoluteString), completionHandler)
@@ -184,30 +220,35 @@ public final class ResumableDownloadTask: NSObject, URLSessionDataDelegate, @unc
     }
 
     public func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        guard let handle = state.withLock({ $0.failure == nil && !$0.cancelled ? $0.handle : nil }) else { return }
+        let (handle, paused) = state.withLock { state in
+            (state.failure == nil ? state.handle : nil, !state.phase.isTransferring)
+        }
+        guard let handle else { return }
         do {
             try handle.write(contentsOf: data)
         } catch {
-            state.withLock { $0.failure = DownloadError.localIO(path: tempFile.path, reason: error.localizedDescription) }
-            // cancel() waits for the session's queue, which may be waiting for this one.
-            DispatchQueue.global().async { dataTask.cancel() }
+            let failure = DownloadError.localIO(path: tempFile.path, reason: error.localizedDescription)
+            state.withLock { $0.failure = failure }
+            if !paused { dataTask.cancelAtOnce() }
             return
         }
         let (written, total) = state.withLock { state in
             state.written += Int64(data.count)
             return (state.written, state.total)
         }
+        // After Pause the bytes still count for the resume data, but the delegate hears no more.
+        guard !paused else { return }
         delegate.downloadTask(self, didWriteData: Int64(data.count), totalBytesWritten: written,
                               totalBytesExpectedToWrite: total)
     }
 
     public func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
-        let (cancelled, failure) = state.withLock { state in
+        let (phase, failure) = state.withLock { state in
             try? state.handle?.close()
             state.handle = nil
-            return (state.cancelled, state.failure)
+            return (state.stop(), state.failure)
         }
-        if cancelled { return }
+        if case .pausing(let handOver) = phase { return handOver(currentResumeData()) }
         if let failure {
             return delegate.downloadTask(self, didCompleteWithError: failure)
         }
@@ -274,3 +315,4 @@ public final class ResumableDownloadSession: Sendable {
         return session
     }
 }
+

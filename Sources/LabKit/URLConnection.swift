@@ -124,8 +124,8 @@ public final class URLConnection: @unchecked Sendable {
         task.resume()
     }
 
-    /// Stops the transfer. No delegate method is called afterwards, and the caller never waits:
-    /// URLSession's own cancel can block for seconds on Linux, so it runs on another queue.
+    /// Stops the transfer at once. No delegate method is called afterwards, and the caller never
+    /// waits (see `URLSessionTask.cancelAtOnce(releasing:)`).
     public func cancel() {
         let ending: (discarded: Int, session: URLSession?, task: URLSessionDataTask?)? = locked { state in
             guard !state.ended else { return nil }
@@ -137,10 +137,8 @@ public final class URLConnection: @unchecked Sendable {
         guard let ending else { return }
         for _ in 0..<ending.discarded { freeChunkSlots.signal() }
         releaseRunLoop()
-        DispatchQueue.global().async {
-            ending.task?.cancel()
-            ending.session?.invalidateAndCancel()
-        }
+        ending.task?.cancelAtOnce()
+        DispatchQueue.global().async { ending.session?.invalidateAndCancel() }
     }
 
     /// Like `+sendSynchronousRequest:returningResponse:error:`: blocks until the whole response
@@ -176,6 +174,8 @@ public final class URLConnection: @unchecked Sendable {
 
     /// Called on the session's bounded queue. Waiting for a free slot here is the backpressure.
     fileprivate func enqueue(_ event: Event) {
+        // Once cancelled, chunks are dropped without waiting, so the transfer can wind down.
+        guard !locked({ $0.ended }) else { return }
         freeChunkSlots.wait()
         let shouldSchedule: Bool? = locked { state in
             guard !state.ended else { return nil }

@@ -143,9 +143,9 @@ final class CorrectedDownload: NSObject, LessonDownload, URLSessionDataDelegate,
             try partial.append(data, through: fileHandle)
         } catch {
             failure = error
-            // cancel() waits for the session's internal queue on Linux, which may be waiting for
-            // this delegate queue: ask from elsewhere.
-            DispatchQueue.global().async { dataTask.cancel() }
+            // A plain cancel() from this queue would wait for the session's work queue, which waits
+            // for this queue; from elsewhere it would land only when the body ends.
+            dataTask.cancelAtOnce()
         }
     }
 
