@@ -53,13 +53,13 @@ enum ExchangeStory {
 
     private static func status(_ exchange: HTTPExchange) -> String {
         guard let status = exchange.status else { return "(no response)" }
-        return "\(status) \(HTTPStatus.reason(status))".trimmingCharacters(in: .whitespaces)
+        return HTTPStatus.reason(status).map { "\(status) \($0)" } ?? "\(status)"
     }
 
     /// Path and query only; the full URL is printed once at the start.
     private static func target(_ url: String) -> String {
-        guard let components = URLComponents(string: url) else { return url }
+        guard let components = URLComponents(string: url) else { return ShownURL.brief(url) }
         let path = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
-        return path + (components.percentEncodedQuery.map { "?" + $0 } ?? "")
+        return ShownURL.brief(path + (components.percentEncodedQuery.map { "?" + $0 } ?? ""))
     }
 }

@@ -52,7 +52,7 @@ public final class HTTPExchangeLog: Sendable {
     func begin(_ request: URLRequest) -> Int {
         let exchange = HTTPExchange(
             method: request.httpMethod ?? "GET",
-            url: request.url?.absoluteString ?? "",
+            url: request.url.map(ShownURL.redacted) ?? "",
             range: request.value(forHTTPHeaderField: "Range"),
             ifRange: request.value(forHTTPHeaderField: "If-Range")
         )
@@ -65,7 +65,7 @@ public final class HTTPExchangeLog: Sendable {
     }
 
     func unobserved(url: URL, bodyBytes: Int64) {
-        let exchange = HTTPExchange(method: "GET", url: url.absoluteString, bodyBytes: bodyBytes)
+        let exchange = HTTPExchange(method: "GET", url: ShownURL.redacted(url), bodyBytes: bodyBytes)
         let observer = state.withLock { state in
             state.exchanges.append(exchange)
             return state.observer
@@ -75,11 +75,11 @@ public final class HTTPExchangeLog: Sendable {
 
     func redirected(_ index: Int, by response: HTTPURLResponse, to newRequest: URLRequest) {
         let (hop, observer) = update(index) { $0.record(response) }
-        observer?(.redirect(from: hop, to: newRequest.url?.absoluteString ?? ""))
+        observer?(.redirect(from: hop, to: newRequest.url.map(ShownURL.redacted) ?? ""))
         // The next hop is a new request on the same exchange record.
         update(index) { exchange in
             exchange = HTTPExchange(
-                method: exchange.method, url: newRequest.url?.absoluteString ?? "",
+                method: exchange.method, url: newRequest.url.map(ShownURL.redacted) ?? "",
                 range: newRequest.value(forHTTPHeaderField: "Range"),
                 ifRange: newRequest.value(forHTTPHeaderField: "If-Range"))
         }

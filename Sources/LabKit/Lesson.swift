@@ -130,6 +130,9 @@ public struct Lesson {
 
     /// Runs the lesson and exits with an `ExitStatus`.
     public func run(_ makeDownload: (LessonRun) -> any LessonDownload) -> Never {
+        // Past a file size limit (`ulimit -f`) the kernel kills a writer with SIGXFSZ, with no word
+        // said. Ignored, the write fails with EFBIG instead, and the lesson reports it.
+        signal(SIGXFSZ, SIG_IGN)
         let options = parseOptions()
         let console = Console(storyToStandardError: options.json, quiet: options.quiet)
         do {

@@ -52,7 +52,7 @@ struct LessonOptions: ParsableArguments {
         if let url {
             guard let parsed = URL(string: url), ["http", "https"].contains(parsed.scheme?.lowercased() ?? ""),
                   parsed.host?.isEmpty == false
-            else { throw ValidationError("--url must be an http:// or https:// URL with a host, got \"\(url)\"") }
+            else { throw ValidationError("--url must be an http:// or https:// URL with a host, got \"\(ShownURL.brief(url))\"") }
         }
         if let sha256 {
             let hex = sha256.lowercased()
@@ -68,7 +68,11 @@ struct LessonOptions: ParsableArguments {
             throw ValidationError("--max-attempts must be between 1 and 100")
         }
         if let size {
-            do { _ = try ByteSize.parse(size) } catch { throw ValidationError("--size: \(error)") }
+            let bytes: Int64
+            do { bytes = try ByteSize.parse(size) } catch { throw ValidationError("--size: \(error)") }
+            guard bytes <= Fixture.maximumSize else {
+                throw ValidationError("--size: \(size) is larger than the largest fixture, \(ByteSize.format(Fixture.maximumSize))")
+            }
         }
         if let diskFullAfter {
             do { _ = try ByteSize.parse(diskFullAfter) } catch { throw ValidationError("--disk-full-after: \(error)") }

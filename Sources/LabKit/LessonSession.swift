@@ -24,9 +24,9 @@ struct LessonSession {
         }
         if lesson.uploads {
             console.line("  send \(file.path)")
-            console.line("  to   POST \(source.url.absoluteString)")
+            console.line("  to   POST \(ShownURL.brief(source.url))")
         } else {
-            console.line("  from \(source.url.absoluteString)")
+            console.line("  from \(ShownURL.brief(source.url))")
             console.line("  to   \(file.path)")
         }
         if let diskCapacity { console.line("  simulated disk: full after \(ByteFormat.grouped(diskCapacity)) bytes") }
@@ -169,9 +169,6 @@ struct DownloadSource {
         let size = try options.size.map(ByteSize.parse) ?? lesson.defaultSize
         let faults = options.faults ?? lesson.defaultFaults
         let fixture = Fixture(name: "lesson-\(lesson.id)", size: size)
-        // The server puts the file's digest in its first response; hashing it now keeps that
-        // one-off cost out of the measured download time.
-        _ = fixture.sha256Hex()
         let server = try LabServer.start()
         // A fresh run token gives this process its own attempt counter on the server.
         let run = String(UInt32.random(in: .min ... .max), radix: 16)

@@ -9,7 +9,8 @@ public enum ExitStatus: Int32, Codable, Sendable {
     case success = 0
     /// Bad command-line input.
     case usage = 64
-    /// The file is complete but its SHA-256 is wrong.
+    /// Data error (EX_DATAERR): the file is complete but its SHA-256 is wrong, or a file the
+    /// lesson reads (lesson 05's resume data) is not one it will trust.
     case verificationFailed = 65
     /// The transfer did not complete: HTTP error, connection failure, too many attempts.
     case transferFailed = 69
@@ -29,11 +30,14 @@ public enum DownloadError: Error, CustomStringConvertible, Sendable {
     case tooLargeForMemory(bytes: Int64, limit: Int64)
     /// The body ended at a different length than the response announced.
     case lengthMismatch(expected: Int64, received: Int64)
+    /// A resume data file that is not resume data, or that names a temporary file outside the
+    /// temporary folder. It is left where it is.
+    case unusableResumeData(path: String, reason: String)
 
     public var description: String {
         switch self {
         case .httpStatus(let status, let url):
-            "HTTP \(status) \(HTTPStatus.reason(status)) from \(url)"
+            "HTTP \(status)\(HTTPStatus.reason(status).map { " " + $0 } ?? "") from \(ShownURL.brief(url))"
         case .contentRangeMismatch(let expectedStart, let header):
             "206 response starts at the wrong offset: expected bytes \(expectedStart)-…, got Content-Range: \(header ?? "(none)")"
         case .localIO(let path, let reason):
@@ -44,12 +48,17 @@ public enum DownloadError: Error, CustomStringConvertible, Sendable {
                 + "a file this size needs a streaming lesson, such as lesson-03-outputstream"
         case .lengthMismatch(let expected, let received):
             "the body has \(received) bytes but the response announced \(expected)"
+        case .unusableResumeData(let path, let reason):
+            "\(path) is not usable resume data (\(reason)); nothing was touched: remove it to start over"
         }
     }
 
     var exitStatus: ExitStatus {
-        if case .localIO = self { return .localIOFailed }
-        return .transferFailed
+        switch self {
+        case .localIO: .localIOFailed
+        case .unusableResumeData: .verificationFailed
+        default: .transferFailed
+        }
     }
 }
 
@@ -74,7 +83,8 @@ extension AttemptResult {
 }
 
 enum HTTPStatus {
-    static func reason(_ status: Int) -> String {
+    /// The reason phrase, or nil for a status without a well-known one.
+    static func reason(_ status: Int) -> String? {
         switch status {
         case 200: "OK"
         case 206: "Partial Content"
@@ -87,7 +97,7 @@ enum HTTPStatus {
         case 416: "Range Not Satisfiable"
         case 500: "Internal Server Error"
         case 503: "Service Unavailable"
-        default: ""
+        default: nil
         }
     }
 }

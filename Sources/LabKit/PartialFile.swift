@@ -2,6 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import LabServer
 
 /// The resume rules every corrected lesson follows, whatever it writes with (FileHandle,
 /// OutputStream, a session delegate): which request asks for the rest of a partial file, and
@@ -113,15 +114,22 @@ public final class PartialFile {
     /// Counts `count` more bytes written at the end of the file.
     public func didWrite(_ count: Int) { written += Int64(count) }
 
-    /// Writes `data` at the end of the partial file through `output`, checks that all of it was
-    /// written (a short write means a full disk), counts it and shows the progress.
+    /// Writes `data` at the end of the partial file through `output`, counts it and shows the
+    /// progress. A write may take fewer bytes than it was given (the disk filled up, the file
+    /// reached its size limit): the rest is written again, and the write that fails says why.
     public func append(_ data: Data, through output: OutputStream) throws {
-        let count = output.write(data)
-        guard count == data.count else {
-            // Not output.streamError: reading it traps in Foundation on Linux.
-            throw DownloadError.localIO(path: file.path, reason: "write returned \(count) for \(data.count) bytes (disk full?)")
+        var offset = 0
+        while offset < data.count {
+            let count = output.write(data.dropFirst(offset))
+            // errno, not output.streamError: reading that traps in Foundation on Linux.
+            let cause = POSIXErrorCode(rawValue: errno) ?? .EIO
+            guard count > 0 else {
+                let reason = count < 0 ? systemReason(of: POSIXError(cause)) : "the stream took nothing"
+                throw DownloadError.localIO(path: file.path, reason: "\(reason) (\(offset) of \(data.count) bytes written)")
+            }
+            didWrite(count)
+            offset += count
         }
-        didWrite(count)
         run.progress.update(received: written, expected: total)
     }
 

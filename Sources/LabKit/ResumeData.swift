@@ -243,11 +243,22 @@ extension ResumeData {
         guard received >= 0 else { throw ResumeDataError("\(Key.bytesReceived) is negative (\(received))") }
 
         let localPath = try string(Key.localPath)
-        let tempFileName = try string(Key.tempFileName)
-            ?? localPath.map { URL(fileURLWithPath: $0).lastPathComponent }
-        // It names a file inside a folder the resuming code picks: no way out of that folder.
-        if let name = try string(Key.tempFileName), !Self.isPlainFileName(name) {
-            throw ResumeDataError("\(Key.tempFileName) is not a plain file name (\(name.debugDescription))")
+        // The name is taken as a file inside a folder the resuming code picks, whichever key gave
+        // it: no way out of that folder (`/x/..` would name the folder's parent).
+        let tempFileName: String?
+        if let name = try string(Key.tempFileName) {
+            guard Self.isPlainFileName(name) else {
+                throw ResumeDataError("\(Key.tempFileName) is not a plain file name (\(name.debugDescription))")
+            }
+            tempFileName = name
+        } else if let localPath {
+            let name = (localPath as NSString).lastPathComponent
+            guard Self.isPlainFileName(name) else {
+                throw ResumeDataError("\(Key.localPath) does not end in a plain file name (\(localPath.debugDescription))")
+            }
+            tempFileName = name
+        } else {
+            tempFileName = nil
         }
         let version = try wholeNumber(Key.infoVersion) ?? (fields[Key.tempFileName] != nil ? 2 : 1)
         guard version >= 1, version <= Int64(Int32.max) else {

@@ -1,4 +1,5 @@
 import Foundation
+import LabServer
 import Synchronization
 
 /// Every lesson writes through here (`OutputStream.write(_:)`, `FileHandle.write(contentsOf:)`,
@@ -23,11 +24,15 @@ public enum SimulatedDisk {
 
 extension OutputStream {
     /// One `write(_:maxLength:)` call with the bytes of `data`. Returns what that call returned:
-    /// the number of bytes written, which may be fewer than `data.count`, or -1 on error. Like a
-    /// real full disk, the simulated one first accepts what fits, then fails.
+    /// the number of bytes written, which may be fewer than `data.count`, or -1 on error, with
+    /// `errno` saying why. Like a real full disk, the simulated one first accepts what fits, then
+    /// fails with ENOSPC.
     public func write(_ data: Data) -> Int {
         let room = SimulatedDisk.room(for: data.count)
-        guard room > 0 || data.isEmpty else { return -1 }
+        guard room > 0 || data.isEmpty else {
+            errno = ENOSPC
+            return -1
+        }
         let written = data.withUnsafeBytes { bytes in
             guard let base = bytes.bindMemory(to: UInt8.self).baseAddress else { return 0 }
             return write(base, maxLength: room)
@@ -42,8 +47,13 @@ extension FileHandle {
     /// takes what fits, then throws as a real one does (ENOSPC).
     public func write(contentsOf data: Data) throws {
         let room = SimulatedDisk.room(for: data.count)
-        // A raw buffer selects Foundation's generic write(contentsOf:), not this method.
-        try data.prefix(room).withUnsafeBytes { try write(contentsOf: $0) }
+        do {
+            // A raw buffer selects Foundation's generic write(contentsOf:), not this method.
+            try data.prefix(room).withUnsafeBytes { try write(contentsOf: $0) }
+        } catch {
+            // The cause ("File too large"), not Foundation's "The operation could not be completed".
+            throw posixError(under: error) ?? error
+        }
         SimulatedDisk.didWrite(room)
         if room < data.count { throw POSIXError(.ENOSPC) }
     }
@@ -54,7 +64,12 @@ extension Data {
     /// disk keeps what fits, then throws as a real one does (ENOSPC).
     public func write(to url: URL) throws {
         let room = SimulatedDisk.room(for: count)
-        try prefix(room).write(to: url, options: [])
+        do {
+            try prefix(room).write(to: url, options: [])
+        } catch {
+            // The cause ("File too large"), not Foundation's "The operation could not be completed".
+            throw posixError(under: error) ?? error
+        }
         SimulatedDisk.didWrite(room)
         if room < count { throw POSIXError(.ENOSPC) }
     }

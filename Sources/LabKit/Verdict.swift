@@ -19,7 +19,7 @@ struct Verdict {
         let exchanges = HTTPExchangeLog.shared.exchanges
         var fileBytes = (try? FileManager.default.attributesOfItem(atPath: file.path)[.size] as? NSNumber)?.int64Value ?? 0
         // Side demonstrations fetch from the fault-free URL; they are not part of the download.
-        let sideDemonstration = source.faultFreeURL == source.url ? nil : source.faultFreeURL.absoluteString
+        let sideDemonstration = source.faultFreeURL == source.url ? nil : ShownURL.redacted(source.faultFreeURL)
         let bytesReceived = exchanges.filter { $0.url != sideDemonstration }.reduce(0) { $0 + $1.bodyBytes }
         var resourceBytes = Self.resourceBytes(in: exchanges) ?? source.fixture?.size
         var expected = options.sha256
@@ -33,7 +33,11 @@ struct Verdict {
         switch lastResult {
         case .failed(let error):
             status = (error as? DownloadError)?.exitStatus ?? .transferFailed
-            outcome = status == .localIOFailed ? "io-failed" : "transfer-failed"
+            outcome = switch status {
+            case .localIOFailed: "io-failed"
+            case .verificationFailed: "bad-input"
+            default: "transfer-failed"
+            }
             let reason = attempts >= options.maxAttempts && lastResult.isResumable
                 ? "gave up after \(attempts) attempts: " : ""
             var record = LessonResult.ErrorRecord(error)
@@ -86,7 +90,7 @@ struct Verdict {
             lesson: lesson.id,
             variant: options.variant,
             way: options.way,
-            url: source.url.absoluteString,
+            url: ShownURL.redacted(source.url),
             output: file.path,
             outcome: outcome,
             exitCode: status.rawValue,

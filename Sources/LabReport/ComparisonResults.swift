@@ -214,11 +214,17 @@ public struct ComparisonResults: Codable, Sendable, Equatable {
 extension ComparisonResults {
     /// Reads a results file, refusing another schema with a one-line reason.
     public static func read(from file: URL) throws -> ComparisonResults {
+        // A results file is a regular file: /dev/zero would never end, a FIFO would never start.
+        let type = try? FileManager.default.attributesOfItem(atPath: file.path)[.type] as? FileAttributeType
+        guard type == .typeRegular else {
+            throw ResultsFileError(path: file.path, reason: type == nil ? "cannot read it" : "not a regular file",
+                                   isUnreadable: true)
+        }
         let data: Data
         do {
             data = try Data(contentsOf: file)
         } catch {
-            throw ResultsFileError(path: file.path, reason: "cannot read it")
+            throw ResultsFileError(path: file.path, reason: "cannot read it", isUnreadable: true)
         }
         struct SchemaProbe: Decodable { var schema: String? }
         guard let probe = try? JSONDecoder().decode(SchemaProbe.self, from: data) else {
@@ -257,5 +263,8 @@ extension ComparisonResults {
 public struct ResultsFileError: Error, CustomStringConvertible {
     public var path: String
     public var reason: String
+    /// True when the file could not be read at all (missing, not a regular file, no permission);
+    /// false when it was read but is not a results file.
+    public var isUnreadable = false
     public var description: String { "\(path): \(reason)" }
 }

@@ -48,6 +48,7 @@ struct Report: ParsableCommand {
     static let cannotCreate: Int32 = 73
 
     func validate() throws {
+        try labels.forEach(Self.checkLabel)
         guard labels.isEmpty || labels.count == files.count else {
             throw ValidationError("give one --label per results file, or none: \(Self.count(files.count, "file")), \(Self.count(labels.count, "label"))")
         }
@@ -82,12 +83,15 @@ struct Report: ParsableCommand {
         do {
             return try ComparisonResults.read(from: URL(fileURLWithPath: file))
         } catch {
-            // A file that is there and readable but will not decode is bad data; anything
-            // else is missing input.
-            var isDirectory: ObjCBool = false
-            let readable = FileManager.default.fileExists(atPath: file, isDirectory: &isDirectory)
-                && !isDirectory.boolValue && FileManager.default.isReadableFile(atPath: file)
-            fail("\(error)", status: readable ? Self.dataError : Self.noInput)
+            let unreadable = (error as? ResultsFileError)?.isUnreadable ?? true
+            fail("\(error)", status: unreadable ? Self.noInput : Self.dataError)
+        }
+    }
+
+    /// A label names a machine in every table and legend: a blank one would name nothing.
+    static func checkLabel(_ label: String) throws {
+        guard !label.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
+            throw ValidationError("--label cannot be empty: it names the machine in the report")
         }
     }
 

@@ -72,7 +72,7 @@ final class ArticleDownload: LessonDownload, URLConnectionDataDelegate {
 
     func connection(_ connection: URLConnection, didFailWithError error: any Error) {
         // Everything received so far was in memory only: the next attempt starts from byte 0.
-        run.log("the transfer failed (\((error as NSError).localizedDescription)) for \(run.url.absoluteString); "
+        run.log("the transfer failed (\((error as NSError).localizedDescription)) for \(ShownURL.brief(run.url)); "
             + "the buffer is dropped")
         receivedData = NSMutableData()
         outcome = .failed(error)

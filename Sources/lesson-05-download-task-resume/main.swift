@@ -46,11 +46,16 @@ func showWhatFoundationDoes(_ run: LessonRun) {
         // With --url every request counts against that server's fault script: skip the show.
         return run.log("(Foundation's own download task is shown with the embedded server only)")
     }
-    run.log("Foundation's URLSessionDownloadTask here:")
     // Its temporary files go to $TMPDIR: a folder of our own for the show, deleted afterwards.
     let systemTemporary = ProcessInfo.processInfo.environment["TMPDIR"]
     let showFolder = FileManager.default.temporaryDirectory.appendingPathComponent("download-lab-show-\(getpid())")
-    try? FileManager.default.createDirectory(at: showFolder, withIntermediateDirectories: true)
+    do {
+        try FileManager.default.createDirectory(at: showFolder, withIntermediateDirectories: true)
+    } catch {
+        // Foundation's download task traps when it cannot create its file: skip the show.
+        return run.log("(Foundation's own download task is not shown: cannot create \(showFolder.path))")
+    }
+    run.log("Foundation's URLSessionDownloadTask here:")
     setenv("TMPDIR", showFolder.path, 1)
     defer {
         if let systemTemporary { setenv("TMPDIR", systemTemporary, 1) } else { unsetenv("TMPDIR") }
@@ -193,38 +198,60 @@ final class CorrectedDownload: NSObject, LessonDownload, ResumableDownloadTaskDe
     }
 
     func downloadFile() -> AttemptResult {
-        startFromWhatIsOnDisk()
+        // Resume data on disk survives a kill: start from it if there is any.
+        start { try taskFromResumeDataOnDisk() ?? session.downloadTask(with: run.url) }
         done.wait()
         return outcome!
     }
 
-    /// Resume data on disk survives a kill: start from it if there is any.
-    private func startFromWhatIsOnDisk() {
-        task = nil
-        if let resumeData = try? Data(contentsOf: resumeDataFile) {
-            do {
-                let resumed = try session.downloadTask(withResumeData: resumeData)
-                guard resumed.url == run.url else {
-                    throw ResumeDataError("it is for another URL, \(resumed.url.absoluteString)")
-                }
-                task = resumed
-                run.log("resuming from \(resumeDataFile.lastPathComponent)")
-            } catch {
-                run.log("\(resumeDataFile.lastPathComponent) is unusable (\(error)): starting over")
-                if let (blob, _) = try? ResumeData.decode(resumeData), let name = blob.tempFileName {
-                    try? FileManager.default.removeItem(at: App.temporaryFolder.appendingPathComponent(name))
-                }
-                try? FileManager.default.removeItem(at: resumeDataFile)
-            }
+    /// Starts the task `makeTask` gives, or ends this attempt with the error it throws.
+    private func start(_ makeTask: () throws -> ResumableDownloadTask) {
+        do {
+            task = try makeTask()
+            task?.resume()
+        } catch {
+            outcome = .failed(error)
+            done.signal()
         }
-        if task == nil { task = session.downloadTask(with: run.url) }
-        task?.resume()
     }
 
+    /// The task that continues from the resume data on disk, or nil when there is none for this URL.
+    private func taskFromResumeDataOnDisk() throws -> ResumableDownloadTask? {
+        guard let resumeData = try? Data(contentsOf: resumeDataFile) else { return nil }
+        let resumed: ResumableDownloadTask
+        do {
+            resumed = try session.downloadTask(withResumeData: resumeData)
+        } catch {
+            // Not resume data, or a temp file name that leads out of the temp folder: nothing is
+            // deleted on the word of such a file. It stays for a person to look at.
+            throw DownloadError.unusableResumeData(path: resumeDataFile.path, reason: "\(error)")
+        }
+        guard resumed.url == run.url else {
+            // Its temp file name was checked: it can only name a file in the lesson's temp folder.
+            run.log("\(resumeDataFile.lastPathComponent) is for another URL, \(ShownURL.brief(resumed.url)): starting over")
+            try? FileManager.default.removeItem(at: resumed.tempFile)
+            try? FileManager.default.removeItem(at: resumeDataFile)
+            return nil
+        }
+        run.log("resuming from \(resumeDataFile.lastPathComponent)")
+        return resumed
+    }
+
+    private var toldSaveFailure = false
+
     /// Written to a temporary file and renamed, so a kill mid-write never leaves half a blob.
-    private func save(_ resumeData: Data?) {
-        guard let resumeData else { return }
-        try? resumeData.write(to: resumeDataFile, options: .atomic)
+    /// False (said once in the story) when there is nothing to save or it cannot be written.
+    @discardableResult
+    private func save(_ resumeData: Data?) -> Bool {
+        guard let resumeData else { return false }
+        do {
+            try resumeData.write(to: resumeDataFile, options: .atomic)
+            return true
+        } catch {
+            if !toldSaveFailure { run.log("cannot save resume data to \(resumeDataFile.path): \(error.localizedDescription)") }
+            toldSaveFailure = true
+            return false
+        }
     }
 
     func downloadTask(_ task: ResumableDownloadTask, didResumeAtOffset fileOffset: Int64, expectedTotalBytes: Int64) {
@@ -245,9 +272,12 @@ final class CorrectedDownload: NSObject, LessonDownload, ResumableDownloadTaskDe
             pausedOnce = true
             run.log("pause")
             task.cancel(byProducingResumeData: { resumeData in
-                self.save(resumeData)
-                self.run.log("resume data saved to \(self.resumeDataFile.lastPathComponent); resume")
-                self.startFromWhatIsOnDisk()
+                // The copy on disk is for a rerun after a kill; Resume uses the blob in hand.
+                if self.save(resumeData) { self.run.log("resume data saved to \(self.resumeDataFile.lastPathComponent)") }
+                self.run.log("resume")
+                self.start {
+                    try resumeData.map(self.session.downloadTask(withResumeData:)) ?? self.session.downloadTask(with: self.run.url)
+                }
             })
         }
     }
@@ -272,7 +302,13 @@ final class CorrectedDownload: NSObject, LessonDownload, ResumableDownloadTaskDe
     func downloadTask(_ task: ResumableDownloadTask, didCompleteWithError error: (any Error)?) {
         if let error = failure ?? error {
             // A broken transfer hands over resume data in its error: keep it for the next attempt.
-            save((error as NSError).userInfo[ResumableDownloadTask.resumeDataKey] as? Data)
+            // A failed write (a full disk) carries none, but the bytes written before it are good.
+            let resumeData = (error as NSError).userInfo[ResumableDownloadTask.resumeDataKey] as? Data ?? task.currentResumeData()
+            if !save(resumeData), !FileManager.default.fileExists(atPath: resumeDataFile.path) {
+                // No resume data points at the temp file, so nothing could ever resume from it.
+                try? FileManager.default.removeItem(at: task.tempFile)
+                run.log("removed \(task.tempFile.lastPathComponent): no resume data could be kept for it")
+            }
             outcome = .failed(error)
         } else {
             try? FileManager.default.removeItem(at: resumeDataFile)

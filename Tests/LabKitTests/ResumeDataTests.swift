@@ -386,10 +386,30 @@ struct ResumeDataTests {
              "NSURLSessionResumeInfoTempFileName is not a plain file name (\"../../.ssh/id_rsa\")"),
             (with("NSURLSessionResumeInfoTempFileName", ".."), "NSURLSessionResumeInfoTempFileName is not a plain file name (\"..\")"),
             (with("NSURLSessionResumeInfoTempFileName", ""), "NSURLSessionResumeInfoTempFileName is not a plain file name (\"\")"),
+            // Version 1 names the file by its full path; its last component must be a plain name too.
+            (with("NSURLSessionResumeInfoLocalPath", "/x/.."),
+             "NSURLSessionResumeInfoLocalPath does not end in a plain file name (\"/x/..\")"),
+            (with("NSURLSessionResumeInfoLocalPath", "/tmp/."),
+             "NSURLSessionResumeInfoLocalPath does not end in a plain file name (\"/tmp/.\")"),
+            (with("NSURLSessionResumeInfoLocalPath", "/"), "NSURLSessionResumeInfoLocalPath does not end in a plain file name (\"/\")"),
+            (with("NSURLSessionResumeInfoLocalPath", ""), "NSURLSessionResumeInfoLocalPath does not end in a plain file name (\"\")"),
         ]
         for (data, expected) in cases {
             #expect(Self.message(decoding: data) == expected)
         }
+    }
+
+    /// A version 1 path is only ever used for its last component, inside the resuming folder.
+    @Test(arguments: [("a/../../b", "b"), ("/etc/passwd", "passwd"), ("/var/tmp/CFNetworkDownload_x.tmp/", "CFNetworkDownload_x.tmp")])
+    func aLocalPathGivesOnlyItsLastComponent(path: String, name: String) throws {
+        let data = ResumeBlob.plist([
+            "NSURLSessionDownloadURL": ResumeBlob.url,
+            "NSURLSessionResumeBytesReceived": NSNumber(value: 5),
+            "NSURLSessionResumeInfoLocalPath": path,
+        ])
+        let decoded = try ResumeData.decode(data).resumeData
+        #expect(decoded.tempFileName == name)
+        #expect(decoded.localPath == path)
     }
 
     @Test func rejectsKeyedArchivesOfSomethingElse() {

@@ -9,6 +9,9 @@
 
 import ArgumentParser
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import LabKit
 import LabReport
 import LabServer
@@ -64,6 +67,7 @@ struct Compare: ParsableCommand {
 
     mutating func validate() throws {
         if quick && full { throw ValidationError("--quick and --full are alternatives; pick one") }
+        if let label { try Report.checkLabel(label) }
         if let repetitions, !(1...20).contains(repetitions) {
             throw ValidationError("--repetitions must be between 1 and 20")
         }
@@ -129,14 +133,15 @@ struct Compare: ParsableCommand {
                 throw CompareError("\(lesson.executable) is not built next to lab in \(executables.path); run `swift build` first")
             }
         }
+        let embedded = server == nil ? try LabServer.start() : nil
+        defer { embedded?.stop() }
+        let source: FixtureSource = embedded.map { .embedded($0) } ?? .external(URL(string: server!)!)
+        if embedded == nil { try Self.checkAnswers(source, size: plan.sizes.min() ?? plan.faultSize) }
+
         let folder = try outputFolder()
         let workFolder = folder.appendingPathComponent("work")
         try FileManager.default.createDirectory(at: workFolder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: workFolder) }
-
-        let embedded = server == nil ? try LabServer.start() : nil
-        defer { embedded?.stop() }
-        let source: FixtureSource = embedded.map { .embedded($0) } ?? .external(URL(string: server!)!)
 
         let cases = plan.cases.count
         Console.error("lab compare: \(cases) runs × \(plan.repetitions) repetition\(plan.repetitions == 1 ? "" : "s") "
@@ -153,6 +158,24 @@ struct Compare: ParsableCommand {
             Console.output(report.path)
         } catch {
             throw CompareError("cannot write the results into \(folder.path): \(error.localizedDescription)")
+        }
+    }
+
+    /// Another server must serve the fixtures before anything is measured or written: a HEAD
+    /// of the smallest one, given 10 seconds.
+    private static func checkAnswers(_ source: FixtureSource, size: Int64) throws {
+        var request = URLRequest(url: source.url(for: Fixture(name: "compare-\(size).bin", size: size), faults: nil, run: ""),
+                                 timeoutInterval: 10)
+        request.httpMethod = "HEAD"
+        let status: Int
+        do {
+            status = (try URLConnection.sendSynchronousRequest(request).response as? HTTPURLResponse)?.statusCode ?? 0
+        } catch {
+            throw CompareError("\(source.baseURL.absoluteString) does not answer: \(error.localizedDescription)")
+        }
+        guard status == 200 else {
+            throw CompareError("\(request.url!.absoluteString) answers HTTP \(status), not the fixture; "
+                + "serve the files of --write-fixtures, or run `lab serve`")
         }
     }
 

@@ -1,0 +1,104 @@
+import Foundation
+import LabKit
+import LabServer
+import Testing
+
+/// Input that used to crash a lesson, hang it, or leak through it: each gets one line on stderr
+/// and a non-zero exit, and nothing leaks.
+@Suite(.serialized)
+final class HostileInputTests {
+    let server: LabServer
+    let directory: URL
+
+    init() throws {
+        server = try LabServer.start()
+        directory = try scratchDirectory()
+    }
+
+    deinit {
+        server.stop()
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    static let lessons = [
+        "lesson-00-small-file", "lesson-01-in-memory", "lesson-02-filehandle", "lesson-03-outputstream",
+        "lesson-04-session-data-task", "lesson-05-download-task-resume", "lesson-06-runloop-thread",
+        "lesson-07-multipart-upload",
+    ]
+
+    /// Lines the lesson itself wrote on stderr as errors (the story may go there too).
+    static func errorLines(_ finished: ChildProcess.Finished, _ executable: String) -> [Substring] {
+        finished.stderr.split(separator: "\n").filter { $0.hasPrefix("\(executable):") }
+    }
+
+    /// Above the largest fixture, a size is refused before anything is hashed or sent.
+    @Test(arguments: [("lesson-03-outputstream", "9223372036854775807"), ("lesson-03-outputstream", "65GiB"),
+                      ("lesson-07-multipart-upload", "100TiB")])
+    func sizeAboveTheLargestFixtureIsRefusedAtOnce(executable: String, size: String) throws {
+        let started = Date()
+        let finished = try ChildProcess.run(executable, ["--size", size], timeout: 30)
+        #expect(Date().timeIntervalSince(started) < 10)
+        #expect(finished.status == ExitStatus.usage.rawValue)
+        #expect(finished.stderr == "\(executable): --size: \(size) is larger than the largest fixture, 64GiB\n")
+    }
+
+    /// `ulimit -f 4096` (4 MiB): past it the kernel's SIGXFSZ would end a writer with no word said.
+    @Test(arguments: lessons.map { ($0, "corrected") } + [("lesson-03-outputstream", "article")])
+    func fileSizeLimitIsALocalError(executable: String, variant: String) throws {
+        let output = directory.appendingPathComponent("\(executable)-\(variant)-\(UUID().uuidString)")
+        let lesson = ChildProcess.buildDirectory.appendingPathComponent(executable).path
+        let finished = try ChildProcess.runProgram(URL(fileURLWithPath: "/bin/sh"), [
+            "-c", "ulimit -f 4096; exec \"$0\" \"$@\"", lesson,
+            "--size", "16MiB", "--variant", variant, "--output", output.path, "--quiet",
+        ], timeout: 120)
+        let lines = Self.errorLines(finished, executable)
+        #expect(lines.count == 1, "\(finished.stderr)")
+        if variant == "corrected" {
+            #expect(finished.status == ExitStatus.localIOFailed.rawValue, "\(finished.stderr)")
+            #expect(lines.first?.contains("File too large") == true, "\(finished.stderr)")
+        } else {
+            // The article ignores what `write` returns: the short file is caught by the digest.
+            #expect(finished.status == ExitStatus.verificationFailed.rawValue, "\(finished.stderr)")
+            #expect(lines.first?.contains("SHA-256 mismatch") == true, "\(finished.stderr)")
+        }
+    }
+
+    @Test func passwordInTheURLIsNeverShown() throws {
+        let fixture = Fixture(name: "secret", size: 1 << 20)
+        let url = server.url(for: fixture, faults: nil, run: UUID().uuidString).absoluteString
+            .replacingOccurrences(of: "http://", with: "http://student:hunter2@")
+        let output = directory.appendingPathComponent("secret.bin")
+        let finished = try ChildProcess.run("lesson-03-outputstream", ["--url", url, "--output", output.path, "--json"])
+        #expect(finished.status == 0, "\(finished.stderr)")
+        #expect(!finished.stdout.contains("hunter2"))
+        #expect(!finished.stderr.contains("hunter2"), "\(finished.stderr)")
+        let result = try finished.result()
+        #expect(result.url == url.replacingOccurrences(of: "student:hunter2@", with: "***@"))
+        #expect(result.requests.allSatisfy { $0.url.contains("://***@127.0.0.1:") }, "\(result.requests.map(\.url))")
+        #expect(finished.stderr.contains("  from http://***@127.0.0.1:"), "\(finished.stderr)")
+    }
+
+    @Test func aHugeURLIsShortenedInItsErrorLine() throws {
+        let url = "http://127.0.0.1:1/" + String(repeating: "a", count: 100_000)
+        let unreachable = try ChildProcess.run("lesson-03-outputstream", ["--url", url, "--quiet"])
+        #expect(unreachable.status == ExitStatus.transferFailed.rawValue)
+        #expect(unreachable.stderr.split(separator: "\n").count == 1)
+        #expect(unreachable.stderr.count < 1_000, "\(unreachable.stderr.count) characters")
+
+        let refused = try ChildProcess.run("lesson-03-outputstream", ["--url", "gopher://" + String(repeating: "b", count: 100_000)])
+        #expect(refused.status == ExitStatus.usage.rawValue)
+        #expect(refused.stderr.split(separator: "\n").count == 1)
+        #expect(refused.stderr.count < 1_000, "\(refused.stderr.count) characters")
+        #expect(refused.stderr.contains("… (100009 characters)"), "\(refused.stderr)")
+    }
+
+    /// 405 has no reason phrase in the lab's table: the line has no hole where it would be.
+    @Test func statusWithoutAReasonPhrase() throws {
+        let fixture = Fixture(name: "teapot", size: 1 << 20)
+        let url = server.url(for: fixture, faults: "status:405", run: UUID().uuidString)
+        let finished = try ChildProcess.run("lesson-03-outputstream",
+                                            ["--url", url.absoluteString, "--output", directory.appendingPathComponent("405").path, "--quiet"])
+        #expect(finished.status == ExitStatus.transferFailed.rawValue)
+        #expect(finished.stderr == "lesson-03-outputstream: HTTP 405 from \(url.absoluteString)\n")
+    }
+}
