@@ -23,8 +23,11 @@ public protocol ResumableDownloadTaskDelegate: AnyObject, Sendable {
 /// always hands back nil and `downloadTask(withResumeData:)` fails. This type does what iOS
 /// does underneath:
 /// - The body goes to a temporary file, `CFNetworkDownload_<id>.tmp` in `folder`.
-/// - `cancel(byProducingResumeData:)` stops the transfer and hands back an Apple-format blob
-///   (`ResumeData`, keyed archive): URL, bytes received, ETag or Last-Modified, temp file name.
+/// - `cancel(byProducingResumeData:)` closes the connection, as CFNetwork does (`cancelAtOnce()`),
+///   writes what was already on its way, and then hands back an Apple-format blob (`ResumeData`,
+///   keyed archive): URL, bytes received, ETag or Last-Modified, temp file name.
+/// - The temp file name in a blob must be a plain file name: a blob cannot name a file outside
+///   `folder`.
 /// - `init(resumeData:…)` resumes from such a blob: it asks for the rest with `Range` and
 ///   `If-Range`. A 206 that starts at the blob's offset continues the temp file
 ///   (`didResumeAtOffset`); a 200 (the file changed) starts it over from byte 0.

@@ -54,10 +54,14 @@ public enum HelpText {
             name     letters, digits, "." "_" "-" (at most 64)
             size     bytes or units like 64KiB or 1GiB (default 1MiB, max 64GiB)
             Range (a single byte range) and If-Range are supported. Responses
-            carry ETag, Last-Modified and Repr-Digest (SHA-256 of the whole file).
+            carry ETag, Last-Modified and Repr-Digest (SHA-256 of the whole file);
+            above 16MiB, Repr-Digest comes once the server has hashed the file,
+            which it does while a client is connected, never before answering,
+            unless the request says Want-Repr-Digest: sha-256=10.
 
           GET /fixtures/<name>.sha256?size=<size>
-            the SHA-256 in sha256sum format
+            the SHA-256 in sha256sum format (waits for the hashing; 503 with
+            Retry-After while 8 large files are being hashed)
 
         \(upload)
 

@@ -154,19 +154,30 @@ final class RequestHandler: ChannelInboundHandler {
             selection = selection.shifted(by: shift)
         }
         // A small fixture is hashed before its first answer (a few slices, milliseconds), so
-        // `Repr-Digest` is on every response. A larger one is never waited for.
+        // `Repr-Digest` is on every response. A larger one is waited for only by a client that
+        // asks for the digest (RFC 9530 `Want-Repr-Digest`).
         let digest = core.digests.digest(of: fixture, for: context.channel)
-        guard fixture.size <= DigestWork.smallFixtureBytes else {
+        let wantsDigest = request.headers[canonicalForm: "Want-Repr-Digest"].contains { $0.lowercased().hasPrefix("sha-256") }
+        guard fixture.size <= DigestWork.smallFixtureBytes || wantsDigest else {
             // Answered at once; the digest is computed meanwhile, while this client stays, and
             // later responses (a resume) carry it.
             return writeFixtureResponse(fixture, selection: selection, digest: Fixture.cachedSHA256Digest(of: fixture),
                                         faults: faults, attempt: attempt, request: request, context: context)
         }
         digest.assumeIsolated().whenComplete { result in
-            // The client may have given up meanwhile; a failure means exactly that, or the server stops.
-            guard case .success(let digest) = result, context.channel.isActive else { return }
-            self.writeFixtureResponse(fixture, selection: selection, digest: digest, faults: faults, attempt: attempt,
-                                      request: request, context: context)
+            // The client may have given up meanwhile.
+            guard context.channel.isActive else { return }
+            switch result {
+            case .success(let digest):
+                self.writeFixtureResponse(fixture, selection: selection, digest: digest, faults: faults, attempt: attempt,
+                                          request: request, context: context)
+            case .failure(is DigestWork.Busy):
+                // Too many large digests under way: the answer goes out without one.
+                self.writeFixtureResponse(fixture, selection: selection, digest: nil, faults: faults, attempt: attempt,
+                                          request: request, context: context)
+            case .failure:
+                return  // the server stops
+            }
         }
     }
 

@@ -304,9 +304,9 @@ final class CorrectedDownload: NSObject, LessonDownload, ResumableDownloadTaskDe
             // A broken transfer hands over resume data in its error: keep it for the next attempt.
             // A failed write (a full disk) carries none, but the bytes written before it are good.
             let resumeData = (error as NSError).userInfo[ResumableDownloadTask.resumeDataKey] as? Data ?? task.currentResumeData()
-            if !save(resumeData), !FileManager.default.fileExists(atPath: resumeDataFile.path) {
-                // No resume data points at the temp file, so nothing could ever resume from it.
-                try? FileManager.default.removeItem(at: task.tempFile)
+            // No resume data points at the temp file then, so nothing could ever resume from it.
+            if !save(resumeData), !FileManager.default.fileExists(atPath: resumeDataFile.path),
+               (try? FileManager.default.removeItem(at: task.tempFile)) != nil {
                 run.log("removed \(task.tempFile.lastPathComponent): no resume data could be kept for it")
             }
             outcome = .failed(error)

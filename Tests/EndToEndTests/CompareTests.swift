@@ -298,6 +298,7 @@ struct CompareUsageTests {
         (["--repetitions", "0"], "lab compare: --repetitions must be between 1 and 20\n"),
         (["--sizes", "1KiB"], "lab compare: --sizes: 1KiB is outside 64KiB…8GiB\n"),
         (["--lessons", "07", "--scenarios", "kill-rerun"], "lab compare: nothing to run: lesson 07 runs only in the clean scenario\n"),
+        (["--label", ""], "lab compare: --label cannot be empty: it names the machine in the report\n"),
     ])
     func refusesBadInput(arguments: [String], message: String) throws {
         let finished = try ChildProcess.run("lab", ["compare"] + arguments)
@@ -309,6 +310,20 @@ struct CompareUsageTests {
             #expect(finished.stderr.hasPrefix(message), "\(finished.stderr)")
             #expect(finished.stderr.split(separator: "\n").count == 1, "\(finished.stderr)")
         }
+    }
+}
+
+/// A server that does not answer: one line, exit 1, and nothing written.
+struct CompareAgainstNoServerTests {
+    @Test func aServerThatDoesNotAnswerIsOneLine() throws {
+        let folder = try scratchDirectory().appendingPathComponent("results")
+        let finished = try ChildProcess.run("lab", ["compare", "--server", "http://127.0.0.1:1", "--quick", "-o", folder.path],
+                                            timeout: 60)
+        #expect(finished.status == 1)
+        #expect(finished.stderr.hasPrefix("lab compare: http://127.0.0.1:1 does not answer: "), "\(finished.stderr)")
+        #expect(finished.stderr.split(separator: "\n").count == 1, "\(finished.stderr)")
+        #expect(finished.stdout.isEmpty)
+        #expect(!FileManager.default.fileExists(atPath: folder.path))
     }
 }
 

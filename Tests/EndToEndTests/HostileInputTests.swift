@@ -43,12 +43,14 @@ final class HostileInputTests {
     }
 
     /// `ulimit -f 4096` (4 MiB): past it the kernel's SIGXFSZ would end a writer with no word said.
+    /// The signal is set back to its default first, as in a login shell: an ignored signal is
+    /// inherited, and the test runner's may be.
     @Test(arguments: lessons.map { ($0, "corrected") } + [("lesson-03-outputstream", "article")])
     func fileSizeLimitIsALocalError(executable: String, variant: String) throws {
         let output = directory.appendingPathComponent("\(executable)-\(variant)-\(UUID().uuidString)")
         let lesson = ChildProcess.buildDirectory.appendingPathComponent(executable).path
-        let finished = try ChildProcess.runProgram(URL(fileURLWithPath: "/bin/sh"), [
-            "-c", "ulimit -f 4096; exec \"$0\" \"$@\"", lesson,
+        let finished = try ChildProcess.runProgram(URL(fileURLWithPath: "/usr/bin/env"), [
+            "--default-signal=XFSZ", "/bin/sh", "-c", "ulimit -f 4096; exec \"$0\" \"$@\"", lesson,
             "--size", "16MiB", "--variant", variant, "--output", output.path, "--quiet",
         ], timeout: 120)
         let lines = Self.errorLines(finished, executable)
@@ -61,6 +63,41 @@ final class HostileInputTests {
             #expect(finished.status == ExitStatus.verificationFailed.rawValue, "\(finished.stderr)")
             #expect(lines.first?.contains("SHA-256 mismatch") == true, "\(finished.stderr)")
         }
+    }
+
+    /// A write that fails (a full disk) cancels the transfer, and the cancel must stop the bytes:
+    /// a plain URLSession cancel on Linux lands only when the body has ended.
+    @Test(arguments: ["lesson-02-filehandle", "lesson-03-outputstream", "lesson-04-session-data-task",
+                      "lesson-06-runloop-thread"])
+    func aFailedWriteStopsTheTransfer(executable: String) throws {
+        let fixture = Fixture(name: "full-\(executable)", size: 256 << 20)
+        let token = UUID().uuidString
+        let url = server.url(for: fixture, faults: nil, run: token)
+        let finished = try ChildProcess.run(executable, [
+            "--url", url.absoluteString, "--output", directory.appendingPathComponent("\(token).bin").path,
+            "--disk-full-after", "5MiB", "--sha256", fixture.sha256Hex(), "--quiet",
+        ])
+        #expect(finished.status == ExitStatus.localIOFailed.rawValue, "\(finished.stderr)")
+        #expect(finished.stderr.contains("No space left on device"), "\(finished.stderr)")
+        let sent = server.requestLog.filter { $0.target.contains("run=\(token)") }.reduce(0) { $0 + $1.bodyBytesSent }
+        // What already sat in the socket buffers may still come; the rest of the 256 MiB may not.
+        #expect(sent <= (5 << 20) + (16 << 20), "\(sent) bytes sent for a disk that filled at 5 MiB")
+    }
+
+    /// Over 16 MiB the lab server answers before it has hashed the file, so no response of the
+    /// download carries `Repr-Digest`: the lesson asks for it with `Want-Repr-Digest`, and verifies.
+    @Test func aLargeFileFromALabServerIsStillVerified() throws {
+        let fixture = Fixture(name: "unhashed-\(UUID().uuidString.prefix(8))", size: 32 << 20)
+        let url = server.url(for: fixture, faults: nil, run: UUID().uuidString)
+        let finished = try ChildProcess.run("lesson-03-outputstream", [
+            "--url", url.absoluteString, "--output", directory.appendingPathComponent("\(fixture.name).bin").path, "--json",
+        ])
+        #expect(finished.status == 0, "\(finished.stderr)")
+        let result = try finished.result()
+        #expect(result.outcome == "verified")
+        #expect(result.expectedSHA256 == fixture.sha256Hex())
+        #expect(result.requests.map(\.method) == ["GET", "HEAD"])
+        #expect(result.requests.first?.reprDigestSHA256 == nil)
     }
 
     @Test func passwordInTheURLIsNeverShown() throws {

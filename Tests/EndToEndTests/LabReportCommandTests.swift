@@ -74,6 +74,23 @@ struct LabReportCommandTests {
         #expect(finished.stderr == "lab report: \(missing): cannot read it\n")
     }
 
+    /// A device or a FIFO is not a results file, and is never read: /dev/zero would never end.
+    @Test func aFileThatIsNotRegularIsNoInput() throws {
+        let folder = try scratchDirectory()
+        let finished = try Self.report(["/dev/zero", "-o", folder.appendingPathComponent("r.html").path])
+        #expect(finished.status == 66)
+        #expect(finished.stderr == "lab report: /dev/zero: not a regular file\n")
+    }
+
+    @Test(arguments: ["", "   "])
+    func refusesABlankLabel(label: String) throws {
+        let folder = try scratchDirectory()
+        let file = try Self.writeResults(label: "a", in: folder)
+        let finished = try Self.report([file, "--label", label, "-o", folder.appendingPathComponent("r.html").path])
+        #expect(finished.status == 64)
+        #expect(finished.stderr == "lab report: --label cannot be empty: it names the machine in the report\n")
+    }
+
     @Test func aFileThatIsNotResultsIsBadData() throws {
         let folder = try scratchDirectory()
         let file = folder.appendingPathComponent("lesson.json")

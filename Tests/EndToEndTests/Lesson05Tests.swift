@@ -578,6 +578,22 @@ final class Lesson05Tests {
         #expect(finished.stderr.split(separator: "\n").count == 1, "\(finished.stderr)")
     }
 
+    /// An output folder that takes no files (/proc): the resume data cannot be saved, the saved
+    /// file cannot be written, and no temporary file is left behind.
+    @Test func outputThatTakesNoFilesLeavesNoTemporaryFile() throws {
+        let fixture = Fixture(name: "nowhere", size: 16 << 20)
+        let folders = try folders("nowhere")
+        let url = server.url(for: fixture, faults: nil, run: UUID().uuidString)
+        let finished = try run(["--url", url.absoluteString, "--output", "/proc/self", "--json"], folders).finished
+        #expect(finished.status == ExitStatus.localIOFailed.rawValue, "\(finished.stderr)")
+        #expect(finished.stderr.contains("\n  cannot save resume data to /proc/self/nowhere.resumedata: "), "\(finished.stderr)")
+        #expect(finished.stderr.hasSuffix("\n\(Self.executable): cannot write /proc/self/nowhere: "
+            + "The operation could not be completed. The file doesn’t exist.\n"), "\(finished.stderr)")
+        // Pause resumed from the blob in hand, not from byte 0.
+        #expect(try finished.result().resumedFrom.first.map { $0 >= Self.pausePoint(of: fixture) } == true)
+        #expect(Self.contents(of: folders.taskTemporary).isEmpty)
+    }
+
     // MARK: - 8. HTTP errors
 
     @Test func notFoundIsAOneLineTransferFailure() throws {

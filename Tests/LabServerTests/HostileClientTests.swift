@@ -99,6 +99,10 @@ struct HostileClientTests {
         #expect(head.header("Repr-Digest") == nil)
         #expect(head.header("ETag") != nil)
 
+        // A client that asks for the digest (RFC 9530) waits for it.
+        let asked = try fetch(server, "HEAD", "/fixtures/wanted?size=17MiB", headers: [("Want-Repr-Digest", "sha-256=10")])
+        #expect(asked.header("Repr-Digest") == expectedReprDigest(Fixture(name: "wanted", size: 17 << 20)))
+
         // Once hashed (here through the checksum endpoint), every response carries the digest.
         let fixture = Fixture(name: "hashed", size: 17 << 20)
         let checksum = try fetch(server, "GET", "/fixtures/hashed.sha256?size=17MiB")
