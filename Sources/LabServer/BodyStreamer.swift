@@ -89,19 +89,15 @@ final class BodyStreamer {
             return count
         }
         sent += Int64(count)
-        // Counted before the write, so a client that has read the bytes finds them in the log.
+        // Counted before the write, so a client that has read the bytes finds them in the log. A
+        // write that fails (the client hung up) may have sent part of its chunk: it stays counted.
         onBytesWritten(sent)
         context.writeAndFlush(NIOAny(HTTPServerResponsePart.body(.byteBuffer(chunk))))
             .assumeIsolated()
             .whenComplete { result in
                 switch result {
-                case .success:
-                    self.scheduleNextChunk()
-                case .failure:
-                    // The client went away, and this chunk never left.
-                    self.sent -= Int64(count)
-                    self.onBytesWritten(self.sent)
-                    self.cancel()
+                case .success: self.scheduleNextChunk()
+                case .failure: self.cancel() // the client went away
                 }
             }
     }
