@@ -174,8 +174,6 @@ public final class URLConnection: @unchecked Sendable {
 
     /// Called on the session's bounded queue. Waiting for a free slot here is the backpressure.
     fileprivate func enqueue(_ event: Event) {
-        // Once cancelled, chunks are dropped without waiting, so the transfer can wind down.
-        guard !locked({ $0.ended }) else { return }
         freeChunkSlots.wait()
         let shouldSchedule: Bool? = locked { state in
             guard !state.ended else { return nil }
