@@ -1,5 +1,6 @@
 import Foundation
 import LabKit
+import LabServer
 
 /// A built executable of this package, run as a real child process.
 struct ChildProcess {
@@ -73,6 +74,22 @@ struct ChildProcess {
         let child = try ChildProcess(program: program, arguments)
         try child.start()
         return child.wait(timeout: timeout)
+    }
+}
+
+/// A lab server and a scratch folder, both gone when this is.
+final class TestBench {
+    let server: LabServer
+    let directory: URL
+
+    init() throws {
+        server = try LabServer.start()
+        directory = try scratchDirectory()
+    }
+
+    deinit {
+        server.stop()
+        try? FileManager.default.removeItem(at: directory)
     }
 }
 

@@ -11,18 +11,11 @@ import Testing
 final class Lesson00Tests {
     static let ways = ["completion-handler", "contents-of"]
 
-    let server: LabServer
-    let directory: URL
+    private let bench: TestBench
+    var server: LabServer { bench.server }
+    var directory: URL { bench.directory }
 
-    init() throws {
-        server = try LabServer.start()
-        directory = try scratchDirectory()
-    }
-
-    deinit {
-        server.stop()
-        try? FileManager.default.removeItem(at: directory)
-    }
+    init() throws { bench = try TestBench() }
 
     private func lesson(_ variant: Variant, way: String, url: URL, extra: [String] = []) throws
         -> (ChildProcess.Finished, URL) {

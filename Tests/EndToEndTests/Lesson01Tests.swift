@@ -9,18 +9,11 @@ import Testing
 /// lesson-01-in-memory, run as a child process against the real embedded server.
 @Suite(.serialized)
 final class Lesson01Tests {
-    let server: LabServer
-    let directory: URL
+    private let bench: TestBench
+    var server: LabServer { bench.server }
+    var directory: URL { bench.directory }
 
-    init() throws {
-        server = try LabServer.start()
-        directory = try scratchDirectory()
-    }
-
-    deinit {
-        server.stop()
-        try? FileManager.default.removeItem(at: directory)
-    }
+    init() throws { bench = try TestBench() }
 
     private func lesson(_ variant: Variant, url: URL, extra: [String] = []) throws -> (ChildProcess.Finished, URL) {
         let output = directory.appendingPathComponent("\(variant)-\(UUID().uuidString).bin")

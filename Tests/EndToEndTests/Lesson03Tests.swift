@@ -6,18 +6,11 @@ import Testing
 /// lesson-03-outputstream, run as a child process against the real embedded server.
 @Suite(.serialized)
 final class Lesson03Tests {
-    let server: LabServer
-    let directory: URL
+    private let bench: TestBench
+    var server: LabServer { bench.server }
+    var directory: URL { bench.directory }
 
-    init() throws {
-        server = try LabServer.start()
-        directory = try scratchDirectory()
-    }
-
-    deinit {
-        server.stop()
-        try? FileManager.default.removeItem(at: directory)
-    }
+    init() throws { bench = try TestBench() }
 
     private func lesson(_ variant: Variant, _ fixture: Fixture, faults: String?, extra: [String] = []) throws
         -> (ChildProcess.Finished, URL) {

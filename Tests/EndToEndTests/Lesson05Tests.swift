@@ -13,18 +13,11 @@ import Testing
 final class Lesson05Tests {
     static let executable = "lesson-05-download-task-resume"
 
-    let server: LabServer
-    let directory: URL
+    private let bench: TestBench
+    var server: LabServer { bench.server }
+    var directory: URL { bench.directory }
 
-    init() throws {
-        server = try LabServer.start()
-        directory = try scratchDirectory()
-    }
-
-    deinit {
-        server.stop()
-        try? FileManager.default.removeItem(at: directory)
-    }
+    init() throws { bench = try TestBench() }
 
     // MARK: - Running the lesson
 

@@ -10,18 +10,11 @@ import Testing
 final class Lesson06Tests {
     static let executable = "lesson-06-runloop-thread"
     static let slice: Int64 = 64 << 10
-    let server: LabServer
-    let directory: URL
+    private let bench: TestBench
+    var server: LabServer { bench.server }
+    var directory: URL { bench.directory }
 
-    init() throws {
-        server = try LabServer.start()
-        directory = try scratchDirectory()
-    }
-
-    deinit {
-        server.stop()
-        try? FileManager.default.removeItem(at: directory)
-    }
+    init() throws { bench = try TestBench() }
 
     // MARK: - The default run
 

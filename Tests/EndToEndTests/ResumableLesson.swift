@@ -27,18 +27,13 @@ func file(_ url: URL, holds pieces: [(fixture: Fixture, count: Int64)]) throws -
 /// is one test in `Lesson02Tests` and in `Lesson04Tests`.
 final class ResumableLesson {
     let executable: String
-    let server: LabServer
-    let directory: URL
+    private let bench: TestBench
+    var server: LabServer { bench.server }
+    var directory: URL { bench.directory }
 
     init(_ executable: String) throws {
         self.executable = executable
-        server = try LabServer.start()
-        directory = try scratchDirectory()
-    }
-
-    deinit {
-        server.stop()
-        try? FileManager.default.removeItem(at: directory)
+        bench = try TestBench()
     }
 
     /// One run of the lesson executable and what it left behind.
