@@ -27,13 +27,16 @@ extension ParsableCommand {
         }
     }
 
-    /// "lab compare" rather than "lab" when the first argument names a subcommand, so the line
-    /// says whose error it is.
+    /// "lab compare" rather than "lab" when the first argument names a subcommand (and
+    /// "lab exercise check" for a subcommand of that one), so the line says whose error it is.
     private static func commandPath() -> String {
-        let root = configuration.commandName ?? "\(Self.self)"
-        guard let first = CommandLine.arguments.dropFirst().first,
-              configuration.subcommands.contains(where: { $0._commandName == first })
-        else { return root }
-        return "\(root) \(first)"
+        var path = [configuration.commandName ?? "\(Self.self)"]
+        var subcommands = configuration.subcommands
+        for argument in CommandLine.arguments.dropFirst() {
+            guard let next = subcommands.first(where: { $0._commandName == argument }) else { break }
+            path.append(argument)
+            subcommands = next.configuration.subcommands
+        }
+        return path.joined(separator: " ")
     }
 }

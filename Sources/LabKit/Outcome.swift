@@ -16,6 +16,8 @@ public enum ExitStatus: Int32, Codable, Sendable {
     case transferFailed = 69
     /// A local file could not be opened, written or read.
     case localIOFailed = 74
+    /// The app froze (EX_TEMPFAIL): a job on GCD's global queue waited past its patience.
+    case unresponsive = 75
 }
 
 /// Failures that a lesson's own checks detect (the corrected variants make these checks).
@@ -33,6 +35,8 @@ public enum DownloadError: Error, CustomStringConvertible, Sendable {
     /// A resume data file that is not resume data, or that names a temporary file outside the
     /// temporary folder. It is left where it is.
     case unusableResumeData(path: String, reason: String)
+    /// Work sent to GCD's global queue waited longer than an app may: its threads were all taken.
+    case unresponsive(waited: Double, patience: Double)
 
     public var description: String {
         switch self {
@@ -50,6 +54,8 @@ public enum DownloadError: Error, CustomStringConvertible, Sendable {
             "the body has \(received) bytes but the response announced \(expected)"
         case .unusableResumeData(let path, let reason):
             "\(path) is not usable resume data (\(reason)); nothing was touched: remove it to start over"
+        case .unresponsive(let waited, let patience):
+            String(format: "the app froze: a job sent to GCD's global queue waited %.2f s (patience %.2f s)", waited, patience)
         }
     }
 
@@ -57,6 +63,7 @@ public enum DownloadError: Error, CustomStringConvertible, Sendable {
         switch self {
         case .localIO: .localIOFailed
         case .unusableResumeData: .verificationFailed
+        case .unresponsive: .unresponsive
         default: .transferFailed
         }
     }

@@ -37,12 +37,14 @@ struct Verdict {
             outcome = switch status {
             case .localIOFailed: "io-failed"
             case .verificationFailed: "bad-input"
+            case .unresponsive: "unresponsive"
             default: "transfer-failed"
             }
             let reason = attempts >= options.maxAttempts && lastResult.isResumable
                 ? "gave up after \(attempts) attempts: " : ""
             var record = LessonResult.ErrorRecord(error)
-            let kept = fileBytes > 0 && !lesson.uploads ? " (partial file kept at \(file.path))" : ""
+            // A frozen app (exit 75) may have the whole file: it is not a partial one.
+            let kept = fileBytes > 0 && !lesson.uploads && status != .unresponsive ? " (partial file kept at \(file.path))" : ""
             record.message = reason + record.message + kept
             failure = record
         case .finished where ownCheck != nil:

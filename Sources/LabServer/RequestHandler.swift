@@ -138,7 +138,7 @@ final class RequestHandler: ChannelInboundHandler {
         }
         if let code = faults.statusCode {
             let status = HTTPResponseStatus(statusCode: code)
-            sendText(status, "\(code) \(status.reasonPhrase) (scripted fault, attempt \(attempt))",
+            sendText(status, ScriptedStatus.page(code: code, reason: status.reasonPhrase, attempt: attempt),
                      attempt: attempt, request: request, context: context)
             return
         }
@@ -278,8 +278,11 @@ final class RequestHandler: ChannelInboundHandler {
     private func finishUpload(_ parser: inout MultipartParser, request: HTTPRequestHead, context: ChannelHandlerContext) {
         do {
             let parts = try parser.finish()
-            sendText(.ok, UploadEndpoint.json(parts: parts, bodyBytes: parser.bodyBytes),
-                     contentType: "application/json", requestBodyBytes: parser.bodyBytes, request: request, context: context)
+            let files = parts.compactMap { part in
+                part.filename.map { LoggedRequest.UploadedFile(field: part.name, filename: $0, bytes: part.bytes, sha256Hex: DigestText.hex(part.sha256)) }
+            }
+            sendText(.ok, UploadEndpoint.json(parts: parts, bodyBytes: parser.bodyBytes), contentType: "application/json",
+                     requestBodyBytes: parser.bodyBytes, uploadedFiles: files, request: request, context: context)
         } catch {
             let refusal = RefusedUpload(error)
             sendText(refusal.status, refusal.reason, requestBodyBytes: parser.bodyBytes, request: request, context: context)
@@ -301,6 +304,7 @@ final class RequestHandler: ChannelInboundHandler {
     @discardableResult
     private func sendText(_ status: HTTPResponseStatus, _ line: String, contentType: String = "text/plain; charset=utf-8",
                           extraHeaders: [(String, String)] = [], attempt: Int = 0, requestBodyBytes: Int64 = 0,
+                          uploadedFiles: [LoggedRequest.UploadedFile] = [],
                           request: HTTPRequestHead, context: ChannelHandlerContext) -> EventLoopFuture<Void> {
         let body = line.hasSuffix("\n") ? line : line + "\n"
         var headers = HTTPHeaders()
@@ -308,7 +312,7 @@ final class RequestHandler: ChannelInboundHandler {
         headers.add(name: "Content-Length", value: "\(body.utf8.count)")
         headers.add(contentsOf: extraHeaders)
         let logIndex = writeHead(status, headers: headers, attempt: attempt, requestBodyBytes: requestBodyBytes,
-                                 request: request, context: context)
+                                 uploadedFiles: uploadedFiles, request: request, context: context)
         if request.method != .HEAD {
             core.recordBodyBytes(Int64(body.utf8.count), at: logIndex)
             context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(string: body)))), promise: nil)
@@ -319,6 +323,7 @@ final class RequestHandler: ChannelInboundHandler {
     /// Logs the response before writing it, so a client that has read the response will
     /// always find it in `requestLog`.
     private func writeHead(_ status: HTTPResponseStatus, headers: HTTPHeaders, attempt: Int, requestBodyBytes: Int64 = 0,
+                           uploadedFiles: [LoggedRequest.UploadedFile] = [],
                            request: HTTPRequestHead, context: ChannelHandlerContext) -> Int {
         var headers = headers
         if !request.isKeepAlive {
@@ -327,7 +332,8 @@ final class RequestHandler: ChannelInboundHandler {
         let logIndex = core.record(LoggedRequest(
             method: request.method.rawValue, target: request.uri,
             range: request.headers.first(name: "Range"), ifRange: request.headers.first(name: "If-Range"),
-            status: Int(status.code), bodyBytesSent: 0, attempt: attempt, requestBodyBytes: requestBodyBytes
+            status: Int(status.code), bodyBytesSent: 0, attempt: attempt, requestBodyBytes: requestBodyBytes,
+            uploadedFiles: uploadedFiles
         ))
         let head = HTTPResponseHead(version: .http1_1, status: status, headers: headers)
         context.write(wrapOutboundOut(.head(head)), promise: nil)
@@ -349,5 +355,17 @@ final class RequestHandler: ChannelInboundHandler {
             written.assumeIsolated().whenComplete { _ in context.close(promise: nil) }
         }
         return written
+    }
+}
+
+/// The body of a status the fault script asks for (`status:404`): one line a client could save
+/// as "the file" by mistake, and that `lab exercise` recognises when it does.
+public enum ScriptedStatus {
+    static func page(code: Int, reason: String, attempt: Int) -> String {
+        "\(code) \(reason) (scripted fault, attempt \(attempt))\n"
+    }
+
+    public static func isPage(_ text: String) -> Bool {
+        text.hasSuffix(")\n") && text.contains(" (scripted fault, attempt ") && text.first?.isNumber == true
     }
 }

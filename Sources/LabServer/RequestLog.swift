@@ -12,9 +12,20 @@ public struct LoggedRequest: Hashable, Sendable {
     public var attempt: Int
     /// Request body bytes read: what an upload sent (0 for requests without a body).
     public var requestBodyBytes: Int64
+    /// The file parts of an upload the server accepted, as it stored them.
+    public var uploadedFiles: [UploadedFile]
+
+    /// One file part of an upload: its count and digest, never its bytes.
+    public struct UploadedFile: Hashable, Sendable {
+        public var field: String
+        public var filename: String
+        public var bytes: Int64
+        public var sha256Hex: String
+    }
 
     public init(method: String, target: String, range: String?, ifRange: String?,
-                status: Int, bodyBytesSent: Int64, attempt: Int, requestBodyBytes: Int64 = 0) {
+                status: Int, bodyBytesSent: Int64, attempt: Int, requestBodyBytes: Int64 = 0,
+                uploadedFiles: [UploadedFile] = []) {
         self.method = method
         self.target = target
         self.range = range
@@ -23,5 +34,6 @@ public struct LoggedRequest: Hashable, Sendable {
         self.bodyBytesSent = bodyBytesSent
         self.attempt = attempt
         self.requestBodyBytes = requestBodyBytes
+        self.uploadedFiles = uploadedFiles
     }
 }
