@@ -15,6 +15,14 @@ let package = Package(
         .executable(name: "lesson-05-download-task-resume", targets: ["lesson-05-download-task-resume"]),
         .executable(name: "lesson-06-runloop-thread", targets: ["lesson-06-runloop-thread"]),
         .executable(name: "lesson-07-multipart-upload", targets: ["lesson-07-multipart-upload"]),
+        .executable(name: "exercise-00-small-file", targets: ["exercise-00-small-file"]),
+        .executable(name: "exercise-01-in-memory", targets: ["exercise-01-in-memory"]),
+        .executable(name: "exercise-02-filehandle", targets: ["exercise-02-filehandle"]),
+        .executable(name: "exercise-03-outputstream", targets: ["exercise-03-outputstream"]),
+        .executable(name: "exercise-04-session-data-task", targets: ["exercise-04-session-data-task"]),
+        .executable(name: "exercise-05-download-task-resume", targets: ["exercise-05-download-task-resume"]),
+        .executable(name: "exercise-06-runloop-thread", targets: ["exercise-06-runloop-thread"]),
+        .executable(name: "exercise-07-multipart-upload", targets: ["exercise-07-multipart-upload"]),
         .library(name: "LabKit", targets: ["LabKit"]),
         .library(name: "LabServer", targets: ["LabServer"]),
         .library(name: "LabReport", targets: ["LabReport"]),
@@ -48,12 +56,14 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
+        // Each lesson's defects, the runs that expose them, hints, and the exercises' starting code.
+        .target(name: "LabCatalogue"),
         // results.json and the HTML report drawn from it.
         .target(name: "LabReport", dependencies: ["CLibXML2"]),
         .executableTarget(
             name: "lab",
             dependencies: [
-                "LabServer", "LabKit", "LabReport",
+                "LabServer", "LabKit", "LabReport", "LabCatalogue",
                 // `lab compare` runs these as child processes; listing them here makes
                 // `swift run lab compare` build them first.
                 "lab-measure",
@@ -74,6 +84,17 @@ let package = Package(
         .executableTarget(name: "lesson-05-download-task-resume", dependencies: ["LabKit"]),
         .executableTarget(name: "lesson-06-runloop-thread", dependencies: ["LabKit"]),
         .executableTarget(name: "lesson-07-multipart-upload", dependencies: ["LabKit", "LabServer"]),
+        // The students' copies of the article variants (`lab exercise reset` writes them). `lab`
+        // does not depend on them: it builds one when asked to check it, so code that does not
+        // compile yet never stops the lab itself from building.
+        .executableTarget(name: "exercise-00-small-file", dependencies: ["LabKit"], path: "Sources/Exercises/00-small-file"),
+        .executableTarget(name: "exercise-01-in-memory", dependencies: ["LabKit"], path: "Sources/Exercises/01-in-memory"),
+        .executableTarget(name: "exercise-02-filehandle", dependencies: ["LabKit"], path: "Sources/Exercises/02-filehandle"),
+        .executableTarget(name: "exercise-03-outputstream", dependencies: ["LabKit"], path: "Sources/Exercises/03-outputstream"),
+        .executableTarget(name: "exercise-04-session-data-task", dependencies: ["LabKit"], path: "Sources/Exercises/04-session-data-task"),
+        .executableTarget(name: "exercise-05-download-task-resume", dependencies: ["LabKit"], path: "Sources/Exercises/05-download-task-resume"),
+        .executableTarget(name: "exercise-06-runloop-thread", dependencies: ["LabKit"], path: "Sources/Exercises/06-runloop-thread"),
+        .executableTarget(name: "exercise-07-multipart-upload", dependencies: ["LabKit", "LabServer"], path: "Sources/Exercises/07-multipart-upload"),
         .testTarget(
             name: "LabServerTests",
             dependencies: ["LabServer", .product(name: "Crypto", package: "swift-crypto")]
@@ -84,7 +105,7 @@ let package = Package(
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
-                "LabKit", "LabServer", "LabReport", "lab", "lab-measure",
+                "LabKit", "LabServer", "LabReport", "LabCatalogue", "lab", "lab-measure",
                 "lesson-00-small-file",
                 "lesson-01-in-memory",
                 "lesson-02-filehandle",

@@ -20,6 +20,7 @@ struct Lab: ParsableCommand {
             InspectResumeData.self,
             Compare.self,
             Report.self,
+            Exercise.self,
         ]
     )
 }

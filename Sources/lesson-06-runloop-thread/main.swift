@@ -10,7 +10,8 @@
 /// (a) a thread that never runs its run loop hears nothing; (c) a delegate queue needs no run loop;
 /// (d) a loop running in another mode delivers only what is scheduled in that mode; (e) several
 /// connections at once, started the variant's way. Then (b), the download itself, on a background
-/// thread that runs its run loop, resuming like lesson 03.
+/// thread that runs its run loop, resuming like lesson 03. The cases live in Cases.swift.
+/// `--way crowd` makes case e the download: the file and one more transfer per core, at once.
 ///
 /// `ArticleDownload` keeps the article's threading: a GCD worker parked in its run loop.
 /// `CorrectedDownload` uses a thread of its own, which exits when the transfer ends.
@@ -32,170 +33,32 @@ Lesson(
         "story": "cases a, c, d and e on 64 KiB slices, then the download as case b",
         "run-loop": "case b only: the download, delivered by its thread's run loop",
         "delegate-queue": "case c as the download: delivered on an OperationQueue, no run loop",
+        "crowd": "case e as the download: the file and one more transfer per core, all at once, each started the variant's way",
     ]
 ).run { run in
     if run.way == "story" { Cases(run).show() }
-    switch (run.way, run.variant) {
-    case ("delegate-queue", .article): return ArticleQueueDownload(run)
-    case ("delegate-queue", .corrected): return CorrectedQueueDownload(run)
-    case (_, .article): return ArticleDownload(run)
-    case (_, .corrected): return CorrectedDownload(run)
+    switch run.variant {
+    case .article: return download(run, startingEach: ArticleDownload.self, onQueue: ArticleQueueDownload.init)
+    case .corrected: return download(run, startingEach: CorrectedDownload.self, onQueue: CorrectedQueueDownload.init)
     }
 }
 
-// MARK: - The cases
+/// How a variant gets a connection off the calling thread: the one thing cases b and e vary.
+protocol StartsInBackground: LessonDownload {
+    init(_ run: LessonRun)
+    static func startInBackground(_ start: @escaping @Sendable () -> Void)
+}
 
-/// Cases a, c, d and e, each on the first 64 KiB of the file. They ask for the fault-free URL, so
-/// they neither break nor use up the attempts of the download's fault script.
-struct Cases {
-    let run: LessonRun
-    let slice = 64 << 10
-
-    init(_ run: LessonRun) { self.run = run }
-
-    func show() {
-        run.log("The cases, each on the first \(ByteFormat.iec(Int64(slice))) of the file:")
-        neverRunsItsRunLoop()
-        delegateQueue()
-        runLoopModes()
-        severalAtOnce()
-        let fetched = HTTPExchangeLog.shared.bodyBytesReceived
-        run.log("The cases fetched \(ByteFormat.grouped(fetched)) bytes; the summary leaves them out.")
-        run.log("case b: the download itself, "
-            + (run.variant == .article ? "on a GCD worker parked in its run loop (the article's way)"
-                : "on a thread of its own that runs its run loop until the transfer ends"))
-    }
-
-    private var request: URLRequest {
-        var request = URLRequest(url: run.faultFreeURL)
-        request.setValue("bytes=0-\(slice - 1)", forHTTPHeaderField: "Range")
-        return request
-    }
-
-    /// (a) The thread starts a connection, then gets on with other work and never runs its run
-    /// loop. The connection waits for that run loop: not one callback arrives.
-    private func neverRunsItsRunLoop() {
-        let deliveries = Deliveries(), request = self.request, run = self.run
-        let waitFor = 2.0
-        let finished = DispatchSemaphore(value: 0)
-        Thread {
-            nameThisThread("lab.case-a")
-            let connection = URLConnection(request: request, delegate: deliveries)
-            Thread.sleep(forTimeInterval: waitFor)  // other work; the run loop never runs
-            let arrived = HTTPExchangeLog.shared.exchanges.last?.bodyBytes ?? 0
-            connection.cancel()
-            run.log("case a: \(ByteFormat.grouped(Int64(deliveries.bytes))) bytes delivered, "
-                + "\(deliveries.callbacks) callbacks in \(seconds(waitFor)); thread \(currentThread()) started the "
-                + "connection and never ran its run loop (\(ByteFormat.grouped(arrived)) bytes had reached the "
-                + "process and waited for it; cancelled)")
-            finished.signal()
-        }.start()
-        finished.wait()
-    }
-
-    /// (c) With a delegate queue the connection needs no run loop: the thread that starts it
-    /// returns at once, and the callbacks run on the queue's threads.
-    private func delegateQueue() {
-        let deliveries = Deliveries(), request = self.request
-        let queue = OperationQueue()
-        queue.name = "lab.delegate-queue"
-        queue.maxConcurrentOperationCount = 1
-        let starter = Mutex("")
-        let returned = DispatchSemaphore(value: 0)
-        Thread {
-            nameThisThread("lab.case-c")
-            starter.withLock { $0 = currentThread() }
-            let connection = URLConnection(request: request, delegate: deliveries, startImmediately: false)
-            connection.setDelegateQueue(queue)  // before start(): a started connection cannot move
-            connection.start()
-            returned.signal()  // and the thread ends, with no run loop ever run
-        }.start()
-        returned.wait()
-        deliveries.ended.wait()
-        run.log("case c: \(ByteFormat.grouped(Int64(deliveries.bytes))) bytes delivered, \(deliveries.callbacks) "
-            + "callbacks on queue '\(deliveries.queues.joined(separator: "', '"))', on thread "
-            + "\(deliveries.threads.joined(separator: ", ")); the starting thread \(starter.withLock { $0 }) "
-            + "ran no run loop\(deliveries.failure.map { "; failed: \($0)" } ?? "")")
-    }
-
-    /// (d) A loop that runs in a mode of its own stands in for the main thread while a finger
-    /// drags a scroll view. A connection scheduled in `.default` only is not served meanwhile; one
-    /// scheduled in `.common` is, because the tracking mode is one of the common modes.
-    private func runLoopModes() {
-        let viaDefault = Deliveries(), viaCommon = Deliveries(), request = self.request, run = self.run
-        let trackingTime = 1.0
-        let finished = DispatchSemaphore(value: 0)
-        Thread {
-            nameThisThread("lab.case-d")
-            let tracking = RunLoop.Mode("lab.tracking")
-            // UIKit makes its tracking mode one of the main run loop's common modes; do the same.
-            addToCommonModes(tracking)
-            let defaultOnly = URLConnection(request: request, delegate: viaDefault, startImmediately: false)
-            defaultOnly.schedule(in: .current, forMode: .default)
-            defaultOnly.start()
-            let common = URLConnection(request: request, delegate: viaCommon, startImmediately: false)
-            common.schedule(in: .current, forMode: .common)
-            common.start()
-
-            // A timer in the tracking mode stands in for the touches that keep the UI tracking.
-            let touches = Timer(fire: .distantFuture, interval: 0, repeats: false) { _ in }
-            RunLoop.current.add(touches, forMode: tracking)
-            let fingerLifts = Date(timeIntervalSinceNow: trackingTime)
-            while Date() < fingerLifts { _ = RunLoop.current.run(mode: tracking, before: fingerLifts) }
-            touches.invalidate()
-            let duringDefault = viaDefault.bytes, duringCommon = viaCommon.bytes
-
-            // The finger lifts: the loop runs in the default mode again.
-            RunLoop.current.run(mode: .default, until: { viaDefault.hasEnded && viaCommon.hasEnded })
-            run.log("case d: default-mode connection: \(ByteFormat.grouped(Int64(duringDefault))) bytes delivered "
-                + "while the loop ran in mode '\(tracking.rawValue)' for \(seconds(trackingTime)), "
-                + "\(ByteFormat.grouped(Int64(viaDefault.bytes))) once it ran in the default mode again")
-            run.log("case d: common-mode connection: \(ByteFormat.grouped(Int64(duringCommon))) bytes delivered "
-                + "while the loop ran in mode '\(tracking.rawValue)', on thread \(viaCommon.threads.joined(separator: ", "))")
-            finished.signal()
-        }.start()
-        finished.wait()
-    }
-
-    /// (e) One connection more than the machine has cores, all at once, each started the variant's
-    /// way, while some unrelated work is sent to GCD's global queue.
-    private func severalAtOnce() {
-        let count = ProcessInfo.processInfo.activeProcessorCount + 1
-        let connections = (0..<count).map { _ in Deliveries() }
-        let request = self.request
-        let started = Date()
-        var exits: [DispatchSemaphore] = []
-        for (index, deliveries) in connections.enumerated() {
-            let start: @Sendable () -> Void = { _ = URLConnection(request: request, delegate: deliveries) }
-            switch run.variant {
-            case .article: ArticleDownload.startInBackground(start)
-            case .corrected: exits.append(CorrectedDownload.startInBackground(threadName: "lab.case-e\(index + 1)", start))
-            }
-        }
-        let sent = Date()
-        let ran = DispatchSemaphore(value: 0)
-        DispatchQueue.global().async { ran.signal() }
-        ran.wait()
-        let waited = Date().timeIntervalSince(sent)
-        for deliveries in connections { deliveries.ended.wait() }
-        let took = Date().timeIntervalSince(started)
-        for exit in exits { exit.wait() }
-        let bytes = connections.map { ByteFormat.grouped(Int64($0.bytes)) }.joined(separator: " + ")
-        let how = run.variant == .article ? "each on a GCD worker parked in run()" : "each on a thread of its own"
-        run.log("case e: \(count) connections at once (\(count - 1) cores), \(how): \(bytes) bytes delivered, all done after "
-            + "\(seconds(took, digits: 3)); a block sent to the global queue meanwhile waited \(seconds(waited, digits: 3))")
+/// The download for the way picked with `--way`.
+func download<Download: StartsInBackground>(_ run: LessonRun, startingEach: Download.Type,
+                                            onQueue: (LessonRun) -> any LessonDownload) -> any LessonDownload {
+    switch run.way {
+    case "delegate-queue": onQueue(run)
+    case "crowd": CrowdedDownload(run, startingEach: Download.startInBackground)
+    default: Download(run)
     }
 }
 
-/// Like UIKit does for its tracking mode: items scheduled in `.common` are served in `mode` too.
-/// Only Core Foundation can do this; Foundation's `RunLoop` has no method for it.
-func addToCommonModes(_ mode: RunLoop.Mode) {
-    #if canImport(Darwin)
-    CFRunLoopAddCommonMode(CFRunLoopGetCurrent(), CFRunLoopMode(rawValue: mode.rawValue as CFString))
-    #else
-    CFRunLoopAddCommonMode(CFRunLoopGetCurrent(), CFStringCreateWithCString(nil, mode.rawValue, CFStringBuiltInEncodings.UTF8.rawValue))
-    #endif
-}
 
 /// What one case's connection delivered, and on which threads and queues.
 final class Deliveries: URLConnectionDataDelegate, Sendable {
@@ -243,7 +106,7 @@ final class Deliveries: URLConnectionDataDelegate, Sendable {
 /// Starts the connection on a GCD worker and keeps that worker in its run loop until the
 /// connection lets go of it. While the transfer lasts, the worker is lost to every other job
 /// sent to the global queue (case e).
-final class ArticleDownload: LessonDownload {
+final class ArticleDownload: StartsInBackground {
     private let run: LessonRun
 
     init(_ run: LessonRun) { self.run = run }
@@ -270,10 +133,14 @@ final class ArticleDownload: LessonDownload {
 
 /// Starts the connection on a thread of its own. Its run loop runs dry when the connection ends,
 /// so `run()` returns and the thread exits: nothing stays parked, and GCD keeps all its workers.
-final class CorrectedDownload: LessonDownload {
+final class CorrectedDownload: StartsInBackground {
     private let run: LessonRun
 
     init(_ run: LessonRun) { self.run = run }
+
+    static func startInBackground(_ start: @escaping @Sendable () -> Void) {
+        _ = startInBackground(threadName: "lab.download", start)
+    }
 
     /// Returns a semaphore that is signalled when the thread has left its run loop.
     static func startInBackground(threadName: String, _ start: @escaping @Sendable () -> Void) -> DispatchSemaphore {
@@ -299,7 +166,7 @@ final class CorrectedDownload: LessonDownload {
     }
 }
 
-// MARK: - Case c as the download
+// MARK: - Case c as the download, the article's version
 
 /// §6 of "网络篇 - 03.NSURLConnection应用场景" again: a GCD worker, a delegate queue, and the run
 /// loop run anyway. The listing sets the queue after the connection has started; Apple's
@@ -323,6 +190,8 @@ final class ArticleQueueDownload: LessonDownload {
     }
 }
 
+// MARK: - Case c as the download, the corrected version
+
 /// Callbacks on a serial queue; the calling thread only waits. No thread runs a run loop for it.
 final class CorrectedQueueDownload: LessonDownload {
     private let run: LessonRun
@@ -339,6 +208,52 @@ final class CorrectedQueueDownload: LessonDownload {
         transfer.start()
         transfer.ended.wait()
         return transfer.outcome!
+    }
+}
+
+// MARK: - Case e as the download
+
+/// The file, with one more transfer of it per core started at the same moment and the same way,
+/// as an app that fetches several files at once. Then the app sends a job to GCD's global queue;
+/// if that job waits longer than `patience`, the app counts as frozen and the run fails.
+final class CrowdedDownload: LessonDownload {
+    private let run: LessonRun
+    private let startInBackground: (@escaping @Sendable () -> Void) -> Void
+    static let patience = 0.5
+
+    init(_ run: LessonRun, startingEach startInBackground: @escaping (@escaping @Sendable () -> Void) -> Void) {
+        self.run = run
+        self.startInBackground = startInBackground
+    }
+
+    func downloadFile() -> AttemptResult {
+        let others = (0..<ProcessInfo.processInfo.activeProcessorCount).map { _ in Deliveries() }
+        for (index, deliveries) in others.enumerated() {
+            let request = URLRequest(url: Self.companionURL(run.faultFreeURL, index + 1))
+            startInBackground { _ = URLConnection(request: request, delegate: deliveries) }
+        }
+        let transfer = Transfer(run)
+        startInBackground { transfer.start() }
+
+        let sent = Date()
+        let ran = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async { ran.signal() }
+        ran.wait()
+        let waited = Date().timeIntervalSince(sent)
+        transfer.ended.wait()
+        for deliveries in others { deliveries.ended.wait() }
+        run.log("case e: the download and \(others.count) more transfers at once; a job sent to the global queue "
+            + "meanwhile waited \(seconds(waited, digits: 3))")
+        guard waited <= Self.patience else { return .failed(DownloadError.unresponsive(waited: waited, patience: Self.patience)) }
+        return transfer.outcome!
+    }
+
+    /// The same file, marked as another transfer: the lab server's log then counts only the
+    /// download's own bytes for its run.
+    static func companionURL(_ url: URL, _ number: Int) -> URL {
+        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return url }
+        components.queryItems = (components.queryItems ?? []) + [URLQueryItem(name: "companion", value: String(number))]
+        return components.url ?? url
     }
 }
 

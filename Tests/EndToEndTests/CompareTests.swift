@@ -291,9 +291,9 @@ struct CompareUsageTests {
     @Test(arguments: [
         (["--sizes", "12XB"], "lab compare: --sizes: "),
         (["--lessons", "09"], "lab compare: --lessons: no lesson \"09\"; there are 00-small-file, 01-in-memory, 02-filehandle, 03-outputstream, 04-session-data-task, 05-download-task-resume, 06-runloop-thread, 07-multipart-upload\n"),
-        (["--scenarios", "flood"], "lab compare: --scenarios: no scenario \"flood\"; there are clean, drop-resume, kill-rerun, ignore-range, entity-changed, slow-disk\n"),
+        (["--scenarios", "flood"], "lab compare: --scenarios: no scenario \"flood\"; there are clean, drop-resume, kill-rerun, ignore-range, entity-changed, slow-disk, crowded\n"),
         (["--server", "ftp://example.com"], "lab compare: --server must be an http:// or https:// URL with a host, got \"ftp://example.com\"\n"),
-        (["--server", "http://127.0.0.1:9", "--scenarios", "drop-resume"], "lab compare: --scenarios: drop-resume needs the embedded server's faults; with --server only clean and slow-disk run\n"),
+        (["--server", "http://127.0.0.1:9", "--scenarios", "drop-resume"], "lab compare: --scenarios: drop-resume needs the embedded server's faults; with --server only clean, slow-disk and crowded run\n"),
         (["--quick", "--full"], "lab compare: --quick and --full are alternatives; pick one\n"),
         (["--repetitions", "0"], "lab compare: --repetitions must be between 1 and 20\n"),
         (["--sizes", "1KiB"], "lab compare: --sizes: 1KiB is outside 64KiB…8GiB\n"),
@@ -347,6 +347,7 @@ struct CompareAgainstNginxTests {
         #expect(finished.status == 0, "\(finished.stderr)")
         let results = try ComparisonResults.read(from: folder.appendingPathComponent("results.json"))
         #expect(results.environment.serverKind == "external")
+        // Crowded needs no fault injection either, but only lesson 06 runs it.
         #expect(results.settings.scenarios == ["clean", "slow-disk"])
         // 2 lessons × 2 variants × 2 sizes clean, and × 1 size slow-disk.
         #expect(results.runs.count == 12)

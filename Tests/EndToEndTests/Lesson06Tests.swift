@@ -120,6 +120,30 @@ final class Lesson06Tests {
         }
     }
 
+    /// `--way crowd`: the download and one more transfer per core at once. The article's parked
+    /// workers leave GCD's global queue without a thread, and the lab calls the app frozen.
+    @Test(arguments: Variant.allCases)
+    func crowdedDownloadFreezesOnlyTheArticle(variant: Variant) throws {
+        let output = directory.appendingPathComponent("crowd-\(variant).bin")
+        let finished = try ChildProcess.run(Self.executable, ["--way", "crowd", "--size", "4MiB", "--faults", "",
+                                                              "--json", "--variant", variant.rawValue, "--output", output.path])
+        let result = try finished.result()
+        // The bytes are right either way: what fails is the app around them.
+        #expect(try FileDigest.sha256Hex(of: output) == Fixture(name: Self.executable, size: 4 << 20).sha256Hex())
+        let waited = try numbers(in: finished.stderr, #"a job sent to the global queue meanwhile waited ([\d.]+) s"#)
+        switch variant {
+        case .article:
+            #expect(finished.status == ExitStatus.unresponsive.rawValue, "\(finished.stderr)")
+            #expect(result.outcome == "unresponsive")
+            #expect(result.error?.message.hasPrefix("the app froze: a job sent to GCD's global queue waited ") == true)
+            #expect(try #require(waited.first) >= 0.5)
+        case .corrected:
+            #expect(finished.status == 0, "\(finished.stderr)")
+            #expect(result.outcome == "verified")
+            #expect(try #require(waited.first) < 0.5)
+        }
+    }
+
     /// Case b, the download: the corrected thread exits after each attempt; the article's
     /// callbacks run on a GCD worker.
     @Test(arguments: Variant.allCases)

@@ -9,6 +9,7 @@
 
 import ArgumentParser
 import Foundation
+import LabCatalogue
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -109,10 +110,14 @@ struct Compare: ParsableCommand {
                     throw ValidationError("--scenarios: no scenario \"\(name)\"; there are \(Scenario.allCases.map(\.rawValue).joined(separator: ", "))")
                 }
                 if server != nil, scenario.needsFaultInjection {
-                    throw ValidationError("--scenarios: \(name) needs the embedded server's faults; with --server only clean and slow-disk run")
+                    throw ValidationError("--scenarios: \(name) needs the embedded server's faults; with --server only clean, slow-disk and crowded run")
                 }
                 return scenario
             }
+        }
+        if scenarios == nil {
+            // A scenario made for one lesson is left out when that lesson is not compared.
+            plan.scenarios = plan.scenarios.filter { scenario in plan.lessons.contains { $0.runs(scenario) } }
         }
         if let repetitions { plan.repetitions = repetitions }
         if plan.lessons.allSatisfy(\.uploads), plan.scenarios.allSatisfy({ $0 != .clean }) {

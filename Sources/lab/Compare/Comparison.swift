@@ -1,4 +1,5 @@
 import Foundation
+import LabCatalogue
 import LabKit
 import LabReport
 
@@ -84,7 +85,7 @@ struct Comparison {
         return ComparisonResults.Run(
             lesson: runCase.lesson.id, title: runCase.lesson.title, variant: runCase.variant.rawValue,
             scenario: runCase.scenario.rawValue, sizeBytes: runCase.size, status: status,
-            expectedFailure: status == "fail" && runCase.variant == .article, cause: cause,
+            expectedFailure: status == "fail" && isPredicted(runCase, measured), cause: cause,
             wallSeconds: medianWall,
             cpuSeconds: median(repetitions.map(\.cpuSeconds)),
             peakRSSBytes: median(repetitions.map(\.peakRSSBytes)),
@@ -93,6 +94,15 @@ struct Comparison {
             bytesDownloadedAgain: median(repetitions.map(\.bytesDownloadedAgain)),
             repetitions: repetitions,
             rssTimeline: runCase.scenario == .clean ? typical.timeline : nil)
+    }
+
+    /// An article run fails as expected only when the catalogue names a defect that fails it in
+    /// this scenario, the way it failed.
+    private func isPredicted(_ runCase: RunCase, _ measured: [LessonRunner.Measured]) -> Bool {
+        guard runCase.variant == .article, let defects = Catalogue.lesson(named: runCase.lesson.id),
+              let failure = measured.lazy.compactMap(\.failure).first
+        else { return false }
+        return defects.predicts(failure, in: runCase.scenario)
     }
 
     private func progressLine(index: Int, of count: Int, _ run: ComparisonResults.Run) -> String {

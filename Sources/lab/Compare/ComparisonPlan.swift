@@ -1,4 +1,5 @@
 import Foundation
+import LabCatalogue
 import LabKit
 import LabServer
 
@@ -16,6 +17,11 @@ struct LessonProfile: Sendable {
     var correctedRefusesAbove: Int64?
 
     var executable: String { "lesson-\(id)" }
+
+    /// A scenario made for one lesson (crowded) runs only for the lesson whose defect it shows.
+    func runs(_ scenario: Scenario) -> Bool {
+        !scenario.isLessonSpecific || Catalogue.lesson(named: id)?.failingScenarios.contains(scenario) == true
+    }
 
     static let all: [LessonProfile] = [
         LessonProfile(id: "00-small-file", title: "Small file, completion handler",
@@ -35,52 +41,6 @@ struct LessonProfile: Sendable {
         let bare = name.hasPrefix("lesson-") ? String(name.dropFirst("lesson-".count)) : name
         return all.first { $0.id == bare || $0.id.hasPrefix(bare + "-") }
     }
-}
-
-/// What happens to a download while it runs. Every fault scenario breaks the first transfer
-/// at 30%: past lesson 05's first save of resume data (every 4 MiB) at the default 16 MiB, and
-/// before it presses its own Pause at 40%. Then it tests what the resume meets.
-enum Scenario: String, CaseIterable, Sendable {
-    case clean
-    case dropResume = "drop-resume"
-    case killRerun = "kill-rerun"
-    case ignoreRange = "ignore-range"
-    case entityChanged = "entity-changed"
-    case slowDisk = "slow-disk"
-
-    /// The fault script for the lab server (LabServer's `faults=` syntax).
-    var faults: String? {
-        switch self {
-        case .clean, .slowDisk: nil
-        case .dropResume: "drop:\(Self.breakPercent)pct,ok"
-        // The server stops sending at 30% and holds the connection open; the process is
-        // killed there and run again with the same output path.
-        case .killRerun: "stall:\(Self.breakPercent)pct,ok"
-        case .ignoreRange: "drop:\(Self.breakPercent)pct,ignore-range"
-        case .entityChanged: "drop:\(Self.breakPercent)pct,change"
-        }
-    }
-
-    static let breakPercent = 30
-
-    /// Needs the lab server's fault injection, so it cannot run against `--server`.
-    var needsFaultInjection: Bool { faults != nil }
-
-    /// The file the download must end up with has this generation: after a change, the new one.
-    var finalGeneration: Int { self == .entityChanged ? 1 : 0 }
-
-    var summary: String {
-        switch self {
-        case .clean: "no faults, at every size"
-        case .dropResume: "the connection drops at 30%, the next attempt is fine"
-        case .killRerun: "the process is killed (SIGKILL) at 30%, then run again"
-        case .ignoreRange: "drop at 30%, then the server ignores Range and sends the whole file"
-        case .entityChanged: "drop at 30%, then the file changes on the server (new ETag)"
-        case .slowDisk: "every write sleeps \(Self.slowDiskWriteDelayMicroseconds) µs"
-        }
-    }
-
-    static let slowDiskWriteDelayMicroseconds = 200
 }
 
 /// Sizes, lessons, scenarios and repetitions of one comparison.
@@ -120,7 +80,7 @@ struct ComparisonPlan {
             }
         }
         for scenario in scenarios where scenario != .clean {
-            for lesson in lessons where !lesson.uploads {
+            for lesson in lessons where !lesson.uploads && lesson.runs(scenario) {
                 for variant in variants {
                     cases.append(RunCase(lesson: lesson, variant: variant, scenario: scenario, size: faultSize))
                 }

@@ -1,4 +1,5 @@
 import Foundation
+import LabCatalogue
 import LabKit
 import LabReport
 import LabServer
@@ -16,6 +17,8 @@ struct LessonRunner {
     struct Measured {
         var repetition: ComparisonResults.Repetition
         var timeline: [ComparisonResults.RSSSample]
+        /// What a failed run did, for the catalogue to recognise; nil for a run that passed.
+        var failure: Observation?
     }
 
     func run(_ runCase: RunCase, repetition: Int) throws -> Measured {
@@ -35,7 +38,7 @@ struct LessonRunner {
         let expected = Fixture(name: fixture.name, size: fixture.size, generation: runCase.scenario.finalGeneration)
         var arguments = ["--url", url.absoluteString, "--output", output.path,
                          "--variant", runCase.variant.rawValue, "--json", "--quiet"]
-        arguments += runCase.lesson.arguments
+        arguments += runCase.scenario.lessonArguments.isEmpty ? runCase.lesson.arguments : runCase.scenario.lessonArguments
         if runCase.lesson.uploads {
             arguments += ["--size", String(runCase.size)]
         } else {
@@ -53,7 +56,9 @@ struct LessonRunner {
 
         var finished: MeasuredProcess.Finished
         if runCase.scenario == .killRerun {
-            let killed = try process.run(killWhen: killPoint(token: token, size: runCase.size, files: folder))
+            let stallPoint = runCase.size * Int64(Scenario.breakPercent) / 100
+            let killed = try process.run(killWhen: Self.killPoint(
+                stallPoint: stallPoint, sent: { source.bodyBytesSent(run: token) ?? 0 }, files: folder))
             finished = try process.run()
             finished.wallSeconds += killed.wallSeconds
             finished.cpuSeconds += killed.cpuSeconds
@@ -62,9 +67,32 @@ struct LessonRunner {
             finished = try process.run()
         }
         let record = try? JSONDecoder().decode(LessonResult.self, from: Data(finished.stdout.utf8))
+        let repetition = judge(finished, record: record, runCase: runCase, expected: expected, token: token)
+        let passed = repetition.verified && repetition.exitCode == 0
         return Measured(
-            repetition: judge(finished, record: record, runCase: runCase, expected: expected, token: token),
-            timeline: finished.timeline)
+            repetition: repetition, timeline: finished.timeline,
+            failure: passed ? nil : observe(finished, record: record, runCase: runCase, expected: expected, token: token))
+    }
+
+    /// The failed run as the catalogue describes runs (see `LessonDefects.predicts`).
+    private func observe(_ finished: MeasuredProcess.Finished, record: LessonResult?, runCase: RunCase,
+                         expected: Fixture, token: String) -> Observation {
+        let file: FileState
+        var uploadExtra: Int64?
+        if runCase.lesson.uploads {
+            let stored = source.uploadedFiles(run: token).first
+            uploadExtra = stored.map { $0.bytes - runCase.size }
+            file = stored.map { $0.bytes > runCase.size ? .longer(bytes: $0.bytes) : .shorter(bytes: $0.bytes) } ?? .missing
+        } else {
+            file = FileInspection.state(of: record.map { URL(fileURLWithPath: $0.output) }, against: expected)
+        }
+        let ending: Observation.Ending = finished.timedOut ? .timedOut(seconds: Int(Self.timeout(for: runCase.size).seconds))
+            : finished.signal.map { .signal($0) } ?? .exited(finished.exitCode ?? -1)
+        return Observation(
+            ending: ending, outcome: record?.outcome, file: file, fileName: record.map { URL(fileURLWithPath: $0.output).lastPathComponent },
+            resourceName: expected.name, size: runCase.size,
+            breakOffset: runCase.scenario.faults == nil ? nil : runCase.size * Int64(Scenario.breakPercent) / 100,
+            downloadedAgainShare: 0, memoryGrowth: nil, sentHEAD: false, uploadExtraBytes: uploadExtra)
     }
 
     private func judge(_ finished: MeasuredProcess.Finished, record: LessonResult?, runCase: RunCase,
@@ -143,15 +171,14 @@ struct LessonRunner {
 
     /// Kill once the server has sent everything up to its stall point and the lesson has
     /// written what arrived: its files have stopped growing (for at most 2 s).
-    private func killPoint(token: String, size: Int64, files folder: URL) -> () -> Bool {
-        let stallPoint = size * Int64(Scenario.breakPercent) / 100
+    static func killPoint(stallPoint: Int64, sent: @escaping () -> Int64, files folder: URL) -> () -> Bool {
         var reachedAt: ContinuousClock.Instant?
         var lastSize: Int64 = -1
         var lastGrowth = ContinuousClock.now
         return {
             let now = ContinuousClock.now
             guard let reached = reachedAt else {
-                if (source.bodyBytesSent(run: token) ?? 0) >= stallPoint { reachedAt = now }
+                if sent() >= stallPoint { reachedAt = now }
                 return false
             }
             let written = Self.bytesOnDisk(in: folder)
@@ -221,6 +248,11 @@ enum FixtureSource {
     /// Request body bytes read for POSTs of one run token; nil when the server is not ours.
     func requestBodyBytes(run token: String) -> Int64? {
         requests(method: "POST", run: token)?.reduce(0) { $0 + $1.requestBodyBytes }
+    }
+
+    /// The file parts the server stored for the uploads of one run token.
+    func uploadedFiles(run token: String) -> [LoggedRequest.UploadedFile] {
+        requests(method: "POST", run: token)?.flatMap(\.uploadedFiles) ?? []
     }
 
     private func requests(method: String, run token: String) -> [LoggedRequest]? {

@@ -1,0 +1,418 @@
+/// A lesson's defects: what its `article` variant gets wrong, one entry per defect. Its exercise
+/// is the article's code with all of them in it, and has one check per defect.
+public struct LessonDefects: Sendable {
+    /// "02-filehandle": the lesson is `lesson-<id>`, the exercise `exercise-<id>`.
+    public let lesson: String
+    /// The lesson sends the file (POST /upload) instead of fetching it.
+    public var uploads = false
+    public let defects: [Defect]
+
+    public var number: String { String(lesson.prefix(2)) }
+    public var lessonExecutable: String { "lesson-\(lesson)" }
+    public var exerciseExecutable: String { "exercise-\(lesson)" }
+
+    /// The fault-matrix columns where the catalogue expects the article variant to fail.
+    public var failingScenarios: Set<Scenario> { Set(defects.flatMap(\.matrix)) }
+
+    /// Whether an article run that failed in `scenario`, as `observation` shows, failed the way
+    /// one of the defects says it does there.
+    public func predicts(_ observation: Observation, in scenario: Scenario) -> Bool {
+        defects.contains { $0.matrix.contains(scenario) && $0.symptom.isShown(in: observation) }
+    }
+}
+
+/// Every lesson's defects. Each symptom is the one the article variant shows in the trial; the
+/// end-to-end tests run every trial on both variants and hold them to it.
+public enum Catalogue {
+    public static let lessons: [LessonDefects] = [
+        smallFile, inMemory, fileHandle, outputStream, sessionDataTask, downloadTaskResume, runLoopThread, multipartUpload,
+    ]
+
+    /// Accepts "2", "02", "02-filehandle", "lesson-02-filehandle" or "exercise-02-filehandle".
+    public static func lesson(named name: String) -> LessonDefects? {
+        var bare = name
+        for prefix in ["lesson-", "exercise-"] where bare.hasPrefix(prefix) { bare = String(bare.dropFirst(prefix.count)) }
+        if bare.count == 1, bare.first?.isNumber == true { bare = "0" + bare }
+        return lessons.first { $0.lesson == bare || $0.lesson.hasPrefix(bare + "-") }
+    }
+
+    static func scenarios(_ section: String) -> ArticleSection { ArticleSection(title: "网络篇 - 03.NSURLConnection应用场景", section: section) }
+    static func progress(_ section: String) -> ArticleSection { ArticleSection(title: "NSURLConnection下载文件并监测下载进度", section: section) }
+    static func sessionVersusConnection(_ section: String) -> ArticleSection { ArticleSection(title: "NSURLSession VS NSURLConnection", section: section) }
+    static func resuming(_ section: String) -> ArticleSection { ArticleSection(title: "iOS 断点续传", section: section) }
+    static func urlGuide(_ section: String) -> ArticleSection { ArticleSection(title: "IOS如何根据URL下载内容", section: section) }
+
+    static let small: Int64 = 1 << 20
+    static let medium: Int64 = 4 << 20
+
+    // MARK: - 00
+
+    static let smallFile = LessonDefects(lesson: "00-small-file", defects: [
+        Defect(
+            id: "status-ignored",
+            summary: "the status code is never read: a 404's error page is saved as the file",
+            source: scenarios("§1, the completion handler"),
+            trial: Trial(faults: "status:404", size: small),
+            symptom: .claimsDone(.errorPage), fix: .verifiesOrStopsCleanly, matrix: [],
+            hints: [
+                "The completion handler gets a response as well as the data. What does a 404 look like there?",
+                "Cast the response to HTTPURLResponse and look at statusCode before writing anything.",
+                "Outside 200...299, return .failed(DownloadError.httpStatus(status, url: ...)) and write nothing.",
+            ]),
+        Defect(
+            id: "error-ignored",
+            summary: "the error is never read: a broken transfer saves nothing and still counts as done",
+            source: scenarios("§1, the completion handler"),
+            trial: Trial(faults: "drop:40pct,ok", size: small),
+            symptom: .claimsDone(.missing), fix: .verifies, matrix: [.dropResume, .ignoreRange, .entityChanged],
+            hints: [
+                "The handler's third argument is there for a reason. What does it hold when the connection drops?",
+                "When the error is not nil there is no file to save: this attempt failed.",
+                "Return .failed(error) when the call gives an error; LabKit then runs the next attempt.",
+            ]),
+        Defect(
+            id: "length-unchecked",
+            summary: "the body's length is never compared with Content-Length: a short body is saved as the file",
+            source: scenarios("§1, the completion handler"),
+            trial: Trial(faults: "bad-length:-100", size: small),
+            symptom: .claimsDone(.shorter(by: .bytes(100))), fix: .verifiesOrStopsCleanly, matrix: [],
+            hints: [
+                "The server announced a length. Did the body have it?",
+                "response.expectedContentLength is the announced length; data.count is what came.",
+                "When they differ, return .failed(DownloadError.lengthMismatch(expected:received:)) and save nothing.",
+            ]),
+        Defect(
+            id: "no-memory-limit",
+            summary: "any size goes into memory: a big file is held whole, about twice",
+            source: urlGuide("synchronous requests and their limits"),
+            trial: Trial(faults: "", size: 96 << 20),
+            symptom: .holdsInMemory(moreThan: 1.0), fix: .verifiesOrStopsCleanly, matrix: [],
+            hints: [
+                "One call hands the whole body over at once. How big may it be before that is a problem?",
+                "A HEAD request tells the size before any body arrives.",
+                "Above a limit (64 MiB in the corrected variant), return .failed(DownloadError.tooLargeForMemory(bytes:limit:)) without sending the GET.",
+            ]),
+    ])
+
+    // MARK: - 01
+
+    static let inMemory = LessonDefects(lesson: "01-in-memory", defects: [
+        Defect(
+            id: "status-ignored",
+            summary: "the status code is never read: a 404's error page becomes the file",
+            source: urlGuide("the NSURLConnection delegate with NSMutableData"),
+            trial: Trial(faults: "status:404", size: small),
+            symptom: .claimsDone(.errorPage), fix: .verifiesOrStopsCleanly, matrix: [],
+            hints: [
+                "didReceive response: is the first callback. What could it tell you about a 404?",
+                "Cast the response to HTTPURLResponse and keep its statusCode.",
+                "Outside 200...299, cancel the connection and finish with .failed(DownloadError.httpStatus(status, url: ...)).",
+            ]),
+        Defect(
+            id: "copy-at-hand-over",
+            summary: "the buffer is copied when it is handed over: for a moment the body is in memory twice",
+            source: urlGuide("the NSURLConnection delegate with NSMutableData"),
+            trial: Trial(faults: "", size: 32 << 20),
+            symptom: .holdsInMemory(moreThan: 1.6), fix: .verifies, matrix: [],
+            hints: [
+                "Look at the peak, not the buffer: where could a second copy of the body come from?",
+                "Converting an NSMutableData to Data copies it all. Which line does that?",
+                "Collect the body in a Data from the start, and write that Data as it is.",
+            ]),
+    ])
+
+    // MARK: - 02
+
+    static let fileHandle = LessonDefects(lesson: "02-filehandle", defects: [
+        Defect(
+            id: "range-colon",
+            summary: "the Range header is written bytes:N- with a colon, so servers ignore it and send the whole file",
+            source: scenarios("§3, NSFileHandle"),
+            trial: Trial(faults: "drop:40pct,ok", size: medium),
+            symptom: .claimsDone(.longer(by: .bytesBeforeTheBreak)), fix: .verifies,
+            matrix: [.dropResume, .killRerun, .ignoreRange, .entityChanged],
+            hints: [
+                "The second attempt asks for the rest of the file. Read the header it sends, character by character.",
+                "RFC 9110 writes a byte range as bytes=N-. Compare it with what the code sends.",
+                "Change \"bytes:\\(localSize)-\" to \"bytes=\\(localSize)-\".",
+            ]),
+        Defect(
+            id: "no-206-check",
+            summary: "nothing checks for 206: a 200 with the whole file is appended after the partial one",
+            source: resuming("the NSURLConnection listing"),
+            trial: Trial(faults: "drop:40pct,ignore-range", size: medium),
+            symptom: .claimsDone(.longer(by: .bytesBeforeTheBreak)), fix: .verifies, matrix: [.ignoreRange],
+            hints: [
+                "A server may ignore Range. How would the response tell you?",
+                "206 means \"the part you asked for\"; 200 means \"the whole file from byte 0\".",
+                "On 200, start writing at offset 0: truncate the file (fileHandle.truncate(atOffset: 0)) before the first chunk.",
+            ]),
+        Defect(
+            id: "no-content-range-check",
+            summary: "nothing checks Content-Range: a 206 that starts elsewhere is appended anyway",
+            source: resuming("the NSURLConnection listing"),
+            trial: Trial(faults: "drop:40pct,shift-range:-100", size: medium),
+            symptom: .claimsDone(.longer(by: .bytesBeforeTheBreak)), fix: .verifiesOrStopsCleanly, matrix: [],
+            hints: [
+                "A 206 says where its bytes start. Is that where your file ends?",
+                "Read the Content-Range header: bytes <first>-<last>/<total>.",
+                "When <first> is not the size on disk, append nothing: cancel and return .failed(DownloadError.contentRangeMismatch(expectedStart:header:)).",
+            ]),
+        Defect(
+            id: "no-validator",
+            summary: "no validator is sent: a file that changed on the server is spliced onto the old one",
+            source: resuming("the NSURLConnection listing"),
+            trial: Trial(faults: "drop:40pct,change", size: medium, generation: 1),
+            symptom: .claimsDone(.longer(by: .bytesBeforeTheBreak)), fix: .verifies, matrix: [],
+            hints: [
+                "Between two attempts the file on the server may change. How would the server know which version you hold?",
+                "Keep the first response's ETag (or Last-Modified), and send it back as If-Range with the Range.",
+                "If-Range makes the server answer 200 with the new file when the ETag no longer matches; handle that 200 by starting over.",
+            ]),
+        Defect(
+            id: "write-errors-dropped",
+            summary: "write errors are dropped: a full disk ends in \"download finished\" with a short file",
+            source: scenarios("§3, NSFileHandle"),
+            trial: Trial(faults: "", size: medium, arguments: ["--disk-full-after", "1MiB"], sequel: .rerun),
+            symptom: .claimsDone(.shorter(by: .some)), fix: .verifies, matrix: [],
+            hints: [
+                "try? turns an error into nothing. Which errors does the write throw away?",
+                "When a write fails, the download must stop, and the bytes already on disk must stay resumable.",
+                "Use try in a do/catch around the write; in the catch, cancel the connection and finish with .failed(error).",
+            ]),
+        Defect(
+            id: "status-ignored",
+            summary: "the status code is never read: a 404's error page is written as the file",
+            source: scenarios("§3, NSFileHandle"),
+            trial: Trial(faults: "status:404", size: medium),
+            symptom: .claimsDone(.errorPage), fix: .verifiesOrStopsCleanly, matrix: [],
+            hints: [
+                "didReceive response: comes before any data. What does it say about a 404?",
+                "Cast the response to HTTPURLResponse and look at statusCode.",
+                "Anything other than 200 or 206: cancel and finish with .failed(DownloadError.httpStatus(status, url: ...)).",
+            ]),
+    ])
+
+    // MARK: - 03
+
+    static let outputStream = LessonDefects(lesson: "03-outputstream", defects: [
+        Defect(
+            id: "no-206-check",
+            summary: "nothing checks for 206: a 200 with the whole file is appended after the partial one",
+            source: resuming("the AFNetworking listing"),
+            trial: Trial(faults: "drop:40pct,ignore-range", size: medium),
+            symptom: .claimsDone(.longer(by: .bytesBeforeTheBreak)), fix: .verifies, matrix: [.ignoreRange],
+            hints: [
+                "The stream appends whatever arrives. What if the server sent the whole file again?",
+                "206 is a part; 200 is the whole file from byte 0.",
+                "On 200, open the stream without append (or truncate the file) so the body starts at byte 0.",
+            ]),
+        Defect(
+            id: "no-content-range-check",
+            summary: "nothing checks Content-Range: a 206 that starts elsewhere is appended anyway",
+            source: resuming("the AFNetworking listing"),
+            trial: Trial(faults: "drop:40pct,shift-range:-100", size: medium),
+            symptom: .claimsDone(.longer(by: .bytes(100))), fix: .verifiesOrStopsCleanly, matrix: [],
+            hints: [
+                "A 206 says where its bytes start. Is that where your file ends?",
+                "Read Content-Range: bytes <first>-<last>/<total>.",
+                "When <first> differs from the local size, append nothing: cancel and return .failed(DownloadError.contentRangeMismatch(expectedStart:header:)).",
+            ]),
+        Defect(
+            id: "no-validator",
+            summary: "no validator is sent: a file that changed on the server is spliced onto the old one",
+            source: progress("the Range request"),
+            trial: Trial(faults: "drop:40pct,change", size: medium, generation: 1),
+            symptom: .claimsDone(.rightSizeWrongBytes), fix: .verifies, matrix: [.entityChanged],
+            hints: [
+                "Between two attempts the file on the server may change. How would the server know which version you hold?",
+                "Keep the ETag of the response that started the file, and send it as If-Range beside Range.",
+                "With If-Range the server answers 200 and the new file when it changed: start over on that 200.",
+            ]),
+        Defect(
+            id: "same-size-is-complete",
+            summary: "a local file as big as the remote one is taken as complete, with no validator",
+            source: progress("the \"already complete\" case"),
+            trial: Trial(faults: "ok,change", size: medium, sequel: .rerun, generation: 1),
+            symptom: .claimsDone(.rightSizeWrongBytes), fix: .verifies, matrix: [],
+            hints: [
+                "Two files can have the same size and different bytes. What proves they are the same?",
+                "Only a validator (ETag or Last-Modified) kept from the download that wrote the file proves it.",
+                "Without a saved ETag that the server still answers with, download again instead of saying \"already downloaded\".",
+            ]),
+        Defect(
+            id: "write-result-ignored",
+            summary: "the return value of write is ignored: a full disk ends in \"download finished\" with a short file",
+            source: progress("NSOutputStream writing"),
+            trial: Trial(faults: "", size: medium, arguments: ["--disk-full-after", "1MiB"], sequel: .rerun),
+            symptom: .claimsDone(.shorter(by: .some)), fix: .verifies, matrix: [],
+            hints: [
+                "OutputStream.write returns a number. What does -1, or less than you asked for, mean?",
+                "A short or failed write must stop the download; the bytes already written stay for the rerun.",
+                "Loop until every byte is written; on -1, cancel and finish with .failed(stream.streamError ?? ...).",
+            ]),
+        Defect(
+            id: "status-ignored",
+            summary: "the status code is never read, and the HEAD's errors are ignored: a 404's page is saved",
+            source: progress("the HEAD request"),
+            trial: Trial(faults: "status:404", size: medium),
+            symptom: .claimsDone(.errorPage), fix: .verifiesOrStopsCleanly, matrix: [],
+            hints: [
+                "What does the code do with the status of either response?",
+                "Cast each response to HTTPURLResponse and look at statusCode.",
+                "Anything other than 200 or 206: cancel and finish with .failed(DownloadError.httpStatus(status, url: ...)).",
+            ]),
+        Defect(
+            id: "extra-head",
+            summary: "every start sends a HEAD first, though Content-Range already carries the total",
+            source: progress("the HEAD request"),
+            trial: Trial(faults: "", size: medium),
+            symptom: .sendsHEAD, fix: .verifies, matrix: [],
+            hints: [
+                "Count the requests a clean download sends. Which one is not needed?",
+                "A 206's Content-Range ends with /<total>; a 200's Content-Length is the total.",
+                "Drop the HEAD and take the total from the GET's response.",
+            ]),
+    ])
+
+    // MARK: - 04
+
+    static let sessionDataTask = LessonDefects(lesson: "04-session-data-task", defects: [
+        Defect(
+            id: "no-206-check",
+            summary: "nothing checks for 206: a 200 with the whole file is appended after the partial one",
+            source: resuming("the NSURLSessionDataTask listing"),
+            trial: Trial(faults: "drop:40pct,ignore-range", size: medium),
+            symptom: .claimsDone(.longer(by: .bytesBeforeTheBreak)), fix: .verifies, matrix: [.ignoreRange],
+            hints: [
+                "didReceive response: lets the body through with .allow. Should it, whatever the status?",
+                "206 is a part; 200 is the whole file from byte 0.",
+                "On 200, truncate the file to 0 before the first chunk is written.",
+            ]),
+        Defect(
+            id: "no-validator",
+            summary: "no If-Range is sent: a file that changed on the server is spliced onto the old one",
+            source: resuming("the NSURLSessionDataTask listing"),
+            trial: Trial(faults: "drop:40pct,change", size: medium, generation: 1),
+            symptom: .claimsDone(.rightSizeWrongBytes), fix: .verifies, matrix: [.entityChanged],
+            hints: [
+                "How would the server know which version of the file you hold?",
+                "Keep the ETag of the response that started the file, and send it as If-Range beside Range.",
+                "With If-Range the server sends 200 and the new file when it changed: start over on that 200.",
+            ]),
+        Defect(
+            id: "no-content-range-check",
+            summary: "nothing checks Content-Range: a 206 that starts elsewhere is appended anyway",
+            source: resuming("the NSURLSessionDataTask listing"),
+            trial: Trial(faults: "drop:40pct,shift-range:-100", size: medium),
+            symptom: .claimsDone(.longer(by: .bytes(100))), fix: .verifiesOrStopsCleanly, matrix: [],
+            hints: [
+                "A 206 says where its bytes start. Is that where your file ends?",
+                "Read Content-Range: bytes <first>-<last>/<total>.",
+                "When <first> differs from the local size, answer .cancel and finish with .failed(DownloadError.contentRangeMismatch(expectedStart:header:)).",
+            ]),
+        Defect(
+            id: "status-ignored",
+            summary: "the status code is never read: a 404's error page becomes the file",
+            source: resuming("the NSURLSessionDataTask listing"),
+            trial: Trial(faults: "status:404", size: medium),
+            symptom: .claimsDone(.errorPage), fix: .verifiesOrStopsCleanly, matrix: [],
+            hints: [
+                "What does didReceive response: do with a 404?",
+                "Cast the response to HTTPURLResponse and look at statusCode.",
+                "Outside 200 and 206, answer .cancel and finish with .failed(DownloadError.httpStatus(status, url: ...)).",
+            ]),
+        Defect(
+            id: "write-errors-dropped",
+            summary: "write errors are dropped: a full disk ends in \"download finished\" with a short file",
+            source: resuming("the NSURLSessionDataTask listing"),
+            trial: Trial(faults: "", size: medium, arguments: ["--disk-full-after", "1MiB"], sequel: .rerun),
+            symptom: .claimsDone(.shorter(by: .some)), fix: .verifies, matrix: [],
+            hints: [
+                "Which errors does try? throw away here?",
+                "A failed write must stop the task, and the bytes already on disk must stay resumable.",
+                "Catch the write's error, cancel the task, and make didCompleteWithError report that error instead of success.",
+            ]),
+    ])
+
+    // MARK: - 05
+
+    static let downloadTaskResume = LessonDefects(lesson: "05-download-task-resume", defects: [
+        Defect(
+            id: "resume-data-in-memory",
+            summary: "the resume data is kept in memory only: after a kill the rerun starts over",
+            source: sessionVersusConnection("cancelByProducingResumeData:"),
+            trial: Trial(faults: "stall:30pct,ok", size: 16 << 20, sequel: .killAndRerun),
+            symptom: .downloadsAgain(moreThan: 0.2), fix: .verifies, matrix: [],
+            hints: [
+                "After a kill, what is left of the resume data?",
+                "The blob must be on disk before the kill comes, and a kill gives no warning.",
+                "Write the blob atomically next to the output (and again every few MiB); on start, resume from it if it is there.",
+            ]),
+        Defect(
+            id: "resume-data-only-on-pause",
+            summary: "resume data is used only after a press of Pause: a dropped connection starts over",
+            source: resuming("the NSURLSessionDownloadTask listing"),
+            trial: Trial(faults: "drop:30pct,ok", size: 16 << 20),
+            symptom: .downloadsAgain(moreThan: 0.2), fix: .verifies, matrix: [],
+            hints: [
+                "When the connection drops, the task fails. Does the error carry anything useful?",
+                "A failed download task puts resume data in its error's userInfo.",
+                "In didCompleteWithError, take the resume data from the error and resume from it on the next attempt.",
+            ]),
+        Defect(
+            id: "temp-file-name",
+            summary: "the saved file is named after the temporary file, not the resource",
+            source: sessionVersusConnection("didFinishDownloadingToURL:"),
+            trial: Trial(faults: "", size: 4 << 20),
+            symptom: .misnamesTheFile, fix: .verifies, matrix: [],
+            hints: [
+                "Look at the name of the file in the output folder. Whose name is it?",
+                "The response knows the resource's name: suggestedFilename, or the URL's last path component.",
+                "Name the file after response.suggestedFilename, keeping only its last component so it cannot leave the folder.",
+            ]),
+    ])
+
+    // MARK: - 06
+
+    static let runLoopThread = LessonDefects(lesson: "06-runloop-thread", defects: [
+        Defect(
+            id: "parked-workers",
+            summary: "each connection keeps a GCD worker parked in RunLoop.run(): cores + 1 of them starve the global queue",
+            source: progress("note 5, the GCD thread kept in its run loop"),
+            trial: Trial(faults: "", size: small, arguments: ["--way", "crowd"]),
+            symptom: .starvesTheGlobalQueue, fix: .verifies, matrix: [.crowded],
+            hints: [
+                "A worker in RunLoop.run() is asleep, and GCD counts it as busy. How many workers does GCD keep?",
+                "A connection needs a thread that runs its run loop, not one of GCD's workers.",
+                "In startInBackground, start a Thread of your own that starts the connection and runs its run loop; it exits when the connection ends.",
+            ]),
+    ])
+
+    // MARK: - 07
+
+    static let multipartUpload = LessonDefects(lesson: "07-multipart-upload", uploads: true, defects: [
+        Defect(
+            id: "extra-crlf",
+            summary: "two line breaks after the file's bytes: the server stores the file 2 bytes longer",
+            source: scenarios("§5, the hand-built multipart body"),
+            trial: Trial(faults: "", size: small),
+            symptom: .uploadArrivesLonger(by: 2), fix: .verifies, matrix: [.clean],
+            hints: [
+                "Count the bytes the server says it stored. Where do 2 more come from?",
+                "In multipart, the CRLF before a delimiter belongs to the delimiter.",
+                "Write one CRLF between the file's bytes and the next --boundary, not two.",
+            ]),
+        Defect(
+            id: "body-in-memory",
+            summary: "the whole body is built in memory from the file read whole: memory grows with the file",
+            source: scenarios("§5, the hand-built multipart body"),
+            trial: Trial(faults: "", size: 32 << 20),
+            symptom: .holdsInMemory(moreThan: 1.0), fix: .verifies, matrix: [],
+            hints: [
+                "How many copies of the file are in memory while the body is built?",
+                "An upload task can send a file from disk: uploadTask(with:fromFile:).",
+                "Write the body (head, the file's bytes in chunks, tail) to a temporary file and upload that file.",
+            ]),
+    ])
+}

@@ -1,0 +1,128 @@
+/// One defect of an article's code, as one lesson's `article` variant keeps it: what it is, where
+/// it comes from, the run that exposes it, what that run looks like while the defect is there,
+/// and hints for fixing it. `lab compare`, `lab exercise` and the tests all read these.
+public struct Defect: Sendable {
+    /// Short and stable, e.g. "range-colon": the check's name, and the first column of the
+    /// lesson page's "Where it breaks" table.
+    public let id: String
+    /// One line: what is wrong.
+    public let summary: String
+    public let source: ArticleSection
+    /// The run that exposes it, on a small file.
+    public let trial: Trial
+    /// What that run looks like while the defect is there.
+    public let symptom: Symptom
+    /// What the run must do once the defect is fixed.
+    public let fix: Fix
+    /// The fault-matrix columns of `lab compare` where the article variant fails because of it.
+    public let matrix: [Scenario]
+    /// From a nudge to nearly the answer.
+    public let hints: [String]
+}
+
+/// An article, by title, and the part of it the defect is in.
+public struct ArticleSection: Sendable {
+    public let title: String
+    public let section: String
+
+    public var cited: String { "\"\(title)\", \(section)" }
+}
+
+/// How a check runs the program: one run, or two with the same output path.
+public struct Trial: Sendable {
+    /// The lab server's fault script (`lab serve` lists the syntax); "" for none.
+    public var faults: String
+    public var size: Int64
+    /// More arguments for the program, e.g. `--disk-full-after 1MiB`. Only the first run gets them.
+    public var arguments: [String] = []
+    public var sequel: Sequel = .none
+    /// The generation of the file the last run must end with: 1 once the script has a `change`.
+    public var generation = 0
+
+    public init(faults: String, size: Int64, arguments: [String] = [], sequel: Sequel = .none, generation: Int = 0) {
+        self.faults = faults
+        self.size = size
+        self.arguments = arguments
+        self.sequel = sequel
+        self.generation = generation
+    }
+
+    public enum Sequel: String, Sendable {
+        case none
+        /// The program runs again, with the same URL and output, without `arguments`.
+        case rerun
+        /// The program is killed (SIGKILL) once the server has stalled at its break, then run
+        /// again as with `rerun`.
+        case killAndRerun = "kill-and-rerun"
+    }
+
+    /// The command a student types to see it, less `--output` and the server.
+    public func commandLine(executable: String) -> String {
+        var words = ["swift run \(executable)", "--size \(ByteCount.shortest(size))", "--faults \(faults.isEmpty ? "\"\"" : faults)"]
+        words += arguments
+        return words.joined(separator: " ")
+    }
+}
+
+/// What a run shows while the defect is there.
+public enum Symptom: Sendable, Equatable {
+    /// The program says it is done (its own verification then fails, exit 65) and the file is wrong.
+    case claimsDone(FileProblem)
+    /// The file verifies, but more than this share of it came over the network twice.
+    case downloadsAgain(moreThan: Double)
+    /// The file verifies, but the peak RSS rose by more than this multiple of the file's size
+    /// above the clean run's.
+    case holdsInMemory(moreThan: Double)
+    /// The file verifies, but the program sent HEAD requests.
+    case sendsHEAD
+    /// The file verifies, but under a name other than the resource's.
+    case misnamesTheFile
+    /// The server received the uploaded file this many bytes longer (the program exits 65).
+    case uploadArrivesLonger(by: Int64)
+    /// A job sent to GCD's global queue waited past the scenario's patience (the run fails).
+    case starvesTheGlobalQueue
+}
+
+extension Symptom {
+    /// The check compares the run's peak memory with the clean run's.
+    public var measuresMemory: Bool {
+        if case .holdsInMemory = self { true } else { false }
+    }
+}
+
+/// What is wrong with a file a program called complete.
+public enum FileProblem: Sendable, Equatable {
+    case missing
+    case longer(by: Amount)
+    case shorter(by: Amount)
+    case rightSizeWrongBytes
+    /// The server's error page was saved as the file.
+    case errorPage
+
+    public enum Amount: Sendable, Equatable {
+        case bytes(Int64)
+        /// What the first transfer delivered before the fault script broke it.
+        case bytesBeforeTheBreak
+        /// Any number of bytes.
+        case some
+    }
+}
+
+/// What a fixed program does in the defect's trial.
+public enum Fix: String, Sendable {
+    /// Ends with the right file, exit 0, and without the symptom.
+    case verifies
+    /// Either verifies, or stops with its own error (not exit 0, not 65, no crash) and leaves
+    /// nothing, or the start of the right file, to resume from.
+    case verifiesOrStopsCleanly = "verifies-or-stops-cleanly"
+}
+
+/// Sizes as the lessons' `--size` option takes them.
+public enum ByteCount {
+    public static func shortest(_ bytes: Int64) -> String {
+        for (unit, shift) in [("GiB", 30), ("MiB", 20), ("KiB", 10)] where bytes >= 1 << shift && bytes % (1 << shift) == 0 {
+            return "\(bytes >> shift)\(unit)"
+        }
+        return String(bytes)
+    }
+}

@@ -1,0 +1,59 @@
+/// What happens to a download while `lab compare` runs it: a column of the fault matrix. Every
+/// fault scenario breaks the first transfer at 30%: past lesson 05's first save of resume data
+/// (every 4 MiB) at the default 16 MiB, and before it presses its own Pause at 40%. Then it tests
+/// what the resume meets.
+public enum Scenario: String, CaseIterable, Sendable {
+    case clean
+    case dropResume = "drop-resume"
+    case killRerun = "kill-rerun"
+    case ignoreRange = "ignore-range"
+    case entityChanged = "entity-changed"
+    case slowDisk = "slow-disk"
+    /// One download more than the machine has cores, at once. Only lesson 06 downloads that way.
+    case crowded
+
+    /// The fault script for the lab server (LabServer's `faults=` syntax).
+    public var faults: String? {
+        switch self {
+        case .clean, .slowDisk, .crowded: nil
+        case .dropResume: "drop:\(Self.breakPercent)pct,ok"
+        // The server stops sending at 30% and holds the connection open; the process is
+        // killed there and run again with the same output path.
+        case .killRerun: "stall:\(Self.breakPercent)pct,ok"
+        case .ignoreRange: "drop:\(Self.breakPercent)pct,ignore-range"
+        case .entityChanged: "drop:\(Self.breakPercent)pct,change"
+        }
+    }
+
+    public static let breakPercent = 30
+
+    /// Needs the lab server's fault injection, so it cannot run against `--server`.
+    public var needsFaultInjection: Bool { faults != nil }
+
+    /// The file the download must end up with has this generation: after a change, the new one.
+    public var finalGeneration: Int { self == .entityChanged ? 1 : 0 }
+
+    /// Arguments the lesson gets in this scenario, after its own: the crowded scenario picks
+    /// lesson 06's way that downloads the file alongside other transfers.
+    public var lessonArguments: [String] { self == .crowded ? ["--way", "crowd"] : [] }
+
+    /// Runs only for the lessons whose catalogue entry exposes a defect in it.
+    public var isLessonSpecific: Bool { self == .crowded }
+
+    public var summary: String {
+        switch self {
+        case .clean: "no faults, at every size"
+        case .dropResume: "the connection drops at 30%, the next attempt is fine"
+        case .killRerun: "the process is killed (SIGKILL) at 30%, then run again"
+        case .ignoreRange: "drop at 30%, then the server ignores Range and sends the whole file"
+        case .entityChanged: "drop at 30%, then the file changes on the server (new ETag)"
+        case .slowDisk: "every write sleeps \(Self.slowDiskWriteDelayMicroseconds) µs"
+        case .crowded: "lesson 06 only: cores + 1 downloads at once, and a job on GCD's global queue must start within \(Self.crowdedPatienceMilliseconds) ms"
+        }
+    }
+
+    public static let slowDiskWriteDelayMicroseconds = 200
+    /// How long the crowded scenario's job on the global queue may wait: an app whose background
+    /// work waits longer than this feels frozen.
+    public static let crowdedPatienceMilliseconds = 500
+}

@@ -1,0 +1,75 @@
+import Foundation
+
+/// Builds one product of the package with `swift build`, in the configuration `lab` itself was
+/// built in, and finds the executable next to `lab`. Only the first compiler error is kept: a
+/// student reads one line, with its file and line, not the build log.
+enum ExerciseBuild {
+    /// The folder `lab` runs from: the build products of its configuration.
+    static let productsFolder = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
+
+    static func build(product: String, in root: URL) throws -> URL {
+        var arguments = ["swift", "build", "--product", product]
+        if productsFolder.lastPathComponent == "release" { arguments += ["-c", "release"] }
+        // One `lab` build at a time: two at once in one .build folder would trip over each other.
+        let ownLock = try BuildLock(root.appendingPathComponent(".build/lab-exercises/build.lock"))
+        defer { ownLock.release() }
+        // `swift test` keeps SwiftPM's lock while the tests run, though it builds nothing then:
+        // a `lab exercise` that a test started would wait for it forever.
+        if isHeldBySwiftTest(root.appendingPathComponent(".build/.lock")) { arguments.append("--ignore-lock") }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = arguments
+        process.currentDirectoryURL = root
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        process.standardInput = FileHandle.nullDevice
+        do {
+            try process.run()
+        } catch {
+            throw ExerciseError.failure("cannot run `swift build`: \(error.localizedDescription)")
+        }
+        let log = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw ExerciseError.failure(firstError(in: log, root: root) ?? "`swift build --product \(product)` failed (exit \(process.terminationStatus))")
+        }
+        return productsFolder.appendingPathComponent(product)
+    }
+
+    private static func isHeldBySwiftTest(_ lockFile: URL) -> Bool {
+        guard let pid = (try? String(contentsOf: lockFile, encoding: .utf8)).flatMap({ Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }),
+              let commandLine = try? Data(contentsOf: URL(fileURLWithPath: "/proc/\(pid)/cmdline"))
+        else { return false }
+        let program = commandLine.split(separator: 0).first.map { String(decoding: $0, as: UTF8.self) } ?? ""
+        return program.hasSuffix("/swift-test") || program == "swift-test"
+    }
+
+    /// "Sources/Exercises/02-filehandle/main.swift:42:9: error: cannot find 'x' in scope".
+    static func firstError(in log: String, root: URL) -> String? {
+        let prefix = root.standardizedFileURL.path + "/"
+        for line in log.split(separator: "\n") where line.contains(": error: ") {
+            let text = String(line).trimmingCharacters(in: .whitespaces)
+            return text.hasPrefix(prefix) ? String(text.dropFirst(prefix.count)) : text
+        }
+        return nil
+    }
+}
+
+/// An exclusive `flock` on a file of `lab`'s own, released on `release()` or when the process ends.
+struct BuildLock {
+    private let descriptor: Int32
+
+    init(_ file: URL) throws {
+        try? FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+        descriptor = open(file.path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        guard descriptor >= 0, flock(descriptor, LOCK_EX) == 0 else {
+            throw ExerciseError.failure("cannot lock \(file.path): \(String(cString: strerror(errno)))")
+        }
+    }
+
+    func release() {
+        flock(descriptor, LOCK_UN)
+        close(descriptor)
+    }
+}

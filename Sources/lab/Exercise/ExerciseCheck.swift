@@ -1,0 +1,134 @@
+import Foundation
+import LabCatalogue
+import LabKit
+import LabServer
+
+/// One lesson's checks against one program: a clean download first, which must verify (a
+/// program that refuses every download fixes nothing), then one check per defect.
+struct ExerciseCheck {
+    let lesson: LessonDefects
+    let runner: TrialRunner
+    /// How the student reproduces a check by hand.
+    let executable: String
+
+    /// The clean download every exercise starts with.
+    static let cleanCheck = "clean"
+    static let cleanTrial = Trial(faults: "", size: 1 << 20)
+
+    struct Outcome: Codable {
+        enum Status: String, Codable {
+            case fixed
+            case stillThere = "still-there"
+            /// The clean download's check: it verifies, or it fails.
+            case verifies
+            case fails
+            case timedOut = "timed-out"
+            case crashed
+            case notRun = "not-run"
+            case doesNotCompile = "does-not-compile"
+        }
+
+        var exercise: String
+        var check: String
+        var summary: String
+        var status: Status
+        /// What happened, in one line: the fault, the exit, the file.
+        var detail: String
+        /// The command that shows it by hand.
+        var command: String
+        var seconds: Double
+        /// For a defect: whether the run showed the symptom the catalogue gives for it.
+        var symptomSeen: Bool?
+
+        /// Whether the check holds; in the JSON as `passed`.
+        var passed: Bool
+    }
+
+    /// Runs every check, calling `report` as each ends. After a run that timed out the rest are
+    /// not run, so a program that hangs costs one timeout, not one per check.
+    func run(report: (Outcome) -> Void) -> [Outcome] {
+        var outcomes: [Outcome] = []
+        var cleanPeak: Int64?
+        var hung = false
+        let checks: [(id: String, summary: String, trial: Trial, defect: Defect?)] =
+            [(Self.cleanCheck, "a clean download must verify", Self.cleanTrial, nil)]
+            + lesson.defects.map { ($0.id, $0.summary, $0.trial, $0) }
+        for check in checks {
+            let command = check.trial.commandLine(executable: executable) + Self.sequelNote(check.trial.sequel)
+            var outcome = Outcome(exercise: lesson.lesson, check: check.id, summary: check.summary, status: .notRun,
+                                  detail: "", command: command, seconds: 0, passed: false)
+            if hung {
+                outcome.detail = "not run: the program timed out in an earlier check"
+            } else {
+                do {
+                    let ran = try runner.run(check.trial, name: "\(lesson.number)-\(check.id)", cleanPeakRSS: check.defect?.symptom.measuresMemory == true ? cleanPeak : nil)
+                    if check.id == Self.cleanCheck { cleanPeak = ran.peakRSSBytes }
+                    outcome.seconds = ran.seconds
+                    outcome.detail = Self.describe(ran.observation, trial: check.trial, symptom: check.defect?.symptom)
+                    outcome.symptomSeen = check.defect?.symptom.isShown(in: ran.observation)
+                    switch ran.observation.ending {
+                    case .timedOut:
+                        outcome.status = .timedOut
+                        hung = true
+                    case .signal(let signal) where signal != SIGKILL:
+                        outcome.status = .crashed
+                    default:
+                        let holds = check.defect.map { $0.fix.holds(in: ran.observation, despite: $0.symptom) }
+                            ?? ran.observation.verified
+                        outcome.passed = holds
+                        outcome.status = check.defect == nil ? (holds ? .verifies : .fails) : (holds ? .fixed : .stillThere)
+                    }
+                } catch {
+                    outcome.detail = "not run: \(error)"
+                }
+            }
+            report(outcome)
+            outcomes.append(outcome)
+        }
+        return outcomes
+    }
+
+    static func sequelNote(_ sequel: Trial.Sequel) -> String {
+        switch sequel {
+        case .none: ""
+        case .rerun: " --output /tmp/f.bin, then the same command again"
+        case .killAndRerun: " --output /tmp/f, kill -9 it at 30%, then the same command again"
+        }
+    }
+
+    /// "drop at 40%, then ok: exit 65, it said it was done; 1,677,721 bytes too long (5,872,025 for 4,194,304)".
+    static func describe(_ observation: Observation, trial: Trial, symptom: Symptom?) -> String {
+        var parts: [String] = []
+        switch observation.ending {
+        case .timedOut(let seconds): return "timed out: still running after \(seconds) s, stopped"
+        case .signal(let signal) where signal != SIGKILL: return "crashed (signal \(signal))"
+        case .signal: parts.append("killed")
+        case .exited(let status):
+            let said = switch observation.outcome {
+            case "verification-failed": ", it said it was done"
+            case nil: ", no JSON record"
+            case let outcome?: " (\(outcome))"
+            }
+            parts.append("exit \(status)\(said)")
+        }
+        let file = observation.file.described(size: observation.size)
+        parts.append(observation.uploadExtraBytes == nil ? file : "the server stored the file: \(file)")
+        // Only what the check is about: other figures would read as more failures.
+        switch symptom {
+        case .downloadsAgain?:
+            parts.append(String(format: "%.0f%% of the file downloaded twice", observation.downloadedAgainShare * 100))
+        case .holdsInMemory?:
+            if let growth = observation.memoryGrowth {
+                parts.append(String(format: "peak memory %.1f× the file above a clean 1 MiB run", growth))
+            }
+        case .sendsHEAD? where observation.sentHEAD:
+            parts.append("sent HEAD requests")
+        case .misnamesTheFile? where observation.file == .right && observation.fileName != observation.resourceName:
+            parts.append("saved as \(observation.fileName ?? "?"), not \(observation.resourceName)")
+        default:
+            break
+        }
+        let fault = trial.faults.isEmpty ? (trial.arguments.isEmpty ? "no fault" : trial.arguments.joined(separator: " ")) : trial.faults
+        return "\(fault): " + parts.joined(separator: "; ")
+    }
+}

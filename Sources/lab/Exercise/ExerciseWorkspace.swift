@@ -1,0 +1,102 @@
+import Crypto
+import Foundation
+import LabCatalogue
+
+/// The package folder as `lab exercise` uses it: the students' files under Sources/Exercises,
+/// the lessons they start from, and what the last checks found (kept under .build, never
+/// committed).
+struct ExerciseWorkspace {
+    let root: URL
+
+    /// The package folder: the current directory or the nearest folder above it that has
+    /// Package.swift and Sources/Exercises.
+    static func find() throws -> ExerciseWorkspace {
+        var folder = URL(fileURLWithPath: FileManager.default.currentDirectoryPath).standardizedFileURL
+        while true {
+            let manifest = folder.appendingPathComponent("Package.swift").path
+            let exercises = folder.appendingPathComponent("Sources/Exercises").path
+            if FileManager.default.fileExists(atPath: manifest), FileManager.default.fileExists(atPath: exercises) {
+                return ExerciseWorkspace(root: folder)
+            }
+            let parent = folder.deletingLastPathComponent()
+            guard parent.path != folder.path else {
+                throw ExerciseError.usage("no Sources/Exercises here or above: run `swift run lab exercise` in the Download Lab folder")
+            }
+            folder = parent
+        }
+    }
+
+    func exerciseFile(_ lesson: LessonDefects) -> URL { root.appendingPathComponent(ExerciseSource.path(for: lesson)) }
+    func lessonFile(_ lesson: LessonDefects) -> URL { root.appendingPathComponent(ExerciseSource.lessonPath(for: lesson)) }
+
+    func startingCode(_ lesson: LessonDefects) throws -> String {
+        let lessonSource: String
+        do {
+            lessonSource = try String(contentsOf: lessonFile(lesson), encoding: .utf8)
+        } catch {
+            throw ExerciseError.failure("cannot read \(ExerciseSource.lessonPath(for: lesson)): \(error.localizedDescription)")
+        }
+        do {
+            return try ExerciseSource.startingCode(for: lesson, fromLessonSource: lessonSource)
+        } catch {
+            throw ExerciseError.failure("cannot make exercise \(lesson.number) from \(ExerciseSource.lessonPath(for: lesson)): \(error)")
+        }
+    }
+
+    /// The student's code, or nil when the file is missing or unreadable.
+    func studentCode(_ lesson: LessonDefects) -> String? {
+        try? String(contentsOf: exerciseFile(lesson), encoding: .utf8)
+    }
+
+    // MARK: Progress
+
+    struct Progress: Codable {
+        var exercises: [String: ExerciseProgress] = [:]
+    }
+
+    struct ExerciseProgress: Codable {
+        /// SHA-256 of the code that was checked: a result holds only for that code.
+        var sourceSHA256: String
+        var failing: [String]
+        var total: Int
+        var compiles: Bool
+        /// How many hints of each check have been shown.
+        var hintsShown: [String: Int] = [:]
+
+        var isDone: Bool { compiles && failing.isEmpty }
+    }
+
+    var progressFile: URL { root.appendingPathComponent(".build/lab-exercises/progress.json") }
+
+    func progress() -> Progress {
+        guard let data = try? Data(contentsOf: progressFile), let progress = try? JSONDecoder().decode(Progress.self, from: data)
+        else { return Progress() }
+        return progress
+    }
+
+    func save(_ progress: Progress) {
+        // Progress is a convenience: a .build folder that cannot be written loses it, nothing more.
+        try? FileManager.default.createDirectory(at: progressFile.deletingLastPathComponent(), withIntermediateDirectories: true)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        try? encoder.encode(progress).write(to: progressFile, options: .atomic)
+    }
+
+    static func sha256(_ text: String) -> String {
+        SHA256.hash(data: Data(text.utf8)).map { String(format: "%02x", $0) }.joined()
+    }
+}
+
+/// What `lab exercise` reports as its one line on stderr.
+enum ExerciseError: Error, CustomStringConvertible {
+    /// Exit 64: an unknown exercise, a bad option.
+    case usage(String)
+    /// Exit 1: the code does not compile, a file cannot be written.
+    case failure(String)
+
+    var description: String {
+        switch self {
+        case .usage(let message), .failure(let message): message
+        }
+    }
+}

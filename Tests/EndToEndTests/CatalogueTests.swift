@@ -1,0 +1,60 @@
+import Foundation
+import LabCatalogue
+import Testing
+
+/// The defect catalogue holds for the lessons themselves: every defect's trial shows its symptom
+/// on the article variant and not on the corrected one, and the pages list the same defects.
+struct CatalogueTests {
+    @Test(arguments: Catalogue.lessons.map(\.lesson))
+    func everyDefectShowsOnTheArticleVariantOnly(lesson name: String) throws {
+        let lesson = try #require(Catalogue.lesson(named: name))
+        for variant in ["article", "corrected"] {
+            let finished = try ExerciseTests.lab(["exercise", "check", lesson.number, "--variant", variant, "--json"])
+            let records = try ExerciseTests.records(finished.stdout)
+            #expect(records.map(\.check) == ["clean"] + lesson.defects.map(\.id), "\(finished.stderr)")
+            for record in records where record.check != "clean" {
+                if variant == "article" {
+                    #expect(!record.passed && record.symptomSeen == true, "\(name) article \(record.check): \(record.detail)")
+                } else {
+                    #expect(record.passed && record.symptomSeen == false, "\(name) corrected \(record.check): \(record.detail)")
+                }
+            }
+            let clean = try #require(records.first)
+            #expect(clean.passed == (variant == "corrected" || !lesson.failingScenarios.contains(.clean)), "\(clean.detail)")
+            #expect(finished.status == (records.allSatisfy(\.passed) ? 0 : 1))
+        }
+    }
+
+    /// The first column of each page's "Where it breaks" table is the defect's id, in backticks.
+    @Test(arguments: Catalogue.lessons.map(\.lesson))
+    func pageTableNamesTheCatalogueDefects(lesson name: String) throws {
+        let lesson = try #require(Catalogue.lesson(named: name))
+        let page = try String(contentsOf: ExerciseTests.packageRoot.appendingPathComponent("Lessons/\(name).md"), encoding: .utf8)
+        let section = try #require(page.components(separatedBy: "\n## Where it breaks\n").dropFirst().first)
+            .components(separatedBy: "\n## ")[0].components(separatedBy: "\n### ")[0]
+        let rows = section.split(separator: "\n").filter { $0.hasPrefix("| `") }
+        let ids = rows.compactMap { $0.firstMatch(of: /^\| `([a-z0-9-]+)`/)?.output.1 }.map(String.init)
+        #expect(ids == lesson.defects.map(\.id), "Lessons/\(name).md")
+    }
+
+    @Test func compareExpectsOnlyTheFailuresTheCatalogueNames() throws {
+        let fileHandle = try #require(Catalogue.lesson(named: "02"))
+        func spliced(_ file: FileState) -> Observation {
+            Observation(ending: .exited(65), outcome: "verification-failed", file: file, fileName: "f.bin", resourceName: "f.bin",
+                        size: 16 << 20, breakOffset: 5_033_164, downloadedAgainShare: 0.3, memoryGrowth: nil, sentHEAD: false,
+                        uploadExtraBytes: nil)
+        }
+        let appended = spliced(.longer(bytes: (16 << 20) + 5_033_164))
+        #expect(fileHandle.predicts(appended, in: .dropResume))
+        #expect(fileHandle.predicts(appended, in: .ignoreRange))
+        // The same failure where no defect of the lesson shows, or another failure: not expected.
+        #expect(!fileHandle.predicts(appended, in: .slowDisk))
+        #expect(!fileHandle.predicts(spliced(.rightSizeWrongBytes), in: .dropResume))
+        var timedOut = appended
+        timedOut.ending = .timedOut(seconds: 60)
+        #expect(!fileHandle.predicts(timedOut, in: .dropResume))
+        let outputStream = try #require(Catalogue.lesson(named: "03"))
+        #expect(!outputStream.predicts(appended, in: .dropResume))
+        #expect(outputStream.predicts(spliced(.rightSizeWrongBytes), in: .entityChanged))
+    }
+}

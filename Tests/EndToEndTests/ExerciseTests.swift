@@ -1,0 +1,236 @@
+import Foundation
+import LabCatalogue
+import Testing
+
+/// `lab exercise`, run as a process from the package folder, building real exercise code and
+/// checking it against the lab server. The suite edits the files under Sources/Exercises and
+/// puts back what was there, so its tests run one at a time.
+@Suite(.serialized) struct ExerciseTests {
+    static let packageRoot = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    struct Record: Decodable {
+        let exercise: String
+        let check: String
+        let status: String
+        let passed: Bool
+        let detail: String
+        let command: String
+        let symptomSeen: Bool?
+    }
+
+    static func lab(_ arguments: [String], timeout: TimeInterval = 600) throws -> ChildProcess.Finished {
+        let child = try ChildProcess("lab", arguments)
+        child.process.currentDirectoryURL = packageRoot
+        try child.start()
+        return child.wait(timeout: timeout)
+    }
+
+    static func records(_ output: String) throws -> [Record] {
+        try output.split(separator: "\n").map { try JSONDecoder().decode(Record.self, from: Data($0.utf8)) }
+    }
+
+    /// The checks a lesson's untouched code fails: every defect, and the clean download when a
+    /// defect shows in the clean scenario (lesson 07's extra bytes).
+    static func predictedFailures(_ lesson: LessonDefects) -> Set<String> {
+        Set(lesson.defects.map(\.id) + (lesson.failingScenarios.contains(.clean) ? ["clean"] : []))
+    }
+
+    /// Runs `body` with the exercise's file holding `code`, then puts the file back as it was.
+    static func withExercise<T>(_ lesson: LessonDefects, holding code: String, _ body: () throws -> T) throws -> T {
+        let file = packageRoot.appendingPathComponent(ExerciseSource.path(for: lesson))
+        let original = try Data(contentsOf: file)
+        defer { try? original.write(to: file) }
+        try code.write(to: file, atomically: true, encoding: .utf8)
+        return try body()
+    }
+
+    static func startingCode(_ lesson: LessonDefects, swappingVariants: Bool = false) throws -> String {
+        var source = try String(contentsOf: packageRoot.appendingPathComponent(ExerciseSource.lessonPath(for: lesson)), encoding: .utf8)
+        if swappingVariants {
+            // The corrected version's sections and case become the article's, so the exercise
+            // holds the corrected logic in place of the article's.
+            for (from, to) in [("corrected version", "\u{0}"), ("article's version", "corrected version"), ("\u{0}", "article's version"),
+                               ("case .corrected:", "\u{0}"), ("case .article:", "case .corrected:"), ("\u{0}", "case .article:")] {
+                source = source.replacingOccurrences(of: from, with: to)
+            }
+        }
+        return try ExerciseSource.startingCode(for: lesson, fromLessonSource: source)
+    }
+
+    @Test func startingCodeIsMadeFromTheArticleVariant() throws {
+        for lesson in Catalogue.lessons {
+            let file = Self.packageRoot.appendingPathComponent(ExerciseSource.path(for: lesson))
+            let committed = try String(contentsOf: file, encoding: .utf8)
+            #expect(committed == (try Self.startingCode(lesson)),
+                    "\(ExerciseSource.path(for: lesson)) is not its lesson's article variant: `swift run lab exercise reset \(lesson.number)`")
+        }
+    }
+
+    @Test func untouchedExercisesFailExactlyThePredictedChecks() throws {
+        let finished = try Self.lab(["exercise", "check", "--all", "--json"])
+        #expect(finished.status == 1, "\(finished.stderr)")
+        let records = try Self.records(finished.stdout)
+        for lesson in Catalogue.lessons {
+            let mine = records.filter { $0.exercise == lesson.lesson }
+            #expect(mine.map(\.check) == ["clean"] + lesson.defects.map(\.id))
+            #expect(Set(mine.filter { !$0.passed }.map(\.check)) == Self.predictedFailures(lesson), "\(lesson.lesson): \(mine)")
+            // Each defect shows itself the way the catalogue says the article's code does.
+            for record in mine where record.check != "clean" {
+                #expect(record.status == "still-there" && record.symptomSeen == true, "\(lesson.lesson) \(record.check): \(record.detail)")
+            }
+        }
+    }
+
+    @Test func correctedLogicInTheExercisePassesEveryCheck() throws {
+        for lesson in Catalogue.lessons {
+            let finished = try Self.withExercise(lesson, holding: try Self.startingCode(lesson, swappingVariants: true)) {
+                try Self.lab(["exercise", "check", lesson.number, "--json"])
+            }
+            #expect(finished.status == 0, "\(lesson.lesson): \(finished.stderr)")
+            let records = try Self.records(finished.stdout)
+            #expect(records.count == lesson.defects.count + 1)
+            for record in records {
+                #expect(record.passed && record.symptomSeen != true, "\(lesson.lesson) \(record.check): \(record.detail)")
+            }
+        }
+    }
+
+    @Test func halfFixedExerciseReportsExactlyTheRemainingDefects() throws {
+        let lesson = try #require(Catalogue.lesson(named: "02"))
+        let starting = try Self.startingCode(lesson)
+        let rangeFixed = starting.replacingOccurrences(of: "\"bytes:\\(localSize)-\"", with: "\"bytes=\\(localSize)-\"")
+        #expect(rangeFixed != starting)
+        let finished = try Self.withExercise(lesson, holding: rangeFixed) { try Self.lab(["exercise", "check", "02"]) }
+        #expect(finished.status == 1)
+        #expect(finished.stdout.contains("✔ range-colon"), "\(finished.stdout)")
+        #expect(finished.stdout.contains("✗ no-206-check           still there"), "\(finished.stdout)")
+        let failing = finished.stdout.split(separator: "\n").filter { $0.hasPrefix("✗ ") }
+            .map { String($0.dropFirst(2).prefix { $0 != " " }) }
+        #expect(Set(failing) == Set(lesson.defects.map(\.id)).subtracting(["range-colon"]))
+        // With the colon fixed, the 206 that starts 100 bytes early shows itself as what it is.
+        #expect(finished.stdout.contains("100 bytes too long (4,194,404 for 4,194,304)"), "\(finished.stdout)")
+        #expect(finished.stdout.contains("5 of 7 checks fail. A hint: swift run lab exercise hint 02"))
+    }
+
+    @Test func codeThatDoesNotCompileGivesTheFirstErrorOnly() throws {
+        let lesson = try #require(Catalogue.lesson(named: "03"))
+        var lines = try Self.startingCode(lesson).components(separatedBy: "\n")
+        let line = try #require(lines.firstIndex { $0.contains("func downloadFile()") }) + 2
+        lines.insert("        let broken: Int = \"not a number\"", at: line - 1)
+        let finished = try Self.withExercise(lesson, holding: lines.joined(separator: "\n")) { try Self.lab(["exercise", "check", "03"]) }
+        #expect(finished.status == 1)
+        #expect(finished.stdout.isEmpty, "\(finished.stdout)")
+        let errorLines = finished.stderr.split(separator: "\n")
+        #expect(errorLines.count == 1, "\(finished.stderr)")
+        #expect(finished.stderr.hasPrefix("lab exercise check: Sources/Exercises/03-outputstream/main.swift:\(line):"), "\(finished.stderr)")
+        #expect(finished.stderr.contains("error: cannot convert value of type 'String'"), "\(finished.stderr)")
+    }
+
+    @Test func hangingAndCrashingProgramsAreNamedAndStopped() throws {
+        let lesson = try #require(Catalogue.lesson(named: "00"))
+        let starting = try Self.startingCode(lesson)
+        let call = "let (data, _, _) = fetchInOneCall(URLRequest(url: run.url), run)"
+        #expect(starting.contains(call))
+
+        let hangs = starting.replacingOccurrences(of: call, with: "while true { sleep(1) }\n        " + call)
+        let started = Date()
+        let hung = try Self.withExercise(lesson, holding: hangs) { try Self.lab(["exercise", "check", "00", "--timeout", "3"]) }
+        #expect(hung.status == 1)
+        #expect(hung.stdout.contains("✗ clean            timed out"), "\(hung.stdout)")
+        #expect(hung.stdout.contains("timed out: still running after 3 s, stopped"), "\(hung.stdout)")
+        #expect(hung.stdout.contains("· status-ignored   not run: the program timed out in an earlier check"), "\(hung.stdout)")
+        #expect(Date().timeIntervalSince(started) < 120)
+
+        let crashes = starting.replacingOccurrences(of: call, with: "let crash: [Int] = []\n        _ = crash[1]\n        " + call)
+        let crashed = try Self.withExercise(lesson, holding: crashes) { try Self.lab(["exercise", "check", "00", "--json"]) }
+        #expect(crashed.status == 1)
+        let records = try Self.records(crashed.stdout)
+        #expect(records.count == 5)
+        for record in records {
+            #expect(record.status == "crashed" && record.detail.hasSuffix("crashed (signal 4)"), "\(record)")
+        }
+    }
+
+    @Test func hintsGoFromANudgeToTheAnswer() throws {
+        let lesson = try #require(Catalogue.lesson(named: "02"))
+        let defect = lesson.defects[0]
+        let note = "// a fresh edit: the checks have not seen this code\n"
+        // Hints already shown are remembered; start from none.
+        try? FileManager.default.removeItem(at: Self.packageRoot.appendingPathComponent(".build/lab-exercises/progress.json"))
+        try Self.withExercise(lesson, holding: note + (try Self.startingCode(lesson))) {
+            var shown: [String] = []
+            for _ in 0..<4 {
+                let finished = try Self.lab(["exercise", "hint", "2"])
+                #expect(finished.status == 0, "\(finished.stderr)")
+                shown.append(finished.stdout)
+            }
+            #expect(shown[0].hasPrefix("Checking exercise 02 first:"), "\(shown[0])")
+            for (index, hint) in defect.hints.enumerated() {
+                #expect(shown[index].contains("\(defect.id): \(defect.summary)"))
+                #expect(shown[index].contains("hint \(index + 1) of \(defect.hints.count): \(hint)"), "\(shown[index])")
+            }
+            #expect(shown[3].contains("hint 3 of 3"))
+            #expect(!shown[1].contains("Checking"))
+        }
+    }
+
+    @Test func watchChecksAgainWhenTheFileIsSaved() throws {
+        let lesson = try #require(Catalogue.lesson(named: "02"))
+        let starting = try Self.startingCode(lesson)
+        try Self.withExercise(lesson, holding: starting) {
+            let child = try ChildProcess("lab", ["exercise", "watch", "02"])
+            child.process.currentDirectoryURL = Self.packageRoot
+            try child.start()
+            defer { child.kill() }
+            func waitFor(_ text: String, count: Int) -> Bool {
+                let deadline = Date().addingTimeInterval(180)
+                while Date() < deadline {
+                    if child.stdoutSoFar.components(separatedBy: text).count - 1 >= count { return true }
+                    usleep(200_000)
+                }
+                return false
+            }
+            #expect(waitFor("── watching main.swift", count: 1), "\(child.stdoutSoFar)")
+            #expect(child.stdoutSoFar.contains("✗ range-colon"))
+            let fixed = starting.replacingOccurrences(of: "\"bytes:\\(localSize)-\"", with: "\"bytes=\\(localSize)-\"")
+            try fixed.write(to: Self.packageRoot.appendingPathComponent(ExerciseSource.path(for: lesson)), atomically: true, encoding: .utf8)
+            #expect(waitFor("── watching main.swift", count: 2), "\(child.stdoutSoFar)")
+            #expect(child.stdoutSoFar.contains("✔ range-colon            fixed"), "\(child.stdoutSoFar)")
+        }
+    }
+
+    @Test func resetPutsBackTheStartingCodeAndKeepsTheEditedOne() throws {
+        let lesson = try #require(Catalogue.lesson(named: "04"))
+        let edited = "// my attempt\n" + (try Self.startingCode(lesson))
+        try Self.withExercise(lesson, holding: edited) {
+            let finished = try Self.lab(["exercise", "reset", "4"])
+            #expect(finished.status == 0, "\(finished.stderr)")
+            let file = Self.packageRoot.appendingPathComponent(ExerciseSource.path(for: lesson))
+            #expect(try String(contentsOf: file, encoding: .utf8) == (try Self.startingCode(lesson)))
+            let kept = try #require(finished.stdout.firstMatch(of: /kept at (\S+\.swift)/)?.output.1)
+            let backup = Self.packageRoot.appendingPathComponent(String(kept))
+            #expect(try String(contentsOf: backup, encoding: .utf8) == edited)
+            try? FileManager.default.removeItem(at: backup)
+        }
+    }
+
+    @Test func listShowsEachExerciseAndTheNextOne() throws {
+        let finished = try Self.lab(["exercise"])
+        #expect(finished.status == 0, "\(finished.stderr)")
+        for lesson in Catalogue.lessons {
+            #expect(finished.stdout.contains("  \(lesson.number)  \(lesson.lesson.dropFirst(3))"))
+        }
+        #expect(finished.stdout.contains("swift run lab exercise check "))
+    }
+
+    @Test(arguments: [["exercise", "check", "99"], ["exercise", "hint", "lesson-42"], ["exercise", "reset", "x"],
+                      ["exercise", "watch", "08"], ["exercise", "check"], ["exercise", "check", "02", "--timeout", "0"]])
+    func badInputIsOneLineAndExit64(arguments: [String]) throws {
+        let finished = try Self.lab(arguments, timeout: 60)
+        #expect(finished.status == 64)
+        #expect(finished.stdout.isEmpty)
+        #expect(finished.stderr.split(separator: "\n").count == 1, "\(finished.stderr)")
+        #expect(finished.stderr.hasPrefix("lab exercise"), "\(finished.stderr)")
+    }
+}
