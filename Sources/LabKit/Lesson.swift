@@ -126,7 +126,13 @@ public struct Lesson {
         self.uploads = uploads
     }
 
-    var command: String { "lesson-\(id)" }
+    /// `lesson-<id>`, or `exercise-<id>` when the program is a student's copy (`lab exercise`).
+    var command: String { isExercise ? "exercise-\(id)" : "lesson-\(id)" }
+
+    /// The executable is `exercise-<id>`: the student's code, whatever `--variant` says.
+    var isExercise: Bool {
+        URL(fileURLWithPath: CommandLine.arguments.first ?? "").lastPathComponent == "exercise-\(id)"
+    }
 
     /// Runs the lesson and exits with an `ExitStatus`.
     public func run(_ makeDownload: (LessonRun) -> any LessonDownload) -> Never {

@@ -18,7 +18,8 @@ struct LessonSession {
         defer { source.server?.stop() }
         let file = try prepareOutput()
 
-        console.line("\(lesson.command): \(lesson.title) [\(options.variant.rawValue)\(options.way.map { ", " + $0 } ?? "")]")
+        let variant = lesson.isExercise ? "your code" : options.variant.rawValue
+        console.line("\(lesson.command): \(lesson.title) [\(variant)\(options.way.map { ", " + $0 } ?? "")]")
         if let server = source.server {
             console.line("  embedded server \(server.baseURL.absoluteString), faults \"\(source.faults ?? "none")\"")
         }

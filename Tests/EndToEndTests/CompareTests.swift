@@ -1,4 +1,5 @@
 import Foundation
+import LabCatalogue
 import LabKit
 import LabReport
 import LabServer
@@ -61,6 +62,21 @@ struct CompareTests {
         #expect(results.runs.allSatisfy { $0.repetitions.count == 1 })
         let kinds = Set(results.references.map(\.kind))
         #expect(kinds.isSuperset(of: ["curl", "loopback-limit", "disk-limit"]), "\(kinds)")
+    }
+
+    /// The quick plan's failures are exactly the article cells the catalogue names, each one
+    /// marked expected: nothing fails by chance, and nothing the catalogue predicts passes.
+    @Test func failuresAreExactlyTheArticleCellsTheCatalogueNames() throws {
+        let results = try quick().results
+        let failed = results.runs.filter { $0.status == "fail" }
+        var predicted: Set<String> = []
+        for lesson in Catalogue.lessons {
+            for scenario in lesson.failingScenarios where results.settings.scenarios.contains(scenario.rawValue) {
+                predicted.insert("\(lesson.lesson) article \(scenario.rawValue)")
+            }
+        }
+        #expect(Set(failed.map { "\($0.lesson) \($0.variant) \($0.scenario)" }) == predicted)
+        for run in failed { #expect(run.expectedFailure, "\(run.lesson) \(run.scenario): \(run.cause ?? "")") }
     }
 
     @Test func inMemoryLessonNeedsMoreMemoryThanEveryStreamingLesson() throws {

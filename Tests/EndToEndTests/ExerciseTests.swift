@@ -3,11 +3,22 @@ import LabCatalogue
 import Testing
 
 /// `lab exercise`, run as a process from the package folder, building real exercise code and
-/// checking it against the lab server. The suite edits the files under Sources/Exercises and
-/// puts back what was there, so its tests run one at a time.
-@Suite(.serialized) struct ExerciseTests {
+/// checking it against the lab server. The suite edits the files under Sources/Exercises, and
+/// the progress file a student's `lab exercise` reads, and puts back what was there: its tests
+/// run one at a time.
+@Suite(.serialized) final class ExerciseTests {
     static let packageRoot = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let progressFile = packageRoot.appendingPathComponent(".build/lab-exercises/progress.json")
+    private let progressBefore = try? Data(contentsOf: ExerciseTests.progressFile)
+
+    deinit {
+        if let progressBefore {
+            try? progressBefore.write(to: Self.progressFile)
+        } else {
+            try? FileManager.default.removeItem(at: Self.progressFile)
+        }
+    }
 
     struct Record: Decodable {
         let exercise: String
@@ -157,7 +168,7 @@ import Testing
         let defect = lesson.defects[0]
         let note = "// a fresh edit: the checks have not seen this code\n"
         // Hints already shown are remembered; start from none.
-        try? FileManager.default.removeItem(at: Self.packageRoot.appendingPathComponent(".build/lab-exercises/progress.json"))
+        try? FileManager.default.removeItem(at: Self.progressFile)
         try Self.withExercise(lesson, holding: note + (try Self.startingCode(lesson))) {
             var shown: [String] = []
             for _ in 0..<4 {
