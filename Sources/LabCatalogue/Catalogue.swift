@@ -106,7 +106,7 @@ public enum Catalogue {
             hints: [
                 "didReceive response: is the first callback. What could it tell you about a 404?",
                 "Cast the response to HTTPURLResponse and keep its statusCode.",
-                "Outside 200...299, cancel the connection and finish with .failed(DownloadError.httpStatus(status, url: ...)).",
+                "Outside 200...299, cancel the connection and set outcome = .failed(DownloadError.httpStatus(status, url: ...)).",
             ]),
         Defect(
             id: "copy-at-hand-over",
@@ -156,7 +156,7 @@ public enum Catalogue {
             hints: [
                 "A 206 says where its bytes start. Is that where your file ends?",
                 "Read the Content-Range header: bytes <first>-<last>/<total>.",
-                "When <first> is not the size on disk, append nothing: cancel and return .failed(DownloadError.contentRangeMismatch(expectedStart:header:)).",
+                "When <first> is not the size on disk, append nothing: cancel the connection and set outcome = .failed(DownloadError.contentRangeMismatch(expectedStart:header:)).",
             ]),
         Defect(
             id: "no-validator",
@@ -178,7 +178,7 @@ public enum Catalogue {
             hints: [
                 "try? turns an error into nothing. Which errors does the write throw away?",
                 "When a write fails, the download must stop, and the bytes already on disk must stay resumable.",
-                "Use try in a do/catch around the write; in the catch, cancel the connection and finish with .failed(error).",
+                "Use try in a do/catch around the write; in the catch, cancel the connection and set outcome = .failed(error).",
             ]),
         Defect(
             id: "status-ignored",
@@ -189,7 +189,7 @@ public enum Catalogue {
             hints: [
                 "didReceive response: comes before any data. What does it say about a 404?",
                 "Cast the response to HTTPURLResponse and look at statusCode.",
-                "Anything other than 200 or 206: cancel and finish with .failed(DownloadError.httpStatus(status, url: ...)).",
+                "Anything other than 200 or 206: cancel the connection and set outcome = .failed(DownloadError.httpStatus(status, url: ...)).",
             ]),
     ])
 
@@ -216,7 +216,7 @@ public enum Catalogue {
             hints: [
                 "A 206 says where its bytes start. Is that where your file ends?",
                 "Read Content-Range: bytes <first>-<last>/<total>.",
-                "When <first> differs from the local size, append nothing: cancel and return .failed(DownloadError.contentRangeMismatch(expectedStart:header:)).",
+                "When <first> differs from the local size, append nothing: cancel the connection and set outcome = .failed(DownloadError.contentRangeMismatch(expectedStart:header:)).",
             ]),
         Defect(
             id: "no-validator",
@@ -249,7 +249,7 @@ public enum Catalogue {
             hints: [
                 "OutputStream.write returns a number. What does -1, or less than you asked for, mean?",
                 "A short or failed write must stop the download; the bytes already written stay for the rerun.",
-                "Loop until every byte is written; on -1, cancel and finish with .failed(stream.streamError ?? ...).",
+                "Loop until every byte is written; on -1, cancel the connection and set outcome = .failed(stream.streamError ?? ...).",
             ]),
         Defect(
             id: "status-ignored",
@@ -260,7 +260,7 @@ public enum Catalogue {
             hints: [
                 "What does the code do with the status of either response?",
                 "Cast each response to HTTPURLResponse and look at statusCode.",
-                "Anything other than 200 or 206: cancel and finish with .failed(DownloadError.httpStatus(status, url: ...)).",
+                "Anything other than 200 or 206: cancel the connection and set outcome = .failed(DownloadError.httpStatus(status, url: ...)).",
             ]),
         Defect(
             id: "extra-head",
