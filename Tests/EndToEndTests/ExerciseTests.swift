@@ -235,6 +235,15 @@ import Testing
         #expect(finished.stdout.contains("swift run lab exercise check "))
     }
 
+    @Test func outsideThePackageIsOneLineAndExit64() throws {
+        let child = try ChildProcess("lab", ["exercise", "check", "02"])
+        child.process.currentDirectoryURL = URL(fileURLWithPath: "/")
+        try child.start()
+        let finished = child.wait(timeout: 60)
+        #expect(finished.status == 64)
+        #expect(finished.stderr == "lab exercise check: no Sources/Exercises here or above: run `swift run lab exercise` in the Download Lab folder\n")
+    }
+
     @Test(arguments: [["exercise", "check", "99"], ["exercise", "hint", "lesson-42"], ["exercise", "reset", "x"],
                       ["exercise", "watch", "08"], ["exercise", "check"], ["exercise", "check", "02", "--timeout", "0"]])
     func badInputIsOneLineAndExit64(arguments: [String]) throws {

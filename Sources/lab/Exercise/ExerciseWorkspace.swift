@@ -1,3 +1,4 @@
+import ArgumentParser
 import Crypto
 import Foundation
 import LabCatalogue
@@ -20,7 +21,7 @@ struct ExerciseWorkspace {
             }
             let parent = folder.deletingLastPathComponent()
             guard parent.path != folder.path else {
-                throw ExerciseError.usage("no Sources/Exercises here or above: run `swift run lab exercise` in the Download Lab folder")
+                throw ValidationError("no Sources/Exercises here or above: run `swift run lab exercise` in the Download Lab folder")
             }
             folder = parent
         }
@@ -87,16 +88,14 @@ struct ExerciseWorkspace {
     }
 }
 
-/// What `lab exercise` reports as its one line on stderr.
+/// What `lab exercise` reports as its one line on stderr, with exit 1: code that does not
+/// compile, a file that cannot be written. Bad input is a `ValidationError` (exit 64).
 enum ExerciseError: Error, CustomStringConvertible {
-    /// Exit 64: an unknown exercise, a bad option.
-    case usage(String)
-    /// Exit 1: the code does not compile, a file cannot be written.
     case failure(String)
 
     var description: String {
         switch self {
-        case .usage(let message), .failure(let message): message
+        case .failure(let message): message
         }
     }
 }
