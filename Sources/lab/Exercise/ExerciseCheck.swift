@@ -119,7 +119,7 @@ struct ExerciseCheck {
             parts.append(String(format: "%.0f%% of the file downloaded twice", observation.downloadedAgainShare * 100))
         case .holdsInMemory?:
             if let growth = observation.memoryGrowth {
-                parts.append(String(format: "peak memory %.1f× the file above a clean 1 MiB run", growth))
+                parts.append(String(format: "peak memory %.1f× the file above a clean 1 MiB run", max(0, growth)))
             }
         case .sendsHEAD? where observation.sentHEAD:
             parts.append("sent HEAD requests")
