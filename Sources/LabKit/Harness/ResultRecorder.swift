@@ -4,7 +4,7 @@ import FoundationNetworking
 #endif
 
 /// Turns what happened in a run into the result record: was the file complete, and is it right?
-struct Verdict {
+struct ResultRecorder {
     let lesson: Lesson
     let options: LessonOptions
     let source: DownloadSource

@@ -5,7 +5,7 @@ import FoundationNetworking
 import LabServer
 
 /// One run of a lesson, from the command line to the exit status.
-struct LessonSession {
+struct LessonProcess {
     let lesson: Lesson
     let options: LessonOptions
     let console: Console
@@ -71,7 +71,7 @@ struct LessonSession {
         let verifiedFile = lesson.savesIntoFolder
             ? run.savedFile.url.withLock { $0 } ?? file.appendingPathComponent("(nothing saved)")
             : file
-        let result = try Verdict(
+        let result = try ResultRecorder(
             lesson: lesson, options: options, source: source, file: verifiedFile,
             attempts: attempts, lastResult: lastResult, wallSeconds: wallSeconds,
             ownCheck: run.ownCheck.value.withLock { $0 }

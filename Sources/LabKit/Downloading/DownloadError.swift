@@ -3,23 +3,6 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// How a lesson process ends. The codes follow sysexits(3), so scripts can tell the cases apart.
-public enum ExitStatus: Int32, Codable, Sendable {
-    /// Downloaded, and the SHA-256 matched (or there was nothing to check against).
-    case success = 0
-    /// Bad command-line input.
-    case usage = 64
-    /// Data error (EX_DATAERR): the file is complete but its SHA-256 is wrong, or a file the
-    /// lesson reads (lesson 05's resume data) is not one it will trust.
-    case verificationFailed = 65
-    /// The transfer did not complete: HTTP error, connection failure, too many attempts.
-    case transferFailed = 69
-    /// A local file could not be opened, written or read.
-    case localIOFailed = 74
-    /// The app froze (EX_TEMPFAIL): a job on GCD's global queue waited past its patience.
-    case unresponsive = 75
-}
-
 /// Failures that a lesson's own checks detect (the corrected variants make these checks).
 public enum DownloadError: Error, CustomStringConvertible, Sendable {
     /// The server answered with a status that carries no file, such as 404 or 500.
@@ -65,46 +48,6 @@ public enum DownloadError: Error, CustomStringConvertible, Sendable {
         case .unusableResumeData: .verificationFailed
         case .unresponsive: .unresponsive
         default: .transferFailed
-        }
-    }
-}
-
-/// What one press of "Start" or "Resume" came to.
-public enum AttemptResult: Sendable {
-    case finished
-    case failed(any Error)
-}
-
-extension AttemptResult {
-    /// A connection that broke midway can be resumed by pressing Resume again; an answer such as
-    /// 404, or a local write error, cannot.
-    var isResumable: Bool {
-        guard case .failed(let error) = self else { return false }
-        if let error = underlyingURLError(of: error) {
-            // Linux reports a body cut short as -1 ("transfer closed with N bytes remaining");
-            // Darwin says -1005.
-            return [.unknown, .networkConnectionLost, .timedOut].contains(error.code)
-        }
-        return false
-    }
-}
-
-enum HTTPStatus {
-    /// The reason phrase, or nil for a status without a well-known one.
-    static func reason(_ status: Int) -> String? {
-        switch status {
-        case 200: "OK"
-        case 206: "Partial Content"
-        case 301: "Moved Permanently"
-        case 302: "Found"
-        case 304: "Not Modified"
-        case 307: "Temporary Redirect"
-        case 400: "Bad Request"
-        case 404: "Not Found"
-        case 416: "Range Not Satisfiable"
-        case 500: "Internal Server Error"
-        case 503: "Service Unavailable"
-        default: nil
         }
     }
 }

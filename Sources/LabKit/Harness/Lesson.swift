@@ -142,7 +142,7 @@ public struct Lesson {
         let options = parseOptions()
         let console = Console(storyToStandardError: options.json, quiet: options.quiet)
         do {
-            let result = try LessonSession(lesson: self, options: options, console: console).run(makeDownload)
+            let result = try LessonProcess(lesson: self, options: options, console: console).run(makeDownload)
             exit(result.exitCode)
         } catch {
             Console.error("\(command): \(describe(error))")

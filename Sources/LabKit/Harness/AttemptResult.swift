@@ -1,0 +1,24 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// What one press of "Start" or "Resume" came to.
+public enum AttemptResult: Sendable {
+    case finished
+    case failed(any Error)
+}
+
+extension AttemptResult {
+    /// A connection that broke midway can be resumed by pressing Resume again; an answer such as
+    /// 404, or a local write error, cannot.
+    var isResumable: Bool {
+        guard case .failed(let error) = self else { return false }
+        if let error = underlyingURLError(of: error) {
+            // Linux reports a body cut short as -1 ("transfer closed with N bytes remaining");
+            // Darwin says -1005.
+            return [.unknown, .networkConnectionLost, .timedOut].contains(error.code)
+        }
+        return false
+    }
+}

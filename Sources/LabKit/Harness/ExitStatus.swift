@@ -1,0 +1,16 @@
+/// How a lesson process ends. The codes follow sysexits(3), so scripts can tell the cases apart.
+public enum ExitStatus: Int32, Codable, Sendable {
+    /// Downloaded, and the SHA-256 matched (or there was nothing to check against).
+    case success = 0
+    /// Bad command-line input.
+    case usage = 64
+    /// Data error (EX_DATAERR): the file is complete but its SHA-256 is wrong, or a file the
+    /// lesson reads (lesson 05's resume data) is not one it will trust.
+    case verificationFailed = 65
+    /// The transfer did not complete: HTTP error, connection failure, too many attempts.
+    case transferFailed = 69
+    /// A local file could not be opened, written or read.
+    case localIOFailed = 74
+    /// The app froze (EX_TEMPFAIL): a job on GCD's global queue waited past its patience.
+    case unresponsive = 75
+}
