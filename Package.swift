@@ -83,7 +83,7 @@ let package = Package(
         .executableTarget(name: "lesson-04-session-data-task", dependencies: ["LabKit"]),
         .executableTarget(name: "lesson-05-download-task-resume", dependencies: ["LabKit"]),
         .executableTarget(name: "lesson-06-runloop-thread", dependencies: ["LabKit"]),
-        .executableTarget(name: "lesson-07-multipart-upload", dependencies: ["LabKit", "LabServer"]),
+        .executableTarget(name: "lesson-07-multipart-upload", dependencies: ["LabKit"]),
         // The students' copies of the article variants (`lab exercise reset` writes them). `lab`
         // does not depend on them: it builds one when asked to check it, so code that does not
         // compile yet never stops the lab itself from building.
@@ -94,7 +94,7 @@ let package = Package(
         .executableTarget(name: "exercise-04-session-data-task", dependencies: ["LabKit"], path: "Sources/Exercises/04-session-data-task"),
         .executableTarget(name: "exercise-05-download-task-resume", dependencies: ["LabKit"], path: "Sources/Exercises/05-download-task-resume"),
         .executableTarget(name: "exercise-06-runloop-thread", dependencies: ["LabKit"], path: "Sources/Exercises/06-runloop-thread"),
-        .executableTarget(name: "exercise-07-multipart-upload", dependencies: ["LabKit", "LabServer"], path: "Sources/Exercises/07-multipart-upload"),
+        .executableTarget(name: "exercise-07-multipart-upload", dependencies: ["LabKit"], path: "Sources/Exercises/07-multipart-upload"),
         .testTarget(
             name: "LabServerTests",
             dependencies: ["LabServer", .product(name: "Crypto", package: "swift-crypto")]

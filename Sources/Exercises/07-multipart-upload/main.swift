@@ -12,7 +12,6 @@ import Foundation
 import FoundationNetworking
 #endif
 import LabKit
-import LabServer
 
 Lesson(
     id: "07-multipart-upload",
@@ -38,7 +37,7 @@ final class ArticleUpload: LessonDownload {
     init(_ run: LessonRun) { self.run = run }
 
     func downloadFile() -> AttemptResult {
-        let fixture: Fixture
+        let fixture: UploadFile
         let fileData: Data
         do {
             fixture = try run.writeUploadFile()
@@ -105,7 +104,7 @@ final class UploadExchange: NSObject, URLSessionDataDelegate, @unchecked Sendabl
         let url: URL
 
         /// Prints the server's answer and reports what arrived against what was sent.
-        func check(_ run: LessonRun, sent fixture: Fixture) -> AttemptResult {
+        func check(_ run: LessonRun, sent fixture: UploadFile) -> AttemptResult {
             if let error { return .failed(error) }
             let text = String(decoding: answer, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
             run.log("server answered: \(text)")
