@@ -111,6 +111,16 @@ public struct ComparisonResults: Codable, Sendable, Equatable {
     }
 
     /// One lesson, variant, scenario and size, run `settings.repetitions` times.
+    /// How a case came out, over all its repetitions.
+    public enum RunStatus: String, Codable, Sendable {
+        /// Every repetition downloaded the file, and it verified.
+        case pass
+        case fail
+        /// The lesson declined on purpose with a clear error, as lesson 00 corrected does with a
+        /// file too big to hold.
+        case refused
+    }
+
     public struct Run: Codable, Sendable, Equatable {
         /// The lesson id, e.g. "03-outputstream".
         public var lesson: String
@@ -120,9 +130,7 @@ public struct ComparisonResults: Codable, Sendable, Equatable {
         public var variant: String
         public var scenario: String
         public var sizeBytes: Int64
-        /// "pass" (every repetition verified), "fail", or "refused" (the lesson declined on
-        /// purpose with a clear error, as lesson 00 corrected does with a file too big to hold).
-        public var status: String
+        public var status: RunStatus
         /// A failure the lesson's article variant is there to show.
         public var expectedFailure: Bool
         /// Why it failed, in one line; absent when it passed.
@@ -139,7 +147,7 @@ public struct ComparisonResults: Codable, Sendable, Equatable {
         public var rssTimeline: [RSSSample]?
 
         public init(lesson: String, title: String, variant: String, scenario: String, sizeBytes: Int64,
-                    status: String, expectedFailure: Bool, cause: String?, wallSeconds: Double,
+                    status: RunStatus, expectedFailure: Bool, cause: String?, wallSeconds: Double,
                     cpuSeconds: Double, peakRSSBytes: Int64, throughputBytesPerSecond: Double,
                     bytesOnWire: Int64, bytesDownloadedAgain: Int64, repetitions: [Repetition],
                     rssTimeline: [RSSSample]?) {

@@ -147,7 +147,7 @@ struct ReportWriter {
                     row.add("td", ["class": "not-run", "data-scenario": scenario], text: "not run")
                     continue
                 }
-                let standsForSeveralSizes = scenario == ReportData.cleanScenario && run.status != "pass"
+                let standsForSeveralSizes = scenario == ReportData.cleanScenario && run.status != .pass
                 let cell = statusCell(row, run, size: standsForSeveralSizes ? run.sizeBytes : nil)
                 cell.set("data-scenario", scenario)
                 cell.set("data-downloaded-again", String(run.bytesDownloadedAgain))
@@ -163,8 +163,8 @@ struct ReportWriter {
     private static func leastSuccessful(_ runs: [Run]) -> Run? {
         func severity(_ run: Run) -> Int {
             switch run.status {
-            case "pass": 0
-            case "refused": 1
+            case .pass: 0
+            case .refused: 1
             default: run.expectedFailure ? 2 : 3
             }
         }
@@ -239,12 +239,12 @@ struct ReportWriter {
     /// The outcome of a run, marked expected or not, with its cause; `size` names the file size
     /// when the cell stands for several.
     private func statusCell(_ row: Element, _ run: Run, size: Int64? = nil) -> Element {
-        let unexpected = run.status == "fail" && !run.expectedFailure
-        let style = run.status == "fail" ? (run.expectedFailure ? "fail expected" : "fail unexpected") : run.status
-        let cell = row.add("td", ["class": "outcome", "data-status": run.status,
+        let unexpected = run.status == .fail && !run.expectedFailure
+        let style = run.status == .fail ? (run.expectedFailure ? "fail expected" : "fail unexpected") : run.status.rawValue
+        let cell = row.add("td", ["class": "outcome", "data-status": run.status.rawValue,
                                   "data-expected": run.expectedFailure ? "true" : "false"])
-        cell.add("span", ["class": "status \(style)"], text: unexpected ? "FAIL" : run.status)
-        if run.status == "fail" && run.expectedFailure { cell.add("span", ["class": "mark"], text: "expected") }
+        cell.add("span", ["class": "status \(style)"], text: unexpected ? "FAIL" : run.status.rawValue)
+        if run.status == .fail && run.expectedFailure { cell.add("span", ["class": "mark"], text: "expected") }
         if let size { cell.add("span", ["class": "size"], text: "at \(Units.bytes(size))") }
         if let cause = run.cause {
             cell.add("span", ["class": "cause", "title": cause], text: ChartFrame.shortened(cause, to: Self.causeCharacters))

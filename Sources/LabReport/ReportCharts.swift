@@ -36,7 +36,7 @@ extension ReportWriter {
     // MARK: Peak RSS against file size
 
     func writePeakRSSCharts(_ section: Element) {
-        let measured = data.machines.flatMap(\.runs).filter { $0.scenario == ReportData.cleanScenario && $0.status != "refused" }
+        let measured = data.machines.flatMap(\.runs).filter { $0.scenario == ReportData.cleanScenario && $0.status != .refused }
         guard !measured.isEmpty else {
             section.add("p", ["class": "note"], text: "No clean runs in these results.")
             return
@@ -56,7 +56,7 @@ extension ReportWriter {
 
         for machine in data.machines {
             let strategies = data.strategies.filter { strategy in
-                data.runs(machine, strategy, scenario: ReportData.cleanScenario).contains { $0.status != "refused" }
+                data.runs(machine, strategy, scenario: ReportData.cleanScenario).contains { $0.status != .refused }
             }
             guard !strategies.isEmpty else { continue }
             let legendTop = Self.plot.bottom + 66
@@ -68,14 +68,14 @@ extension ReportWriter {
             drawFileSizeDiagonal(svg, x, y)
             for strategy in strategies {
                 let look = SeriesLook(strategy, in: data)
-                let runs = data.runs(machine, strategy, scenario: ReportData.cleanScenario).filter { $0.status != "refused" }
+                let runs = data.runs(machine, strategy, scenario: ReportData.cleanScenario).filter { $0.status != .refused }
                 let group = series(svg, strategy.id, machine: machine)
                 let points = runs.map { (x: x.position(Double($0.sizeBytes)), y: y.position(Double($0.peakRSSBytes))) }
                 if points.count > 1 { polyline(group, points, look) }
                 for (run, point) in zip(runs, points) {
                     group.add("circle", ["cx": ChartFrame.coordinate(point.x), "cy": ChartFrame.coordinate(point.y),
                                          "r": "4.5", "stroke": look.colour, "stroke-width": "2",
-                                         "fill": run.status == "pass" ? look.colour : "white"])
+                                         "fill": run.status == .pass ? look.colour : "white"])
                 }
             }
             Self.plot.drawLegend(strategies.map { .init(label: legendLabel($0), look: SeriesLook($0, in: data)) },
@@ -104,7 +104,7 @@ extension ReportWriter {
             (machine, data.strategies.compactMap { strategy -> (Strategy, [ComparisonResults.RSSSample])? in
                 guard let size = data.largestCleanSize(machine),
                       let run = data.runs(machine, strategy, scenario: ReportData.cleanScenario).first(where: { $0.sizeBytes == size }),
-                      run.status != "refused", let samples = run.rssTimeline, !samples.isEmpty else { return nil }
+                      run.status != .refused, let samples = run.rssTimeline, !samples.isEmpty else { return nil }
                 return (strategy, samples.sorted { $0.t < $1.t })
             })
         }
@@ -154,7 +154,7 @@ extension ReportWriter {
         let series: String
         let label: String
         let look: SeriesLook
-        let status: String
+        let status: ComparisonResults.RunStatus
         let expectedFailure: Bool
         let bytesPerSecond: Double
     }
@@ -180,7 +180,7 @@ extension ReportWriter {
                 guard let reference = data.reference(kind, of: machine, near: size) else { continue }
                 let label = reference.sizeBytes == size ? kind : "\(kind) (\(Units.bytes(reference.sizeBytes)) file)"
                 bars.append(Bar(series: kind, label: label, look: SeriesLook(colour: colour, dashed: false),
-                                status: "pass", expectedFailure: false, bytesPerSecond: reference.throughputBytesPerSecond))
+                                status: .pass, expectedFailure: false, bytesPerSecond: reference.throughputBytesPerSecond))
             }
             return bars.isEmpty ? nil : (machine, size, bars)
         }
@@ -195,7 +195,7 @@ extension ReportWriter {
             expected it to.
             """)
         // A refused run has no throughput worth drawing, whatever its record says.
-        let fastest = charts.flatMap { $0.bars.filter { $0.status != "refused" }.map(\.bytesPerSecond) }.max() ?? 1
+        let fastest = charts.flatMap { $0.bars.filter { $0.status != .refused }.map(\.bytesPerSecond) }.max() ?? 1
         let limitValues = charts.flatMap { machine, size, _ in
             Self.limits.compactMap { data.reference($0, of: machine, near: size)?.throughputBytesPerSecond }
         }
@@ -227,7 +227,7 @@ extension ReportWriter {
             let group = series(svg, bar.series, machine: machine)
             group.add("text", ["class": "bar-label", "x": ChartFrame.coordinate(labelRight), "y": ChartFrame.coordinate(middle),
                                "text-anchor": "end"], text: ChartFrame.shortened(bar.label, to: 48))
-            guard bar.status != "refused" else {
+            guard bar.status != .refused else {
                 group.add("text", ["class": "bar-value", "x": ChartFrame.coordinate(barsLeft + 6),
                                    "y": ChartFrame.coordinate(middle)], text: "refused")
                 continue
@@ -236,14 +236,14 @@ extension ReportWriter {
             group.add("rect", [
                 "x": ChartFrame.coordinate(barsLeft), "y": ChartFrame.coordinate(top),
                 "width": ChartFrame.coordinate(max(end - barsLeft, 1)), "height": ChartFrame.coordinate(barHeight),
-                "fill": bar.status == "pass" ? bar.look.colour : "white",
+                "fill": bar.status == .pass ? bar.look.colour : "white",
                 "fill-opacity": bar.look.dashed ? "0.5" : "1",
-                "stroke": bar.status == "pass" ? bar.look.colour
+                "stroke": bar.status == .pass ? bar.look.colour
                     : bar.expectedFailure ? ReportStyle.expectedFailureColour : ReportStyle.failureColour,
-                "stroke-width": bar.status == "pass" ? "1.5" : "2.5",
+                "stroke-width": bar.status == .pass ? "1.5" : "2.5",
                 "stroke-dasharray": bar.look.dashed ? "4 2" : "none",
             ])
-            let failed = bar.status == "pass" ? "" : bar.expectedFailure ? " (failed, expected)" : " (FAILED)"
+            let failed = bar.status == .pass ? "" : bar.expectedFailure ? " (failed, expected)" : " (FAILED)"
             group.add("text", ["class": "bar-value", "x": ChartFrame.coordinate(end + 6), "y": ChartFrame.coordinate(middle)],
                       text: Units.rate(bar.bytesPerSecond) + failed)
         }

@@ -17,7 +17,7 @@ struct Verdict {
     init(_ strategy: Strategy, on machine: ComparisonResults, in data: ReportData) {
         let clean = data.runs(machine, strategy, scenario: ReportData.cleanScenario)
         var phrases: [String] = []
-        let passed = clean.filter { $0.status == "pass" }
+        let passed = clean.filter { $0.status == .pass }
         if let memory = Self.memory(passed) { phrases.append(memory) }
         if let largest = passed.last,
            let curl = machine.references.first(where: { $0.kind == "curl" && $0.sizeBytes == largest.sizeBytes }),
@@ -31,7 +31,7 @@ struct Verdict {
         for scenario in data.scenarios where scenario != ReportData.cleanScenario {
             for run in data.runs(machine, strategy, scenario: scenario) {
                 switch run.status {
-                case "pass":
+                case .pass:
                     if let event = Self.interruptions[scenario] {
                         // Only what the fault cost counts: lesson 05 fetches part of the file
                         // twice in every run, because it presses Pause itself.
@@ -42,15 +42,15 @@ struct Verdict {
                     } else {
                         passes.append(scenario)
                     }
-                case "refused":
+                case .refused:
                     refused = true
                 default:
                     if run.expectedFailure { expectedFailures.append(scenario) } else { unexpectedFailures.append(scenario) }
                 }
             }
         }
-        refused = refused || clean.contains { $0.status == "refused" }
-        let failedClean = clean.filter { $0.status == "fail" }
+        refused = refused || clean.contains { $0.status == .refused }
+        let failedClean = clean.filter { $0.status == .fail }
         expectedFailures.insert(contentsOf: Self.cleanFailures(failedClean.filter(\.expectedFailure), of: clean), at: 0)
         unexpectedFailures.insert(contentsOf: Self.cleanFailures(failedClean.filter { !$0.expectedFailure }, of: clean), at: 0)
 
@@ -70,7 +70,7 @@ struct Verdict {
     private static func faultFreeBaseline(_ machine: ComparisonResults, _ strategy: Strategy, size: Int64,
                                           in data: ReportData) -> ReportData.Run? {
         for scenario in [ReportData.cleanScenario, "slow-disk"] {
-            if let run = data.runs(machine, strategy, scenario: scenario).first(where: { $0.sizeBytes == size && $0.status == "pass" }) {
+            if let run = data.runs(machine, strategy, scenario: scenario).first(where: { $0.sizeBytes == size && $0.status == .pass }) {
                 return run
             }
         }

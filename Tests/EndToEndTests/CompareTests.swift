@@ -68,7 +68,7 @@ struct CompareTests {
     /// marked expected: nothing fails by chance, and nothing the catalogue predicts passes.
     @Test func failuresAreExactlyTheArticleCellsTheCatalogueNames() throws {
         let results = try quick().results
-        let failed = results.runs.filter { $0.status == "fail" }
+        let failed = results.runs.filter { $0.status == .fail }
         var predicted: Set<String> = []
         for lesson in Catalogue.lessons {
             for scenario in lesson.failingScenarios where results.settings.scenarios.contains(scenario.rawValue) {
@@ -96,13 +96,13 @@ struct CompareTests {
         let results = try quick().results
         let article = try run(results, "02-filehandle", "article", "ignore-range")
         let corrected = try run(results, "02-filehandle", "corrected", "ignore-range")
-        #expect(article.status == "fail")
+        #expect(article.status == .fail)
         #expect(article.expectedFailure)
         // The whole file appended after the 30% already there.
         let size = results.settings.faultSize
         #expect(article.cause == "file has \(grouped(size + size * 3 / 10)) bytes, expected \(grouped(size))",
                 "\(article.cause ?? "no cause")")
-        #expect(corrected.status == "pass")
+        #expect(corrected.status == .pass)
         #expect(corrected.cause == nil)
         #expect(!corrected.expectedFailure)
     }
@@ -112,7 +112,7 @@ struct CompareTests {
     func correctedResumableLessonPassesDropAndResume(lesson: String) throws {
         let results = try quick().results
         let corrected = try run(results, lesson, "corrected", "drop-resume")
-        #expect(corrected.status == "pass", "\(corrected.cause ?? "")")
+        #expect(corrected.status == .pass, "\(corrected.cause ?? "")")
         #expect(corrected.repetitions.allSatisfy { $0.verified })
         // The server's log: at least the whole file.
         #expect(corrected.bytesOnWire >= results.settings.faultSize)
@@ -128,7 +128,7 @@ struct CompareTests {
         }
         // Lesson 01 holds the bytes in memory: after the drop it fetches them all again.
         let inMemory = try run(results, "01-in-memory", "corrected", "drop-resume")
-        #expect(inMemory.status == "pass")
+        #expect(inMemory.status == .pass)
         #expect(inMemory.bytesDownloadedAgain == size * 3 / 10)
     }
 
@@ -153,7 +153,7 @@ struct CompareTests {
     @Test func theUploadArticleFailsAsExpected() throws {
         let results = try quick().results
         let article = try #require(clean(results, "07-multipart-upload", size: 1 << 20).first { $0.variant == "article" })
-        #expect(article.status == "fail")
+        #expect(article.status == .fail)
         #expect(article.expectedFailure)
         #expect(article.cause?.contains("1,048,578 bytes") == true, "\(article.cause ?? "")")
         // On the wire: the whole multipart body as the server read it, the file plus a few
@@ -256,30 +256,30 @@ struct CompareKillAndChangeTests {
 
         // Killed at 30%: the partial file is resumed and nothing is fetched twice...
         let streaming = try run("03-outputstream", "corrected", "kill-rerun")
-        #expect(streaming.status == "pass")
+        #expect(streaming.status == .pass)
         #expect(streaming.bytesDownloadedAgain == 0)
         // Killed at the stall, not rescued by URLSession's 60 s timeout and a retry.
         #expect(streaming.wallSeconds < 30)
         // ...while a buffer in memory dies with the process, and its 30% comes again.
         let inMemory = try run("01-in-memory", "corrected", "kill-rerun")
-        #expect(inMemory.status == "pass")
+        #expect(inMemory.status == .pass)
         #expect(inMemory.bytesDownloadedAgain == breakPoint)
         // The article's FileHandle appends the whole file to the partial one.
         let appended = try run("02-filehandle", "article", "kill-rerun")
-        #expect(appended.status == "fail")
+        #expect(appended.status == .fail)
         #expect(appended.cause == "file has \(ByteFormat.grouped(Self.size + breakPoint)) bytes, expected \(ByteFormat.grouped(Self.size))")
         // Lesson 05 survives a kill either way. How much it fetches again also depends on when
         // its own Pause lands, so the resume data's worth is checked by Lesson05Tests instead.
         for variant in ["article", "corrected"] {
-            #expect(try run("05-download-task-resume", variant, "kill-rerun").status == "pass")
+            #expect(try run("05-download-task-resume", variant, "kill-rerun").status == .pass)
         }
 
         // The file changed between attempts: If-Range brings the whole new file; the article
         // splices old bytes with new ones, and lab compare's own digest check catches it.
         let checked = try run("03-outputstream", "corrected", "entity-changed")
-        #expect(checked.status == "pass")
+        #expect(checked.status == .pass)
         let spliced = try run("03-outputstream", "article", "entity-changed")
-        #expect(spliced.status == "fail")
+        #expect(spliced.status == .fail)
         #expect(spliced.expectedFailure)
         #expect(spliced.cause == "right size, wrong bytes (SHA-256 differs)")
     }
@@ -368,7 +368,7 @@ struct CompareAgainstNginxTests {
         // 2 lessons × 2 variants × 2 sizes clean, and × 1 size slow-disk.
         #expect(results.runs.count == 12)
         for run in results.runs {
-            #expect(run.status == "pass", "\(run.lesson) \(run.variant) \(run.scenario): \(run.cause ?? "")")
+            #expect(run.status == .pass, "\(run.lesson) \(run.variant) \(run.scenario): \(run.cause ?? "")")
             // No server log to read: the lesson's own count of body bytes.
             #expect(run.bytesOnWire == run.sizeBytes, "\(run.lesson) \(run.variant) \(run.scenario)")
         }

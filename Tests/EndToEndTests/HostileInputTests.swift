@@ -87,7 +87,7 @@ final class HostileInputTests {
         ])
         #expect(finished.status == 0, "\(finished.stderr)")
         let result = try finished.result()
-        #expect(result.outcome == "verified")
+        #expect(result.outcome == .verified)
         #expect(result.expectedSHA256 == fixture.sha256Hex())
         #expect(result.requests.map(\.method) == ["GET", "HEAD"])
         #expect(result.requests.first?.reprDigestSHA256 == nil)

@@ -15,7 +15,7 @@ struct LabReportCommandTests {
             repetitions: 1, slowDiskWriteDelayMicroseconds: 200)
         let run = ComparisonResults.Run(
             lesson: "03-outputstream", title: "OutputStream append", variant: "corrected", scenario: "clean",
-            sizeBytes: 1 << 20, status: "pass", expectedFailure: false, cause: nil, wallSeconds: 0.05, cpuSeconds: 0.03,
+            sizeBytes: 1 << 20, status: .pass, expectedFailure: false, cause: nil, wallSeconds: 0.05, cpuSeconds: 0.03,
             peakRSSBytes: 20 << 20, throughputBytesPerSecond: 20_971_520, bytesOnWire: 1 << 20, bytesDownloadedAgain: 0,
             repetitions: [], rssTimeline: [.init(t: 0, rssBytes: 10 << 20), .init(t: 0.05, rssBytes: 20 << 20)])
         return ComparisonResults(label: label, environment: environment, settings: settings, references: [], runs: [run])

@@ -41,7 +41,7 @@ final class Lesson00Tests {
         #expect(finished.status == 0, "\(finished.stderr)")
         let result = try finished.result()
         let fixture = Fixture(name: "lesson-00-small-file", size: 4 << 20)
-        #expect(result.outcome == "verified")
+        #expect(result.outcome == .verified)
         #expect(result.exitCode == 0)
         #expect(result.way == way)
         #expect(result.attempts == 1)
@@ -70,7 +70,7 @@ final class Lesson00Tests {
         let (finished, output) = try lesson(.article, way: way, url: url, extra: ["--sha256", fixture.sha256Hex()])
         #expect(finished.status == ExitStatus.verificationFailed.rawValue)
         let result = try finished.result()
-        #expect(result.outcome == "verification-failed")
+        #expect(result.outcome == .verificationFailed)
         #expect(result.exitCode == ExitStatus.verificationFailed.rawValue)
         #expect(served(run: run).map(\.status) == [404])
         switch way {
@@ -99,7 +99,7 @@ final class Lesson00Tests {
         #expect(lastLine == "lesson-00-small-file: \(status.message) from \(url.absoluteString)")
         #expect(fileSize(output) == -1, "no file was written")
         let result = try finished.result()
-        #expect(result.outcome == "transfer-failed")
+        #expect(result.outcome == .transferFailed)
         #expect(result.attempts == 1)
         // The HEAD already told; no GET was sent.
         #expect(served(run: run).map(\.method) == ["HEAD"])

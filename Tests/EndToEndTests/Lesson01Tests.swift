@@ -30,7 +30,7 @@ final class Lesson01Tests {
         #expect(finished.status == 0, "\(finished.stderr)")
         let result = try finished.result()
         let fixture = Fixture(name: "lesson-01-in-memory", size: 64 << 20)
-        #expect(result.outcome == "verified")
+        #expect(result.outcome == .verified)
         #expect(result.actualSHA256 == fixture.sha256Hex())
         #expect(try FileDigest.sha256Hex(of: output) == fixture.sha256Hex())
         #expect(result.attempts == 2)
@@ -70,7 +70,7 @@ final class Lesson01Tests {
         #expect(article.status == ExitStatus.verificationFailed.rawValue)
         #expect(article.stderr.contains("done: the whole body, \(errorPage.count) bytes, is in the buffer"), "\(article.stderr)")
         #expect(try Data(contentsOf: articleFile) == errorPage)
-        #expect(try article.result().outcome == "verification-failed")
+        #expect(try article.result().outcome == .verificationFailed)
 
         let correctedURL = server.url(for: fixture, faults: "status:404", run: UUID().uuidString)
         let (corrected, correctedFile) = try lesson(.corrected, url: correctedURL, extra: ["--quiet"])
@@ -78,7 +78,7 @@ final class Lesson01Tests {
         #expect(corrected.stderr == "lesson-01-in-memory: HTTP 404 Not Found from \(correctedURL.absoluteString)\n")
         #expect(fileSize(correctedFile) == -1)
         let result = try corrected.result()
-        #expect(result.outcome == "transfer-failed")
+        #expect(result.outcome == .transferFailed)
         #expect(result.attempts == 1)
     }
 

@@ -28,7 +28,7 @@ final class Lesson03Tests {
         let (finished, output) = try lesson(variant, fixture, faults: nil)
         #expect(finished.status == 0, "\(finished.stderr)")
         let result = try finished.result()
-        #expect(result.outcome == "verified")
+        #expect(result.outcome == .verified)
         #expect(result.actualSHA256 == fixture.sha256Hex())
         #expect(try FileDigest.sha256Hex(of: output) == fixture.sha256Hex())
         #expect(result.fileBytes == fixture.size)
@@ -185,7 +185,7 @@ final class Lesson03Tests {
         #expect(lines.count == 1, "\(finished.stderr)")
         #expect(lines.first?.hasPrefix("lesson-03-outputstream: HTTP 404 Not Found from http://127.0.0.1:") == true)
         let result = try finished.result()
-        #expect(result.outcome == "transfer-failed")
+        #expect(result.outcome == .transferFailed)
         #expect(result.attempts == 1)
 
         // The article never looks at the status: it saves the error page as the file.
@@ -290,20 +290,5 @@ final class Lesson03Tests {
         let result = try finished.result()
         #expect(result.verified)
         #expect(result.peakRSSBytes < 96_000_000, "peak RSS \(result.peakRSSBytes)")
-    }
-}
-
-/// Writes the first `prefix` bytes of `fixture` to `file`.
-func writeFixture(_ fixture: Fixture, prefix: Int64, to file: URL) throws {
-    _ = FileManager.default.createFile(atPath: file.path, contents: nil)
-    let handle = try FileHandle(forWritingTo: file)
-    defer { try? handle.close() }
-    var offset: Int64 = 0
-    var buffer = Data(count: 1 << 20)
-    while offset < prefix {
-        let count = Int(min(Int64(buffer.count), prefix - offset))
-        buffer.withUnsafeMutableBytes { fixture.fill(UnsafeMutableRawBufferPointer(rebasing: $0[0..<count]), from: offset) }
-        try handle.write(contentsOf: buffer.prefix(count))
-        offset += Int64(count)
     }
 }

@@ -102,7 +102,7 @@ final class Lesson05Tests {
         let result = try finished.result()
         let fixture = Fixture(name: Self.executable, size: 64 << 20)
         #expect(result.variant == variant)
-        #expect(result.outcome == "verified")
+        #expect(result.outcome == .verified)
         #expect(result.actualSHA256 == fixture.sha256Hex())
         #expect(result.attempts == 1)
         // The "user" pressed Pause once at 40%, then Resume.
@@ -422,7 +422,7 @@ final class Lesson05Tests {
 
         let finished = try run(["--json", "--output", folders.output.path, "--variant", variant.rawValue], folders).finished
         #expect(finished.status == 0, "\(finished.stderr)")
-        #expect(try finished.result().outcome == "verified")
+        #expect(try finished.result().outcome == .verified)
         // Foundation's download task left its file in a folder of the lesson's; the lesson deleted it.
         #expect(finished.stderr.contains("\n    deleted 1 temporary file(s) it left behind\n"), "\(finished.stderr)")
         #expect(temporaryFiles() == before)
@@ -508,7 +508,7 @@ final class Lesson05Tests {
         #expect(corrected.stderr == "\(Self.executable): \(blobFile.path) is not usable resume data ("
             + "\(key)\(key.hasSuffix("LocalPath") ? " does not end in" : " is not") a plain file name "
             + "(\(name.debugDescription))); nothing was touched: remove it to start over\n")
-        #expect(try corrected.result().outcome == "bad-input")
+        #expect(try corrected.result().outcome == .badInput)
         #expect(try Data(contentsOf: blobFile) == blob, "the planted file stays as it was")
         #expect(canariesSurvive())
         #expect(Self.contents(of: folders.temporary) == ["download-lab-tmp", "canary", "canary-folder"])
@@ -541,7 +541,7 @@ final class Lesson05Tests {
                 "\(full.stderr)")
         #expect(full.stderr.hasSuffix(": The operation could not be completed. No space left on device\n"), "\(full.stderr)")
         #expect(full.stderr.split(separator: "\n").count == 1, "\(full.stderr)")
-        #expect(try full.result().outcome == "io-failed")
+        #expect(try full.result().outcome == .ioFailed)
         let blob = try #require(Self.storedResumeData(folders.output.appendingPathComponent("full.resumedata")))
         #expect(blob.bytesReceived >= 4 << 20 && blob.bytesReceived <= 5 << 20, "\(blob.bytesReceived)")
         let tempFile = folders.taskTemporary.appendingPathComponent(try #require(blob.tempFileName))
@@ -599,150 +599,11 @@ final class Lesson05Tests {
         #expect(download.finished.status == ExitStatus.transferFailed.rawValue)
         #expect(download.finished.stderr == "\(Self.executable): HTTP 404 Not Found from \(url.absoluteString)\n")
         let result = try download.finished.result()
-        #expect(result.outcome == "transfer-failed")
+        #expect(result.outcome == .transferFailed)
         #expect(result.attempts == 1)
         #expect(result.requests.map(\.status) == [404])
         // Nothing saved, no resume data, no temp file.
         #expect(Self.contents(of: folders.output).isEmpty)
         #expect(Self.contents(of: folders.taskTemporary).isEmpty)
-    }
-}
-
-private struct Lesson05TestError: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
-}
-
-// MARK: - A server for any path
-
-/// A bare HTTP/1.1 server on a free loopback port that serves one fixture at any path, with
-/// `Range: bytes=N-` and the fixture's ETag, one connection per response. LabServer serves only
-/// fixture names of [A-Za-z0-9._-], so hostile paths and headers come from here.
-private final class AnyPathServer: Sendable {
-    let port: Int
-    private let listener: Int32
-    private let fixture: Fixture
-    private let extraHeaders: [String]
-    private let requests = Mutex<[String]>([])
-
-    /// The request lines received so far, e.g. `GET /files/x HTTP/1.1`.
-    var requestLines: [String] { requests.withLock { $0 } }
-
-    init(fixture: Fixture, extraHeaders: [String] = []) throws {
-        self.fixture = fixture
-        self.extraHeaders = extraHeaders
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { generic in
-                bind(descriptor, generic, length) == 0 && getsockname(descriptor, generic, &length) == 0
-            }
-        }
-        guard descriptor >= 0, bound, listen(descriptor, 16) == 0 else {
-            close(descriptor)
-            throw Lesson05TestError("cannot listen on a loopback port")
-        }
-        listener = descriptor
-        port = Int(UInt16(bigEndian: address.sin_port))
-        Thread { [self] in acceptConnections() }.start()
-    }
-
-    func stop() {
-        shutdown(listener, Int32(SHUT_RDWR))
-        close(listener)
-    }
-
-    private func acceptConnections() {
-        while true {
-            let connection = accept(listener, nil, nil)
-            if connection < 0 {
-                if errno == EINTR { continue }
-                return
-            }
-            Thread { [self] in
-                serve(connection)
-                close(connection)
-            }.start()
-        }
-    }
-
-    private func serve(_ connection: Int32) {
-        guard let head = readHead(connection) else { return }
-        let lines = head.components(separatedBy: "\r\n")
-        requests.withLock { $0.append(lines[0]) }
-        var headers: [String: String] = [:]
-        for line in lines.dropFirst() {
-            guard let colon = line.firstIndex(of: ":") else { continue }
-            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
-        }
-        var start: Int64 = 0
-        var status = "200 OK"
-        var responseHeaders = ["Accept-Ranges: bytes", "ETag: \(fixture.etag)", "Last-Modified: \(fixture.lastModified)"]
-        if let range = headers["range"], let offset = Lesson05Tests.offset(ofRange: range),
-           headers["if-range"] == nil || headers["if-range"] == fixture.etag {
-            guard offset < fixture.size else {
-                sendText(connection, "HTTP/1.1 416 Range Not Satisfiable\r\nContent-Range: bytes */\(fixture.size)\r\n"
-                    + "Content-Length: 0\r\nConnection: close\r\n\r\n")
-                return
-            }
-            start = offset
-            status = "206 Partial Content"
-            responseHeaders.append("Content-Range: bytes \(offset)-\(fixture.size - 1)/\(fixture.size)")
-        }
-        let response = (["HTTP/1.1 \(status)", "Content-Type: application/octet-stream",
-                         "Content-Length: \(fixture.size - start)", "Connection: close"]
-            + responseHeaders + extraHeaders).joined(separator: "\r\n") + "\r\n\r\n"
-        guard sendText(connection, response) else { return }
-        var buffer = Data(count: 64 << 10)
-        var offset = start
-        while offset < fixture.size {
-            let count = Int(min(Int64(buffer.count), fixture.size - offset))
-            let fixture = self.fixture
-            let sent = buffer.withUnsafeMutableBytes { bytes in
-                let chunk = UnsafeMutableRawBufferPointer(rebasing: bytes[0..<count])
-                fixture.fill(chunk, from: offset)
-                return sendAll(connection, UnsafeRawBufferPointer(chunk))
-            }
-            guard sent else { return }
-            offset += Int64(count)
-        }
-    }
-
-    /// The request head, up to the blank line; nil if the peer closes first.
-    private func readHead(_ connection: Int32) -> String? {
-        var received = [UInt8]()
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        let end: [UInt8] = Array("\r\n\r\n".utf8)
-        while received.count < 64 << 10 {
-            let count = recv(connection, &buffer, buffer.count, 0)
-            if count < 0 && errno == EINTR { continue }
-            guard count > 0 else { return nil }
-            received += buffer[0..<count]
-            if let range = received.firstRange(of: end) {
-                return String(decoding: received[..<range.lowerBound], as: UTF8.self)
-            }
-        }
-        return nil
-    }
-
-    @discardableResult
-    private func sendText(_ connection: Int32, _ text: String) -> Bool {
-        Array(text.utf8).withUnsafeBytes { sendAll(connection, $0) }
-    }
-
-    /// Writes everything, or returns false once the peer has gone (no SIGPIPE).
-    private func sendAll(_ connection: Int32, _ bytes: UnsafeRawBufferPointer) -> Bool {
-        var offset = 0
-        while offset < bytes.count {
-            let sent = send(connection, bytes.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL))
-            if sent < 0 && errno == EINTR { continue }
-            guard sent > 0 else { return false }
-            offset += sent
-        }
-        return true
     }
 }

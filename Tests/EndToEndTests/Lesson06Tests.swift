@@ -39,7 +39,7 @@ final class Lesson06Tests {
         let fixture = Fixture(name: Self.executable, size: 64 << 20)
         #expect(result.variant == variant)
         #expect(result.way == "story")
-        #expect(result.outcome == "verified")
+        #expect(result.outcome == .verified)
         #expect(result.actualSHA256 == fixture.sha256Hex())
         #expect(result.attempts == 2)
         #expect(result.resumedFrom.count == 1)
@@ -134,12 +134,12 @@ final class Lesson06Tests {
         switch variant {
         case .article:
             #expect(finished.status == ExitStatus.unresponsive.rawValue, "\(finished.stderr)")
-            #expect(result.outcome == "unresponsive")
+            #expect(result.outcome == .unresponsive)
             #expect(result.error?.message.hasPrefix("the app froze: a job sent to GCD's global queue waited ") == true)
             #expect(try #require(waited.first) >= 0.5)
         case .corrected:
             #expect(finished.status == 0, "\(finished.stderr)")
-            #expect(result.outcome == "verified")
+            #expect(result.outcome == .verified)
             #expect(try #require(waited.first) < 0.5)
         }
     }
@@ -190,7 +190,7 @@ final class Lesson06Tests {
         #expect(finished.status == 0, "\(finished.stderr)")
         let result = try finished.result()
         #expect(result.way == "delegate-queue")
-        #expect(result.outcome == "verified")
+        #expect(result.outcome == .verified)
         #expect(result.attempts == 2)
         #expect(result.bytesDownloadedAgain <= 64 << 10)
         #expect(!finished.stderr.contains("case a:"))

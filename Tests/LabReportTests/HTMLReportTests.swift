@@ -43,7 +43,7 @@ struct HTMLReportTests {
             for run in runs {
                 let row = try #require(Self.row(rows, run), "\(run.lesson) \(run.variant) at \(size)")
                 #expect(Self.values(row) == Self.measurements(run))
-                #expect(row.all("td").contains { $0["data-status"] == run.status })
+                #expect(row.all("td").contains { $0["data-status"] == run.status.rawValue })
             }
         }
         let megabytes = try #require(page.table("size-\(Fixture.sizes[2])").first { $0["data-lesson"] == "03-outputstream" && $0["data-variant"] == "corrected" })
@@ -78,13 +78,13 @@ struct HTMLReportTests {
         for run in results.runs where run.scenario != "clean" {
             let row = try #require(Self.row(rows, run))
             let cell = try #require(row.all("td", "data-scenario", run.scenario).first)
-            #expect(cell["data-status"] == run.status, "\(run.lesson) \(run.variant) \(run.scenario)")
+            #expect(cell["data-status"] == run.status.rawValue, "\(run.lesson) \(run.variant) \(run.scenario)")
             #expect(cell["data-expected"] == String(run.expectedFailure))
             #expect(cell["data-downloaded-again"] == String(run.bytesDownloadedAgain))
             let marked = cell.all("span").contains { $0.hasClass("mark") && $0.text == "expected" }
-            #expect(marked == (run.status == "fail" && run.expectedFailure))
+            #expect(marked == (run.status == .fail && run.expectedFailure))
             let standsOut = cell.all("span").contains { $0.hasClass("unexpected") }
-            #expect(standsOut == (run.status == "fail" && !run.expectedFailure))
+            #expect(standsOut == (run.status == .fail && !run.expectedFailure))
         }
         let refusedClean = try #require(rows.first { $0["data-lesson"] == "00-small-file" }?.all("td", "data-scenario", "clean").first)
         #expect(refusedClean["data-status"] == "refused")

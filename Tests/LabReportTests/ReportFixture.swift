@@ -59,7 +59,7 @@ enum ReportFixture {
                 runs.append(run("00-small-file", "Small file in one call", "corrected", "clean", size,
                                 peak: 17_825_792 + size, throughput: 400 * Double(mebibyte)))
             } else {
-                runs.append(run("00-small-file", "Small file in one call", "corrected", "clean", size, status: "refused",
+                runs.append(run("00-small-file", "Small file in one call", "corrected", "clean", size, status: .refused,
                                 cause: "refused: 268435456 bytes is more than the 64 MiB it will hold",
                                 peak: 12_582_912, throughput: 0))
             }
@@ -69,32 +69,32 @@ enum ReportFixture {
             run("01-in-memory", "Every chunk in one buffer", "article", "kill-rerun", fault, again: fault * 3 / 5),
             run("01-in-memory", "Every chunk in one buffer", "corrected", "kill-rerun", fault, again: fault / 2),
             run("03-outputstream", "OutputStream append", "article", "kill-rerun", fault, again: 65_536),
-            run("03-outputstream", "OutputStream append", "article", "ignore-range", fault, status: "fail", expected: true,
+            run("03-outputstream", "OutputStream append", "article", "ignore-range", fault, status: .fail, expected: true,
                 cause: "verification failed: SHA-256 mismatch, a 200 reply was appended", again: 13_421_773),
             run("03-outputstream", "OutputStream append", "article", "drop-resume", fault, again: 4_096),
             run("03-outputstream", "OutputStream append", "corrected", "kill-rerun", fault, again: 131_072),
             run("03-outputstream", "OutputStream append", "corrected", "ignore-range", fault, again: 13_421_773),
-            run("03-outputstream", "OutputStream append", "corrected", "drop-resume", fault, status: "fail",
+            run("03-outputstream", "OutputStream append", "corrected", "drop-resume", fault, status: .fail,
                 cause: hostileCause, again: 0),
-            run("00-small-file", "Small file in one call", "corrected", "drop-resume", fault, status: "refused",
+            run("00-small-file", "Small file in one call", "corrected", "drop-resume", fault, status: .refused,
                 cause: "refused: too large to hold in memory", peak: 12_582_912, throughput: 0),
         ]
         return runs
     }()
 
     static func run(_ lesson: String, _ title: String, _ variant: String, _ scenario: String, _ size: Int64,
-                    status: String = "pass", expected: Bool = false, cause: String? = nil,
+                    status: ComparisonResults.RunStatus = .pass, expected: Bool = false, cause: String? = nil,
                     peak: Int64 = 22_020_096, throughput: Double = 250 * Double(mebibyte), again: Int64 = 0) -> Run {
         let wall = throughput > 0 ? Double(size) / throughput : 0.0125
-        let timeline: [ComparisonResults.RSSSample]? = scenario == "clean" && size == sizes[2] && status != "refused"
+        let timeline: [ComparisonResults.RSSSample]? = scenario == "clean" && size == sizes[2] && status != .refused
             ? (0...10).map { ComparisonResults.RSSSample(t: wall * Double($0) / 10, rssBytes: peak * Int64($0 + 1) / 11) }
             : nil
         return Run(lesson: lesson, title: title, variant: variant, scenario: scenario, sizeBytes: size, status: status,
                    expectedFailure: expected, cause: cause, wallSeconds: wall, cpuSeconds: wall * 0.625,
                    peakRSSBytes: peak, throughputBytesPerSecond: throughput, bytesOnWire: size + again,
                    bytesDownloadedAgain: again,
-                   repetitions: [.init(exitCode: status == "pass" ? 0 : 1, outcome: status == "pass" ? "verified" : "transfer-failed",
-                                       verified: status == "pass", wallSeconds: wall, cpuSeconds: wall * 0.625,
+                   repetitions: [.init(exitCode: status == .pass ? 0 : 1, outcome: status == .pass ? "verified" : "transfer-failed",
+                                       verified: status == .pass, wallSeconds: wall, cpuSeconds: wall * 0.625,
                                        peakRSSBytes: peak, throughputBytesPerSecond: throughput, bytesOnWire: size + again,
                                        bytesDownloadedAgain: again, error: cause)],
                    rssTimeline: timeline)

@@ -8,6 +8,21 @@ import FoundationNetworking
 public struct LessonResult: Codable, Sendable {
     public static let currentSchema = "download-lab.lesson-result/1"
 
+    /// How the run ended, as Lessons/README.md describes each value.
+    public enum Outcome: String, Codable, Sendable {
+        case verified
+        /// There was no digest to compare the file with.
+        case unverified
+        /// The lesson said it was done, and the file is wrong.
+        case verificationFailed = "verification-failed"
+        case transferFailed = "transfer-failed"
+        case ioFailed = "io-failed"
+        /// A file the lesson reads (lesson 05's resume data) is unusable; nothing was touched.
+        case badInput = "bad-input"
+        /// The app froze (lesson 06's `--way crowd`).
+        case unresponsive
+    }
+
     public struct ErrorRecord: Codable, Sendable, Equatable {
         public var domain: String
         public var code: Int
@@ -21,7 +36,7 @@ public struct LessonResult: Codable, Sendable {
     public var way: String?
     public var url: String
     public var output: String
-    public var outcome: String
+    public var outcome: Outcome
     public var exitCode: Int32
     public var verified: Bool
     public var expectedSHA256: String?

@@ -28,17 +28,17 @@ struct ResultRecorder {
             ?? askedForDigest()
 
         var actual: String?
-        var outcome: String
+        var outcome: LessonResult.Outcome
         var status: ExitStatus
         var failure: LessonResult.ErrorRecord?
         switch lastResult {
         case .failed(let error):
             status = (error as? DownloadError)?.exitStatus ?? .transferFailed
             outcome = switch status {
-            case .localIOFailed: "io-failed"
-            case .verificationFailed: "bad-input"
-            case .unresponsive: "unresponsive"
-            default: "transfer-failed"
+            case .localIOFailed: .ioFailed
+            case .verificationFailed: .badInput
+            case .unresponsive: .unresponsive
+            default: .transferFailed
             }
             let reason = attempts >= options.maxAttempts && lastResult.isResumable
                 ? "gave up after \(attempts) attempts: " : ""
@@ -54,10 +54,10 @@ struct ResultRecorder {
             resourceBytes = check.expectedBytes
             fileBytes = check.actualBytes
             if check.matches {
-                outcome = "verified"
+                outcome = .verified
                 status = .success
             } else {
-                outcome = "verification-failed"
+                outcome = .verificationFailed
                 status = .verificationFailed
                 failure = .init(domain: "DownloadLab", code: Int(status.rawValue),
                                 message: "\(check.actualSide) \(ByteFormat.grouped(check.actualBytes)) bytes, "
@@ -74,13 +74,13 @@ struct ResultRecorder {
             }
             switch (expected, actual) {
             case (nil, _):
-                outcome = "unverified"
+                outcome = .unverified
                 status = .success
             case (let expected?, let actual?) where expected == actual:
-                outcome = "verified"
+                outcome = .verified
                 status = .success
             case (let expected?, _):
-                outcome = "verification-failed"
+                outcome = .verificationFailed
                 status = .verificationFailed
                 let got = actual.map { "got \($0)" } ?? "no file was written"
                 let sizes = resourceBytes.map { " (\(fileBytes) bytes on disk, resource has \($0))" } ?? ""
@@ -97,7 +97,7 @@ struct ResultRecorder {
             output: file.path,
             outcome: outcome,
             exitCode: status.rawValue,
-            verified: outcome == "verified",
+            verified: outcome == .verified,
             expectedSHA256: expected,
             actualSHA256: actual,
             resourceBytes: resourceBytes,

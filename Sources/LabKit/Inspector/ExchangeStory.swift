@@ -28,10 +28,11 @@ enum ExchangeStory {
     static func summary(_ result: LessonResult) -> [String] {
         var lines: [String] = []
         switch result.outcome {
-        case "verified": lines.append("✔ verified: SHA-256 \(result.actualSHA256 ?? "")")
-        case "unverified": lines.append("• downloaded, not verified (no expected SHA-256; pass --sha256): \(result.actualSHA256 ?? "")")
-        case "verification-failed": lines.append("✗ verification failed: \(result.error?.message ?? "")")
-        default: lines.append("✗ \(result.outcome): \(result.error?.message ?? "")")
+        case .verified: lines.append("✔ verified: SHA-256 \(result.actualSHA256 ?? "")")
+        case .unverified: lines.append("• downloaded, not verified (no expected SHA-256; pass --sha256): \(result.actualSHA256 ?? "")")
+        case .verificationFailed: lines.append("✗ verification failed: \(result.error?.message ?? "")")
+        case .transferFailed, .ioFailed, .badInput, .unresponsive:
+            lines.append("✗ \(result.outcome.rawValue): \(result.error?.message ?? "")")
         }
         func row(_ name: String, _ value: String) -> String {
             "  " + name.padding(toLength: 18, withPad: " ", startingAt: 0) + value

@@ -68,15 +68,15 @@ struct Comparison {
         // A run passes when the file is right and the lesson says so: exit 0.
         let passed = { (repetition: ComparisonResults.Repetition) in repetition.verified && repetition.exitCode == 0 }
         let allPassed = repetitions.allSatisfy(passed)
-        let status: String
+        let status: ComparisonResults.RunStatus
         if runCase.expectsRefusal, repetitions.allSatisfy({ !$0.verified && $0.exitCode != 0 && $0.bytesOnWire == 0 }) {
-            status = "refused"
+            status = .refused
         } else {
-            status = allPassed ? "pass" : "fail"
+            status = allPassed ? .pass : .fail
         }
         let cause: String? = switch status {
-        case "pass": nil
-        case "refused": repetitions.first?.error
+        case .pass: nil
+        case .refused: repetitions.first?.error
         default: repetitions.first { !passed($0) }?.error
         }
         // The timeline shown is the one of the repetition with the median wall time.
@@ -85,7 +85,7 @@ struct Comparison {
         return ComparisonResults.Run(
             lesson: runCase.lesson.id, title: runCase.lesson.title, variant: runCase.variant.rawValue,
             scenario: runCase.scenario.rawValue, sizeBytes: runCase.size, status: status,
-            expectedFailure: status == "fail" && isPredicted(runCase, measured), cause: cause,
+            expectedFailure: status == .fail && isPredicted(runCase, measured), cause: cause,
             wallSeconds: medianWall,
             cpuSeconds: median(repetitions.map(\.cpuSeconds)),
             peakRSSBytes: median(repetitions.map(\.peakRSSBytes)),
@@ -108,8 +108,8 @@ struct Comparison {
     private func progressLine(index: Int, of count: Int, _ run: ComparisonResults.Run) -> String {
         let counter = "[\(String(index).leftPadded(to: String(count).count))/\(count)]"
         let verdict = switch run.status {
-        case "pass": "pass"
-        case "refused": "refused (by design)"
+        case .pass: "pass"
+        case .refused: "refused (by design)"
         default: run.expectedFailure ? "fail (expected): \(run.cause ?? "")" : "FAIL: \(run.cause ?? "")"
         }
         return "\(counter) \(run.lesson.padding(toLength: 24, withPad: " ", startingAt: 0)) "

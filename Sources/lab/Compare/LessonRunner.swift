@@ -89,7 +89,7 @@ struct LessonRunner {
         let ending: Observation.Ending = finished.timedOut ? .timedOut(seconds: Int(Self.timeout(for: runCase.size).seconds))
             : finished.signal.map { .signal($0) } ?? .exited(finished.exitCode ?? -1)
         return Observation(
-            ending: ending, outcome: record?.outcome, file: file, fileName: record.map { URL(fileURLWithPath: $0.output).lastPathComponent },
+            ending: ending, outcome: record?.outcome.rawValue, file: file, fileName: record.map { URL(fileURLWithPath: $0.output).lastPathComponent },
             resourceName: expected.name, size: runCase.size,
             breakOffset: runCase.scenario.faults == nil ? nil : runCase.size * Int64(Scenario.breakPercent) / 100,
             downloadedAgainShare: 0, memoryGrowth: nil, sentHEAD: false, uploadExtraBytes: uploadExtra)
@@ -118,7 +118,7 @@ struct LessonRunner {
             // The bytes are right but the lesson says otherwise: that is a failure too.
             error = "exit \(finished.exitCode.map(String.init) ?? "by signal") although the file is right"
                 + (record?.error.map { ": \($0.message)" } ?? "")
-        } else if record?.outcome == "verification-failed", let problem {
+        } else if record?.outcome == .verificationFailed, let problem {
             // The harness's own words: short, and the same for every lesson.
             error = problem
         } else if let message = record?.error?.message {
@@ -137,7 +137,7 @@ struct LessonRunner {
         }
         return ComparisonResults.Repetition(
             exitCode: finished.exitCode ?? -1,
-            outcome: record?.outcome ?? (finished.timedOut ? "timed-out" : "crashed"),
+            outcome: record?.outcome.rawValue ?? (finished.timedOut ? "timed-out" : "crashed"),
             verified: verified,
             wallSeconds: finished.wallSeconds,
             cpuSeconds: finished.cpuSeconds,

@@ -68,7 +68,7 @@ struct TrialRunner {
             let firstRecord = try? JSONDecoder().decode(LessonResult.self, from: Data(before.stdout.utf8))
             // A run that ends in a hang or a crash, or that calls a wrong file done, has failed
             // already: that run is the one to show.
-            if before.timedOut || before.signal.map({ $0 != SIGKILL }) == true || firstRecord?.outcome == "verification-failed" {
+            if before.timedOut || before.signal.map({ $0 != SIGKILL }) == true || firstRecord?.outcome == .verificationFailed {
                 finished = before
                 generation = 0
             } else {
@@ -101,7 +101,7 @@ struct TrialRunner {
             file = FileInspection.state(of: written, against: Fixture(name: fixture.name, size: fixture.size, generation: generation))
         }
         let observation = Observation(
-            ending: ending, outcome: record?.outcome, file: file, fileName: written.lastPathComponent,
+            ending: ending, outcome: record?.outcome.rawValue, file: file, fileName: written.lastPathComponent,
             resourceName: fixture.name, size: trial.size, breakOffset: Self.breakOffset(of: trial),
             downloadedAgainShare: uploads ? 0 : Double(max(0, sent - trial.size)) / Double(trial.size),
             memoryGrowth: cleanPeakRSS.map { Double(finished.peakRSSBytes - $0) / Double(trial.size) },

@@ -67,7 +67,7 @@ final class ResumableLesson {
         let result = try finished.result()
         let fixture = Fixture(name: executable, size: 64 << 20)
         #expect(result.variant == .corrected)
-        #expect(result.outcome == "verified")
+        #expect(result.outcome == .verified)
         #expect(result.attempts == 2)
         #expect(result.resumedFrom.count == 1)
         #expect(result.actualSHA256 == fixture.sha256Hex())
@@ -144,7 +144,7 @@ final class ResumableLesson {
         #expect(corrected.finished.status == ExitStatus.transferFailed.rawValue)
         #expect(corrected.finished.stderr == "\(executable): HTTP \(status) \(reason) from \(corrected.url.absoluteString)\n")
         let result = try corrected.finished.result()
-        #expect(result.outcome == "transfer-failed")
+        #expect(result.outcome == .transferFailed)
         #expect(result.attempts == 1)
         // The error page is not saved as the file.
         #expect(!FileManager.default.fileExists(atPath: corrected.output.path))
@@ -179,7 +179,7 @@ final class ResumableLesson {
         let full = try run(.corrected, fixture, faults: nil, token: "disk-full", extra: ["--disk-full-after", "1MiB"])
         #expect(full.finished.status == ExitStatus.localIOFailed.rawValue)
         #expect(full.finished.stderr.contains("\(executable): cannot write \(full.output.path)"), "\(full.finished.stderr)")
-        #expect(try full.finished.result().outcome == "io-failed")
+        #expect(try full.finished.result().outcome == .ioFailed)
         #expect(fileSize(full.output) == 1 << 20)
         #expect(ResumeState.load(for: full.output)?.total == fixture.size)
 
