@@ -71,20 +71,9 @@ final class Nginx {
 
 /// Asks the kernel for a free port by binding port 0, then releases it for the real server.
 func freeLoopbackPort() throws -> Int {
-    let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    defer { close(descriptor) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    address.sin_port = 0
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    let bound = withUnsafeMutablePointer(to: &address) { pointer in
-        pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { generic in
-            bind(descriptor, generic, length) == 0 && getsockname(descriptor, generic, &length) == 0
-        }
-    }
-    try #require(bound, "could not find a free loopback port")
-    return Int(UInt16(bigEndian: address.sin_port))
+    let socket = try #require(boundLoopbackSocket(), "could not find a free loopback port")
+    close(socket.descriptor)
+    return socket.port
 }
 
 func waitUntilListening(port: Int, timeout: TimeInterval = 10) throws {

@@ -257,7 +257,7 @@ enum FixtureSource {
 
     private func requests(method: String, run token: String) -> [LoggedRequest]? {
         guard case .embedded(let server) = self else { return nil }
-        return server.requestLog.filter { $0.method == method && $0.target.hasSuffix("run=\(token)") }
+        return server.requests(run: token, method: method)
     }
 }
 

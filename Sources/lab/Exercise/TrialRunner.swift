@@ -80,7 +80,7 @@ struct TrialRunner {
 
         let record = try? JSONDecoder().decode(LessonResult.self, from: Data(finished.stdout.utf8))
         let written = record.map { URL(fileURLWithPath: $0.output) } ?? output
-        let log = server.requestLog.filter { $0.target.hasSuffix("run=\(token)") }
+        let log = server.requests(run: token)
         let sent = log.reduce(Int64(0)) { $0 + $1.bodyBytesSent }
         let ending: Observation.Ending = finished.timedOut ? .timedOut(seconds: Int(timeout.seconds))
             : finished.signal.map { .signal($0) } ?? .exited(finished.exitCode ?? -1)
@@ -120,8 +120,13 @@ struct TrialRunner {
 }
 
 extension LabServer {
+    /// The requests of one run token, oldest first; `method` keeps only those.
+    func requests(run token: String, method: String? = nil) -> [LoggedRequest] {
+        requestLog.filter { ($0.method == method || method == nil) && $0.target.hasSuffix("run=\(token)") }
+    }
+
     /// Response body bytes sent for the GETs of one run token.
     func bodyBytesSent(run token: String) -> Int64 {
-        requestLog.filter { $0.method == "GET" && $0.target.hasSuffix("run=\(token)") }.reduce(0) { $0 + $1.bodyBytesSent }
+        requests(run: token, method: "GET").reduce(0) { $0 + $1.bodyBytesSent }
     }
 }

@@ -18,23 +18,13 @@ final class AnyPathServer: Sendable {
     init(fixture: Fixture, extraHeaders: [String] = []) throws {
         self.fixture = fixture
         self.extraHeaders = extraHeaders
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { generic in
-                bind(descriptor, generic, length) == 0 && getsockname(descriptor, generic, &length) == 0
-            }
-        }
-        guard descriptor >= 0, bound, listen(descriptor, 16) == 0 else {
-            close(descriptor)
+        guard let socket = boundLoopbackSocket() else { throw AnyPathServerError("cannot bind a loopback port") }
+        guard listen(socket.descriptor, 16) == 0 else {
+            close(socket.descriptor)
             throw AnyPathServerError("cannot listen on a loopback port")
         }
-        listener = descriptor
-        port = Int(UInt16(bigEndian: address.sin_port))
+        listener = socket.descriptor
+        port = socket.port
         Thread { [self] in acceptConnections() }.start()
     }
 
