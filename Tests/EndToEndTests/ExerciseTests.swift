@@ -1,5 +1,6 @@
 import Foundation
 import LabCatalogue
+import Synchronization
 import Testing
 
 /// `lab exercise`, run as a process from the package folder, building real exercise code and
@@ -30,11 +31,33 @@ import Testing
         let symptomSeen: Bool?
     }
 
-    static func lab(_ arguments: [String], timeout: TimeInterval = 600) throws -> ChildProcess.Finished {
-        let child = try ChildProcess("lab", arguments)
+    /// `lab` with `arguments`, run in the package folder. The commands that build get
+    /// `--ignore-lock`: the `swift test` running this suite holds the package's lock.
+    /// Once one run has hung, the others are not started: each would hang as long, and a stuck
+    /// build would hold the whole suite for hours.
+    static func lab(_ arguments: [String], timeout: TimeInterval = 300) throws -> ChildProcess.Finished {
+        if aRunHung.withLock({ $0 }) {
+            throw LabHung(description: "not run: an earlier `lab exercise` outlived its time limit")
+        }
+        let child = try ChildProcess("lab", buildingWithoutTheLock(arguments))
         child.process.currentDirectoryURL = packageRoot
         try child.start()
-        return child.wait(timeout: timeout)
+        let finished = child.wait(timeout: timeout)
+        if finished.timedOut {
+            aRunHung.withLock { $0 = true }
+            throw LabHung(description: "`lab \(arguments.joined(separator: " "))` was still running after \(Int(timeout)) s: \(finished.stdout.suffix(500))")
+        }
+        return finished
+    }
+
+    private static let aRunHung = Mutex(false)
+
+    struct LabHung: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    static func buildingWithoutTheLock(_ arguments: [String]) -> [String] {
+        arguments.count > 1 && ["check", "hint", "watch"].contains(arguments[1]) ? arguments + ["--ignore-lock"] : arguments
     }
 
     static func records(_ output: String) throws -> [Record] {
@@ -190,7 +213,7 @@ import Testing
         let lesson = try #require(Catalogue.lesson(named: "02"))
         let starting = try Self.startingCode(lesson)
         try Self.withExercise(lesson, holding: starting) {
-            let child = try ChildProcess("lab", ["exercise", "watch", "02"])
+            let child = try ChildProcess("lab", Self.buildingWithoutTheLock(["exercise", "watch", "02"]))
             child.process.currentDirectoryURL = Self.packageRoot
             try child.start()
             defer { child.kill() }

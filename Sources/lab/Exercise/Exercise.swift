@@ -37,6 +37,13 @@ struct ExerciseName: ParsableArguments {
     func lesson() throws -> LessonDefects { try Exercise.lesson(name) }
 }
 
+/// How `check`, `hint` and `watch` build the student's code.
+struct ExerciseBuildOptions: ParsableArguments {
+    @Flag(name: .customLong("ignore-lock"),
+          help: "Build with SwiftPM's --ignore-lock: for a check started by a running `swift test`, which holds the package's lock until its tests end.")
+    var ignoringLock = false
+}
+
 extension Exercise {
     struct List: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Every exercise, its state, and which one to do next.")
@@ -96,6 +103,8 @@ extension Exercise {
         @Option(help: "Stop a run that takes longer than this many seconds, and report it as timed out.")
         var timeout = Int(TrialRunner.defaultTimeout.seconds)
 
+        @OptionGroup var build: ExerciseBuildOptions
+
         func validate() throws {
             guard (1...600).contains(timeout) else { throw ValidationError("--timeout must be between 1 and 600 seconds") }
             if all == (exercise != nil) { throw ValidationError("name one exercise, or give --all") }
@@ -108,7 +117,7 @@ extension Exercise {
             var allHold = true
             for lesson in lessons {
                 let outcomes = try ExerciseRun(lesson: lesson, workspace: workspace, variant: variant, json: json,
-                                            timeout: .seconds(timeout)).check()
+                                            build: build, timeout: .seconds(timeout)).check()
                 allHold = allHold && outcomes.allSatisfy(\.passed)
             }
             if !allHold { throw ExitCode.failure }
@@ -119,6 +128,7 @@ extension Exercise {
         static let configuration = CommandConfiguration(abstract: "The next hint for the first check that fails.")
 
         @OptionGroup var exercise: ExerciseName
+        @OptionGroup var build: ExerciseBuildOptions
 
         func run() throws {
             let lesson = try exercise.lesson()
@@ -128,7 +138,7 @@ extension Exercise {
             var checked = progress.exercises[lesson.lesson]
             if checked?.sourceSHA256 != ExerciseWorkspace.sha256(code) {
                 Console.output("Checking exercise \(lesson.number) first:")
-                _ = try ExerciseRun(lesson: lesson, workspace: workspace, variant: nil, json: false).check()
+                _ = try ExerciseRun(lesson: lesson, workspace: workspace, variant: nil, json: false, build: build).check()
                 progress = workspace.progress()
                 checked = progress.exercises[lesson.lesson]
             }
@@ -160,6 +170,7 @@ extension Exercise {
         static let configuration = CommandConfiguration(abstract: "Check an exercise again every time its file is saved. Ctrl-C stops.")
 
         @OptionGroup var exercise: ExerciseName
+        @OptionGroup var build: ExerciseBuildOptions
 
         func run() throws {
             let lesson = try exercise.lesson()
@@ -172,7 +183,7 @@ extension Exercise {
                     checked = code
                     Console.output("── \(Self.clock()) checking \(ExerciseSource.path(for: lesson))")
                     do {
-                        _ = try ExerciseRun(lesson: lesson, workspace: workspace, variant: nil, json: false).check()
+                        _ = try ExerciseRun(lesson: lesson, workspace: workspace, variant: nil, json: false, build: build).check()
                     } catch {
                         Console.error("lab exercise watch: \(error)")
                     }
@@ -231,6 +242,7 @@ struct ExerciseRun {
     /// Set to check the lesson's own variant instead of the student's code.
     let variant: Variant?
     let json: Bool
+    let build: ExerciseBuildOptions
     var timeout = TrialRunner.defaultTimeout
 
     func check() throws -> [ExerciseCheck.Outcome] {
@@ -238,7 +250,7 @@ struct ExerciseRun {
         let code = workspace.studentCode(lesson) ?? ""
         let program: URL
         do {
-            program = try ExerciseBuild.build(product: product, in: workspace.root)
+            program = try ExerciseBuild.build(product: product, in: workspace.root, ignoringLock: build.ignoringLock)
         } catch ExerciseError.failure(let message) {
             if variant == nil { remember([], code: code, compiles: false) }
             if json {

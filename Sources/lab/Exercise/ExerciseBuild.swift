@@ -3,19 +3,21 @@ import Foundation
 /// Builds one product of the package with `swift build`, in the configuration `lab` itself was
 /// built in, and finds the executable next to `lab`. Only the first compiler error is kept: a
 /// student reads one line, with its file and line, not the build log.
+///
+/// Like any `swift build`, it waits while another `swift` command holds the package's lock.
+/// `swift test` holds it until its tests end, so a check that a test starts builds with
+/// `--ignore-lock`.
 enum ExerciseBuild {
     /// The folder `lab` runs from: the build products of its configuration.
     static let productsFolder = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
 
-    static func build(product: String, in root: URL) throws -> URL {
+    static func build(product: String, in root: URL, ignoringLock: Bool) throws -> URL {
         var arguments = ["swift", "build", "--product", product]
         if productsFolder.lastPathComponent == "release" { arguments += ["-c", "release"] }
+        if ignoringLock { arguments.append("--ignore-lock") }
         // One `lab` build at a time: two at once in one .build folder would trip over each other.
         let ownLock = try BuildLock(root.appendingPathComponent(".build/lab-exercises/build.lock"))
         defer { ownLock.release() }
-        // `swift test` keeps SwiftPM's lock while the tests run, though it builds nothing then:
-        // a `lab exercise` that a test started would wait for it forever.
-        if isHeldBySwiftTest(root.appendingPathComponent(".build/.lock")) { arguments.append("--ignore-lock") }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = arguments
@@ -35,14 +37,6 @@ enum ExerciseBuild {
             throw ExerciseError.failure(firstError(in: log, root: root) ?? "`swift build --product \(product)` failed (exit \(process.terminationStatus))")
         }
         return productsFolder.appendingPathComponent(product)
-    }
-
-    private static func isHeldBySwiftTest(_ lockFile: URL) -> Bool {
-        guard let pid = (try? String(contentsOf: lockFile, encoding: .utf8)).flatMap({ Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }),
-              let commandLine = try? Data(contentsOf: URL(fileURLWithPath: "/proc/\(pid)/cmdline"))
-        else { return false }
-        let program = commandLine.split(separator: 0).first.map { String(decoding: $0, as: UTF8.self) } ?? ""
-        return program.hasSuffix("/swift-test") || program == "swift-test"
     }
 
     /// "Sources/Exercises/02-filehandle/main.swift:42:9: error: cannot find 'x' in scope".

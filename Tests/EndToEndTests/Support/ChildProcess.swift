@@ -8,6 +8,8 @@ struct ChildProcess {
         let status: Int32
         let stdout: String
         let stderr: String
+        /// Killed because it outlived its time limit.
+        var timedOut = false
 
         /// The `--json` record, decoded from stdout.
         func result() throws -> LessonResult {
@@ -56,12 +58,14 @@ struct ChildProcess {
     func wait(timeout: TimeInterval = 300) -> Finished {
         let deadline = Date().addingTimeInterval(timeout)
         while process.isRunning && Date() < deadline { usleep(20_000) }
-        if process.isRunning { kill() }
+        let timedOut = process.isRunning
+        if timedOut { kill() }
         process.waitUntilExit()
         return Finished(
             status: process.terminationStatus,
             stdout: (try? String(contentsOf: stdoutFile, encoding: .utf8)) ?? "",
-            stderr: (try? String(contentsOf: stderrFile, encoding: .utf8)) ?? "")
+            stderr: (try? String(contentsOf: stderrFile, encoding: .utf8)) ?? "",
+            timedOut: timedOut)
     }
 
     /// Runs one of this package's executables to the end.
