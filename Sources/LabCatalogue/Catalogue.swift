@@ -1,10 +1,20 @@
-/// A lesson's defects: what its `article` variant gets wrong, one entry per defect. Its exercise
-/// is the article's code with all of them in it, and has one check per defect.
+/// A lesson as the tools see it, and its defects: what its `article` variant gets wrong, one
+/// entry per defect. Its exercise is the article's code with all of them in it, and has one
+/// check per defect. `lab compare`, `lab exercise` and the tests all read the lessons from here.
 public struct LessonDefects: Sendable {
     /// "02-filehandle": the lesson is `lesson-<id>`, the exercise `exercise-<id>`.
     public let lesson: String
+    /// The lesson's name in tables: the report, `results.json`.
+    public let title: String
     /// The lesson sends the file (POST /upload) instead of fetching it.
     public var uploads = false
+    /// Arguments that pick the download itself out of a lesson whose default run also tells side
+    /// stories, for `lab compare` (lesson 06's demonstrations take seconds and would swamp its
+    /// numbers).
+    public var compareArguments: [String] = []
+    /// The corrected variant refuses a file bigger than this, on purpose (lesson 00's limit for
+    /// a body held in memory).
+    public var correctedRefusesAbove: Int64?
     public let defects: [Defect]
 
     public var number: String { String(lesson.prefix(2)) }
@@ -47,7 +57,7 @@ public enum Catalogue {
 
     // MARK: - 00
 
-    static let smallFile = LessonDefects(lesson: "00-small-file", defects: [
+    static let smallFile = LessonDefects(lesson: "00-small-file", title: "Small file, completion handler", correctedRefusesAbove: 64 << 20, defects: [
         Defect(
             id: "status-ignored",
             summary: "the status code is never read: a 404's error page is saved as the file",
@@ -96,7 +106,7 @@ public enum Catalogue {
 
     // MARK: - 01
 
-    static let inMemory = LessonDefects(lesson: "01-in-memory", defects: [
+    static let inMemory = LessonDefects(lesson: "01-in-memory", title: "In-memory buffer (NSMutableData)", defects: [
         Defect(
             id: "status-ignored",
             summary: "the status code is never read: a 404's error page becomes the file",
@@ -123,7 +133,7 @@ public enum Catalogue {
 
     // MARK: - 02
 
-    static let fileHandle = LessonDefects(lesson: "02-filehandle", defects: [
+    static let fileHandle = LessonDefects(lesson: "02-filehandle", title: "FileHandle seek and append", defects: [
         Defect(
             id: "range-colon",
             summary: "the Range header is written bytes:N- with a colon, so servers ignore it and send the whole file",
@@ -195,7 +205,7 @@ public enum Catalogue {
 
     // MARK: - 03
 
-    static let outputStream = LessonDefects(lesson: "03-outputstream", defects: [
+    static let outputStream = LessonDefects(lesson: "03-outputstream", title: "OutputStream append", defects: [
         Defect(
             id: "no-206-check",
             summary: "nothing checks for 206: a 200 with the whole file is appended after the partial one",
@@ -277,7 +287,7 @@ public enum Catalogue {
 
     // MARK: - 04
 
-    static let sessionDataTask = LessonDefects(lesson: "04-session-data-task", defects: [
+    static let sessionDataTask = LessonDefects(lesson: "04-session-data-task", title: "URLSession data task", defects: [
         Defect(
             id: "no-206-check",
             summary: "nothing checks for 206: a 200 with the whole file is appended after the partial one",
@@ -337,7 +347,7 @@ public enum Catalogue {
 
     // MARK: - 05
 
-    static let downloadTaskResume = LessonDefects(lesson: "05-download-task-resume", defects: [
+    static let downloadTaskResume = LessonDefects(lesson: "05-download-task-resume", title: "Download task with resume data", defects: [
         Defect(
             id: "resume-data-in-memory",
             summary: "the resume data is kept in memory only: after a kill the rerun starts over",
@@ -375,7 +385,7 @@ public enum Catalogue {
 
     // MARK: - 06
 
-    static let runLoopThread = LessonDefects(lesson: "06-runloop-thread", defects: [
+    static let runLoopThread = LessonDefects(lesson: "06-runloop-thread", title: "Connection on a run-loop thread", compareArguments: ["--way", "run-loop"], defects: [
         Defect(
             id: "parked-workers",
             summary: "each connection keeps a GCD worker parked in RunLoop.run(): cores + 1 of them starve the global queue",
@@ -391,7 +401,7 @@ public enum Catalogue {
 
     // MARK: - 07
 
-    static let multipartUpload = LessonDefects(lesson: "07-multipart-upload", uploads: true, defects: [
+    static let multipartUpload = LessonDefects(lesson: "07-multipart-upload", title: "Multipart upload", uploads: true, defects: [
         Defect(
             id: "extra-crlf",
             summary: "two line breaks after the file's bytes: the server stores the file 2 bytes longer",

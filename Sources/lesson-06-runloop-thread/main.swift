@@ -29,14 +29,9 @@ Lesson(
     title: "A connection on a background thread, and its run loop",
     defaultSize: 64 << 20,
     defaultFaults: "drop:40pct,ok",  // the first attempt breaks at 40%, the second one behaves
-    ways: [
-        "story": "cases a, c, d and e on 64 KiB slices, then the download as case b",
-        "run-loop": "case b only: the download, delivered by its thread's run loop",
-        "delegate-queue": "case c as the download: delivered on an OperationQueue, no run loop",
-        "crowd": "case e as the download: the file and one more transfer per core, all at once, each started the variant's way",
-    ]
+    ways: Way.self
 ).run { run in
-    if run.way == "story" { Cases(run).show() }
+    if run.way(Way.self) == .story { Cases(run).show() }
     switch run.variant {
     case .article: return download(run, startingEach: ArticleDownload.self, onQueue: ArticleQueueDownload.init)
     case .corrected: return download(run, startingEach: CorrectedDownload.self, onQueue: CorrectedQueueDownload.init)
@@ -49,13 +44,30 @@ protocol StartsInBackground: LessonDownload {
     static func startInBackground(_ start: @escaping @Sendable () -> Void)
 }
 
+/// What `--way` picks: the cases around the download, or one case as the download.
+enum Way: String, LessonWay {
+    case story
+    case runLoop = "run-loop"
+    case delegateQueue = "delegate-queue"
+    case crowd
+
+    var summary: String {
+        switch self {
+        case .story: "cases a, c, d and e on 64 KiB slices, then the download as case b"
+        case .runLoop: "case b only: the download, delivered by its thread's run loop"
+        case .delegateQueue: "case c as the download: delivered on an OperationQueue, no run loop"
+        case .crowd: "case e as the download: the file and one more transfer per core, all at once, each started the variant's way"
+        }
+    }
+}
+
 /// The download for the way picked with `--way`.
 func download<Download: StartsInBackground>(_ run: LessonRun, startingEach: Download.Type,
                                             onQueue: (LessonRun) -> any LessonDownload) -> any LessonDownload {
-    switch run.way {
-    case "delegate-queue": onQueue(run)
-    case "crowd": CrowdedDownload(run, startingEach: Download.startInBackground)
-    default: Download(run)
+    switch run.way(Way.self) {
+    case .story, .runLoop: Download(run)
+    case .delegateQueue: onQueue(run)
+    case .crowd: CrowdedDownload(run, startingEach: Download.startInBackground)
     }
 }
 

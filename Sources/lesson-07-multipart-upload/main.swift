@@ -38,11 +38,11 @@ enum TextField {
 // MARK: - The article's version
 
 /// The article's body, byte for byte in shape: built whole in memory, sent in one piece.
-final class ArticleUpload: LessonDownload {
+final class ArticleUpload: LessonUpload {
     private let run: LessonRun
     init(_ run: LessonRun) { self.run = run }
 
-    func downloadFile() -> AttemptResult {
+    func uploadFile() -> AttemptResult {
         let fixture: UploadFile
         let fileData: Data
         do {
@@ -94,11 +94,11 @@ final class ArticleUpload: LessonDownload {
 /// A correct body, streamed: written to a body file chunk by chunk, then sent from that file with
 /// its exact Content-Length. The boundary is random and checked against the data; names are
 /// escaped the way browsers do.
-final class CorrectedUpload: LessonDownload {
+final class CorrectedUpload: LessonUpload {
     private let run: LessonRun
     init(_ run: LessonRun) { self.run = run }
 
-    func downloadFile() -> AttemptResult {
+    func uploadFile() -> AttemptResult {
         let fixture: UploadFile
         let bodyFile = FileManager.default.temporaryDirectory
             .appendingPathComponent("download-lab", isDirectory: true)

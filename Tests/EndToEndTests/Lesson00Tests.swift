@@ -2,6 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import LabCatalogue
 import LabKit
 import LabServer
 import Testing
@@ -108,7 +109,9 @@ final class Lesson00Tests {
     @Test(arguments: ways)
     func correctedRefusesMoreThanItsMemoryLimit(way: String) throws {
         let run = UUID().uuidString
-        let url = server.url(for: Fixture(name: "too-big", size: (64 << 20) + 1), faults: nil, run: run)
+        // The limit the catalogue gives `lab compare`, so the report calls this refusal right.
+        let limit = try #require(Catalogue.lesson(named: "00")?.correctedRefusesAbove)
+        let url = server.url(for: Fixture(name: "too-big", size: limit + 1), faults: nil, run: run)
         let (finished, output) = try lesson(.corrected, way: way, url: url, extra: ["--quiet"])
         #expect(finished.status == ExitStatus.transferFailed.rawValue)
         #expect(finished.stderr.hasPrefix("lesson-00-small-file: refusing to hold "), "\(finished.stderr)")

@@ -18,25 +18,35 @@ Lesson(
     title: "A small file in one call",
     defaultSize: 4 << 20,
     defaultFaults: "",  // one call has nothing to resume: the default run is a clean one
-    ways: [
-        "completion-handler": "URLSession data task; the handler gets the whole body at once",
-        "contents-of": "Data(contentsOf:); the thread waits until the whole body is in memory",
-    ]
+    ways: Way.self
 ).run { run in
     ArticleDownload(run)
 }
 
+/// The two one-call ways, picked with `--way`.
+enum Way: String, LessonWay {
+    case completionHandler = "completion-handler"
+    case contentsOf = "contents-of"
+
+    var summary: String {
+        switch self {
+        case .completionHandler: "URLSession data task; the handler gets the whole body at once"
+        case .contentsOf: "Data(contentsOf:); the thread waits until the whole body is in memory"
+        }
+    }
+}
+
 /// The one call, either way. The body arrives all at once: there is nothing to show progress with.
 func fetchInOneCall(_ request: URLRequest, _ run: LessonRun) -> (Data?, URLResponse?, (any Error)?) {
-    switch run.way {
-    case "contents-of":
+    switch run.way(Way.self) {
+    case .contentsOf:
         // No response object at all: no status code, no headers, only bytes or an error.
         do {
             return (try Data(contentsOf: request.url!), nil, nil)
         } catch {
             return (nil, nil, error)
         }
-    default:
+    case .completionHandler:
         return run.waitForCompletion { done in
             run.sharedSession.dataTask(with: request) { data, response, error in
                 done((data, response, error))

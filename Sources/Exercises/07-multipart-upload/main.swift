@@ -32,11 +32,11 @@ enum TextField {
 // MARK: - The article's version
 
 /// The article's body, byte for byte in shape: built whole in memory, sent in one piece.
-final class ArticleUpload: LessonDownload {
+final class ArticleUpload: LessonUpload {
     private let run: LessonRun
     init(_ run: LessonRun) { self.run = run }
 
-    func downloadFile() -> AttemptResult {
+    func uploadFile() -> AttemptResult {
         let fixture: UploadFile
         let fileData: Data
         do {

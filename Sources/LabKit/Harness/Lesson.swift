@@ -12,6 +12,12 @@ public protocol LessonDownload: AnyObject {
     func downloadFile() -> AttemptResult
 }
 
+/// An upload lesson's strategy (`Lesson(…, uploads: true)`): one object per run.
+public protocol LessonUpload: AnyObject {
+    /// One press of "Send": returns when this attempt has finished or failed.
+    func uploadFile() -> AttemptResult
+}
+
 /// What a lesson's code gets from the lab: where to download from and to, and how to report.
 public struct LessonRun: Sendable {
     public let url: URL
@@ -19,7 +25,8 @@ public struct LessonRun: Sendable {
     public let faultFreeURL: URL
     public let file: URL
     public let variant: Variant
-    /// The way chosen with `--way` (or the lesson's first), for a lesson that shows several.
+    /// The raw value of the way chosen with `--way` (or the lesson's first), for a lesson that
+    /// shows several; `way(_:)` gives it typed.
     public let way: String?
     public let progress: ProgressBar
     /// For a lesson that uploads (`uploads`): the generated file to send, written by the lesson
@@ -37,6 +44,15 @@ public struct LessonRun: Sendable {
     /// record and exit status keep the usual contract: both digests and byte counts equal → 0,
     /// "verified"; otherwise 65, "verification-failed". An attempt that fails is 69 as usual.
     public func verified(_ check: TransferCheck) { ownCheck.value.withLock { $0 = check } }
+
+    /// The way chosen with `--way`, or the first. `Lesson.run` has already checked the name
+    /// against the lesson's `ways`, so only a lesson that declares none can get nil here.
+    public func way<Way: LessonWay>(_: Way.Type) -> Way {
+        guard let way = way.flatMap(Way.init(rawValue:)) ?? Way.allCases.first else {
+            preconditionFailure("\(Way.self) has no cases")
+        }
+        return way
+    }
 
     /// The lesson's own remarks, in place of the article's NSLog.
     public func log(_ message: String) { console.line("  " + message) }
@@ -98,7 +114,8 @@ public struct Lesson {
     public let title: String
     public let defaultSize: Int64
     public let defaultFaults: String
-    public let ways: KeyValuePairs<String, String>
+    /// Each way's `--way` name and its line of help, in order; empty for a lesson with one way.
+    let ways: [(name: String, summary: String)]
     public let savesIntoFolder: Bool
     public let uploads: Bool
 
@@ -106,8 +123,8 @@ public struct Lesson {
     ///   - id: "03-outputstream"; the executable is `lesson-<id>`.
     ///   - defaultSize: the embedded server's file size when `--size` is not given.
     ///   - defaultFaults: the embedded server's fault script when `--faults` is not given.
-    ///   - ways: for a lesson that shows several ways to download, each way's name and a one-line
-    ///     description; `--way` picks one, the first is the default.
+    ///   - ways: for a lesson that shows several ways to download, its `LessonWay` enum; `--way`
+    ///     picks one, the first case is the default.
     ///   - savesIntoFolder: the lesson names its file itself: `run.file` is then a folder (the
     ///     app's Documents), and the lesson reports the file it saved with `run.saved(_:)`.
     ///   - uploads: the lesson sends a file instead of fetching one: `run.url` is the embedded
@@ -115,13 +132,25 @@ public struct Lesson {
     ///     `--size` bytes that the lesson writes to `run.file` and sends, and the lesson reports
     ///     what the server received with `run.verified(_:)`.
     public init(id: String, title: String, defaultSize: Int64, defaultFaults: String,
-                ways: KeyValuePairs<String, String> = [:], savesIntoFolder: Bool = false,
-                uploads: Bool = false) {
+                savesIntoFolder: Bool = false, uploads: Bool = false) {
+        self.init(id: id, title: title, defaultSize: defaultSize, defaultFaults: defaultFaults,
+                  wayList: [], savesIntoFolder: savesIntoFolder, uploads: uploads)
+    }
+
+    public init<Way: LessonWay>(id: String, title: String, defaultSize: Int64, defaultFaults: String,
+                                ways: Way.Type, savesIntoFolder: Bool = false, uploads: Bool = false) {
+        self.init(id: id, title: title, defaultSize: defaultSize, defaultFaults: defaultFaults,
+                  wayList: Way.allCases.map { ($0.rawValue, $0.summary) },
+                  savesIntoFolder: savesIntoFolder, uploads: uploads)
+    }
+
+    private init(id: String, title: String, defaultSize: Int64, defaultFaults: String,
+                 wayList: [(name: String, summary: String)], savesIntoFolder: Bool, uploads: Bool) {
         self.id = id
         self.title = title
         self.defaultSize = defaultSize
         self.defaultFaults = defaultFaults
-        self.ways = ways
+        self.ways = wayList
         self.savesIntoFolder = savesIntoFolder
         self.uploads = uploads
     }
@@ -136,13 +165,24 @@ public struct Lesson {
 
     /// Runs the lesson and exits with an `ExitStatus`.
     public func run(_ makeDownload: (LessonRun) -> any LessonDownload) -> Never {
+        precondition(!uploads, "an upload lesson's strategy is a LessonUpload")
+        runAttempts { run in makeDownload(run).downloadFile }
+    }
+
+    /// Runs an upload lesson and exits with an `ExitStatus`.
+    public func run(_ makeUpload: (LessonRun) -> any LessonUpload) -> Never {
+        precondition(uploads, "a LessonUpload belongs to a lesson made with uploads: true")
+        runAttempts { run in makeUpload(run).uploadFile }
+    }
+
+    private func runAttempts(_ makeStrategy: (LessonRun) -> () -> AttemptResult) -> Never {
         // Past a file size limit (`ulimit -f`) the kernel kills a writer with SIGXFSZ, with no word
         // said. Ignored, the write fails with EFBIG instead, and the lesson reports it.
         signal(SIGXFSZ, SIG_IGN)
         let options = parseOptions()
         let console = Console(storyToStandardError: options.json, quiet: options.quiet)
         do {
-            let result = try LessonProcess(lesson: self, options: options, console: console).run(makeDownload)
+            let result = try LessonProcess(lesson: self, options: options, console: console).run(makeStrategy)
             exit(result.exitCode)
         } catch {
             Console.error("\(command): \(describe(error))")
@@ -182,7 +222,7 @@ public struct Lesson {
 
     /// Checks `--way` against this lesson's ways, and fills in the default.
     private func chooseWay(_ options: inout LessonOptions) throws {
-        let names = ways.map(\.key)
+        let names = ways.map(\.name)
         guard let way = options.way else {
             options.way = names.first
             return
@@ -196,7 +236,7 @@ public struct Lesson {
     private var waysHelp: String {
         guard !ways.isEmpty else { return "" }
         let lines = ways.enumerated().map { index, way in
-            "  \(way.key.padding(toLength: 22, withPad: " ", startingAt: 0))\(way.value)\(index == 0 ? " (default)" : "")"
+            "  \(way.name.padding(toLength: 22, withPad: " ", startingAt: 0))\(way.summary)\(index == 0 ? " (default)" : "")"
         }
         return "\nWAYS:\n" + lines.joined(separator: "\n") + "\n"
     }

@@ -10,7 +10,9 @@ struct LessonProcess {
     let options: LessonOptions
     let console: Console
 
-    func run(_ makeDownload: (LessonRun) -> any LessonDownload) throws -> LessonResult {
+    /// `makeStrategy` builds the lesson's object for this run and hands back its attempt: one
+    /// press of "Start" (or "Resume").
+    func run(_ makeStrategy: (LessonRun) -> () -> AttemptResult) throws -> LessonResult {
         SimulatedDisk.writeDelayMicroseconds.store(options.writeDelayMicroseconds, ordering: .relaxed)
         let diskCapacity = try options.diskFullAfter.map(ByteSize.parse)
         if let diskCapacity { SimulatedDisk.capacity.store(Int(diskCapacity), ordering: .relaxed) }
@@ -41,7 +43,7 @@ struct LessonProcess {
                             variant: options.variant, way: options.way,
                             progress: progress, uploadFixture: lesson.uploads ? source.fixture : nil,
                             console: console)
-        let download = makeDownload(run)
+        let attempt = makeStrategy(run)
 
         let started = Date()
         var attempts = 0
@@ -53,7 +55,7 @@ struct LessonProcess {
             let receivedBefore = HTTPExchangeLog.shared.bodyBytesReceived
             let exchangesBefore = HTTPExchangeLog.shared.exchanges.count
             let fileBytesBefore = PartialFile.size(of: file)
-            lastResult = download.downloadFile()
+            lastResult = attempt()
             let fileGrowth = PartialFile.size(of: file) - fileBytesBefore
             if fileGrowth > 0, !lesson.uploads, !HTTPExchangeLog.shared.exchanges.dropFirst(exchangesBefore).contains(where: { $0.method == "GET" }) {
                 // A call such as Data(contentsOf:) shows the lab no request or response; what

@@ -3,43 +3,29 @@ import LabCatalogue
 import LabKit
 import LabServer
 
-/// A lesson as `lab compare` runs it.
+/// A lesson as `lab compare` runs it: its entry in the catalogue.
 struct LessonProfile: Sendable {
-    /// "03-outputstream": the executable is `lesson-<id>` and the page `Lessons/<id>.md`.
-    let id: String
-    let title: String
-    /// The lesson sends the file (POST /upload) instead of fetching it; it runs only clean.
-    var uploads = false
-    /// Arguments that pick the download itself out of a lesson whose default run also tells
-    /// side stories (lesson 06's demonstrations take seconds and would swamp its numbers).
-    var arguments: [String] = []
-    /// The corrected variant refuses a file bigger than this, on purpose (lesson 00).
-    var correctedRefusesAbove: Int64?
+    let lesson: LessonDefects
 
-    var executable: String { "lesson-\(id)" }
+    /// "03-outputstream": the executable is `lesson-<id>` and the page `Lessons/<id>.md`.
+    var id: String { lesson.lesson }
+    var title: String { lesson.title }
+    /// The lesson sends the file (POST /upload) instead of fetching it; it runs only clean.
+    var uploads: Bool { lesson.uploads }
+    var arguments: [String] { lesson.compareArguments }
+    var correctedRefusesAbove: Int64? { lesson.correctedRefusesAbove }
+    var executable: String { lesson.lessonExecutable }
 
     /// A scenario made for one lesson (crowded) runs only for the lesson whose defect it shows.
     func runs(_ scenario: Scenario) -> Bool {
-        !scenario.isLessonSpecific || Catalogue.lesson(named: id)?.failingScenarios.contains(scenario) == true
+        !scenario.isLessonSpecific || lesson.failingScenarios.contains(scenario)
     }
 
-    static let all: [LessonProfile] = [
-        LessonProfile(id: "00-small-file", title: "Small file, completion handler",
-                      correctedRefusesAbove: 64 << 20),
-        LessonProfile(id: "01-in-memory", title: "In-memory buffer (NSMutableData)"),
-        LessonProfile(id: "02-filehandle", title: "FileHandle seek and append"),
-        LessonProfile(id: "03-outputstream", title: "OutputStream append"),
-        LessonProfile(id: "04-session-data-task", title: "URLSession data task"),
-        LessonProfile(id: "05-download-task-resume", title: "Download task with resume data"),
-        LessonProfile(id: "06-runloop-thread", title: "Connection on a run-loop thread",
-                      arguments: ["--way", "run-loop"]),
-        LessonProfile(id: "07-multipart-upload", title: "Multipart upload", uploads: true),
-    ]
+    static let all = Catalogue.lessons.map(LessonProfile.init)
 
     /// Accepts "03", "03-outputstream" or "lesson-03-outputstream".
     static func named(_ name: String) -> LessonProfile? {
-        let bare = name.hasPrefix("lesson-") ? String(name.dropFirst("lesson-".count)) : name
-        return all.first { $0.id == bare || $0.id.hasPrefix(bare + "-") }
+        Catalogue.lesson(named: name).map(LessonProfile.init)
     }
 }
 

@@ -1,0 +1,17 @@
+/// The ways a lesson can download, for a lesson that shows more than one. Declare them as an
+/// enum whose raw values are what `--way` takes; the first case is the default:
+///
+///     enum Way: String, LessonWay {
+///         case completionHandler = "completion-handler"
+///         case contentsOf = "contents-of"
+///
+///         var summary: String { … }
+///     }
+///
+/// Then `Lesson(…, ways: Way.self)` lists them in `--help` and checks `--way` against them, and
+/// `run.way(Way.self)` gives the lesson's code the way that was chosen, for a `switch` that the
+/// compiler checks is complete.
+public protocol LessonWay: RawRepresentable, CaseIterable, Sendable where RawValue == String {
+    /// One line for `--help`: what this way does.
+    var summary: String { get }
+}
