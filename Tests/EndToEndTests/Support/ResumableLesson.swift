@@ -20,11 +20,9 @@ func file(_ url: URL, holds pieces: [(fixture: Fixture, count: Int64)]) throws -
     return try handle.read(upToCount: 1) == nil
 }
 
-// MARK: - Shared with Lesson04Tests
-
-/// A lesson whose corrected variant resumes through `PartialFile` (lessons 02 and 04), with a
-/// server and a scratch folder of its own, and the checks both lessons must pass. Each check
-/// is one test in `Lesson02Tests` and in `Lesson04Tests`.
+/// A lesson whose corrected variant resumes through `PartialFile` (lessons 02, 03 and 04), with a
+/// server and a scratch folder of its own, and the checks each such lesson must pass. Each check
+/// is one test in `ResumingLessonsTests`, run once per lesson.
 final class ResumableLesson {
     let executable: String
     private let bench: TestBench
