@@ -307,6 +307,7 @@ struct CompareUsageTests {
     @Test(arguments: [
         (["--sizes", "12XB"], "lab compare: --sizes: "),
         (["--lessons", "09"], "lab compare: --lessons: no lesson \"09\"; there are 00-small-file, 01-in-memory, 02-filehandle, 03-outputstream, 04-session-data-task, 05-download-task-resume, 06-runloop-thread, 07-multipart-upload\n"),
+        (["--lessons", "exercise-03-outputstream"], "lab compare: --lessons: no lesson \"exercise-03-outputstream\"; there are "),
         (["--scenarios", "flood"], "lab compare: --scenarios: no scenario \"flood\"; there are clean, drop-resume, kill-rerun, ignore-range, entity-changed, slow-disk, crowded\n"),
         (["--server", "ftp://example.com"], "lab compare: --server must be an http:// or https:// URL with a host, got \"ftp://example.com\"\n"),
         (["--server", "http://127.0.0.1:9", "--scenarios", "drop-resume"], "lab compare: --scenarios: drop-resume needs the embedded server's faults; with --server only clean, slow-disk and crowded run\n"),

@@ -35,7 +35,7 @@ import Testing
     /// `--ignore-lock`: the `swift test` running this suite holds the package's lock.
     /// Once one run has hung, the others are not started: each would hang as long, and a stuck
     /// build would hold the whole suite for hours.
-    static func lab(_ arguments: [String], timeout: TimeInterval = 300) throws -> ChildProcess.Finished {
+    static func lab(_ arguments: [String], timeout: TimeInterval = 600) throws -> ChildProcess.Finished {
         if aRunHung.withLock({ $0 }) {
             throw LabHung(description: "not run: an earlier `lab exercise` outlived its time limit")
         }
@@ -45,7 +45,8 @@ import Testing
         let finished = child.wait(timeout: timeout)
         if finished.timedOut {
             aRunHung.withLock { $0 = true }
-            throw LabHung(description: "`lab \(arguments.joined(separator: " "))` was still running after \(Int(timeout)) s: \(finished.stdout.suffix(500))")
+            throw LabHung(description: "`lab \(arguments.joined(separator: " "))` was still running after \(Int(timeout)) s; "
+                          + "stdout ended: \(finished.stdout.suffix(300)); stderr ended: \(finished.stderr.suffix(300))")
         }
         return finished
     }

@@ -46,10 +46,11 @@ public struct LessonRun: Sendable {
     public func verified(_ check: TransferCheck) { ownCheck.value.withLock { $0 = check } }
 
     /// The way chosen with `--way`, or the first. `Lesson.run` has already checked the name
-    /// against the lesson's `ways`, so only a lesson that declares none can get nil here.
+    /// against the lesson's `ways`; asking with another enum than the one the lesson declared
+    /// is a programming error.
     public func way<Way: LessonWay>(_: Way.Type) -> Way {
-        guard let way = way.flatMap(Way.init(rawValue:)) ?? Way.allCases.first else {
-            preconditionFailure("\(Way.self) has no cases")
+        guard let way = way.flatMap(Way.init(rawValue:)) else {
+            preconditionFailure("\(Way.self) is not this lesson's ways")
         }
         return way
     }
@@ -119,12 +120,12 @@ public struct Lesson {
     public let savesIntoFolder: Bool
     public let uploads: Bool
 
+    /// A lesson with one way to download.
+    ///
     /// - Parameters:
     ///   - id: "03-outputstream"; the executable is `lesson-<id>`.
     ///   - defaultSize: the embedded server's file size when `--size` is not given.
     ///   - defaultFaults: the embedded server's fault script when `--faults` is not given.
-    ///   - ways: for a lesson that shows several ways to download, its `LessonWay` enum; `--way`
-    ///     picks one, the first case is the default.
     ///   - savesIntoFolder: the lesson names its file itself: `run.file` is then a folder (the
     ///     app's Documents), and the lesson reports the file it saved with `run.saved(_:)`.
     ///   - uploads: the lesson sends a file instead of fetching one: `run.url` is the embedded
@@ -137,6 +138,8 @@ public struct Lesson {
                   wayList: [], savesIntoFolder: savesIntoFolder, uploads: uploads)
     }
 
+    /// A lesson that shows several ways to download: `ways` is its `LessonWay` enum, `--way`
+    /// picks a case, and the first case is the default. The other parameters are as above.
     public init<Way: LessonWay>(id: String, title: String, defaultSize: Int64, defaultFaults: String,
                                 ways: Way.Type, savesIntoFolder: Bool = false, uploads: Bool = false) {
         self.init(id: id, title: title, defaultSize: defaultSize, defaultFaults: defaultFaults,

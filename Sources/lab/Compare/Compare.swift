@@ -42,7 +42,7 @@ struct Compare: ParsableCommand {
     @Option(help: "The size every fault scenario uses, e.g. 32MiB.")
     var faultSize: String?
 
-    @Option(help: "Lessons, comma-separated: 03, 03-outputstream or lesson-03-outputstream.")
+    @Option(help: "Lessons, comma-separated: 3, 03, 03-outputstream or lesson-03-outputstream.")
     var lessons: String?
 
     @Option(help: "Variants, comma-separated: article, corrected.")

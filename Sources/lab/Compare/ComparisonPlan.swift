@@ -23,9 +23,10 @@ struct LessonProfile: Sendable {
 
     static let all = Catalogue.lessons.map(LessonProfile.init)
 
-    /// Accepts "03", "03-outputstream" or "lesson-03-outputstream".
+    /// Accepts "3", "03", "03-outputstream" or "lesson-03-outputstream"; not an exercise's
+    /// name, since `lab compare` runs the lessons.
     static func named(_ name: String) -> LessonProfile? {
-        Catalogue.lesson(named: name).map(LessonProfile.init)
+        name.hasPrefix("exercise-") ? nil : Catalogue.lesson(named: name).map(LessonProfile.init)
     }
 }
 

@@ -52,7 +52,34 @@ struct ChildProcess {
     /// What the child has written to stdout so far, while it runs.
     var stdoutSoFar: String { (try? String(contentsOf: stdoutFile, encoding: .utf8)) ?? "" }
 
-    func kill() { Foundation.kill(process.processIdentifier, SIGKILL) }
+    /// Kills the child and everything it started: a SIGKILLed `lab` cannot stop its own build or
+    /// the program it was checking, which would otherwise run on beside the rest of the suite.
+    func kill() {
+        let tree = [process.processIdentifier] + Self.descendants(of: process.processIdentifier)
+        for pid in tree { Foundation.kill(pid, SIGKILL) }
+    }
+
+    /// Every process below `pid`, from the parent ids in /proc/N/stat.
+    static func descendants(of pid: Int32) -> [Int32] {
+        var children: [Int32: [Int32]] = [:]
+        for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
+            guard let child = Int32(entry),
+                  let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
+                  let nameEnd = stat.lastIndex(of: ")")
+            else { continue }
+            // After "pid (name)": the state, then the parent's pid.
+            let fields = stat[stat.index(after: nameEnd)...].split(separator: " ")
+            if fields.count > 1, let parent = Int32(fields[1]) { children[parent, default: []].append(child) }
+        }
+        var found: [Int32] = []
+        var unvisited = [pid]
+        while let next = unvisited.popLast() {
+            let direct = children[next] ?? []
+            found += direct
+            unvisited += direct
+        }
+        return found
+    }
 
     /// Waits for the child; kills it if it outlives `timeout` seconds.
     func wait(timeout: TimeInterval = 300) -> Finished {

@@ -162,6 +162,8 @@ final class ResumableLesson {
                 + "got Content-Range: bytes \(partial - 100)-\(fixture.size - 1)/\(fixture.size) "
                 + "(partial file kept at \(refused.output.path))"),
             "\(refused.finished.stderr)")
+        #expect(try refused.finished.result().error?.message.hasPrefix(
+            "206 response starts at the wrong offset: expected bytes \(partial)-…, got Content-Range: bytes \(partial - 100)-") == true)
         #expect(fileSize(refused.output) == partial)
         #expect(ResumeState.load(for: refused.output)
             == ResumeState(url: refused.url.absoluteString, validator: fixture.etag, total: fixture.size))
