@@ -15,6 +15,7 @@ let package = Package(
         .executable(name: "lesson-05-download-task-resume", targets: ["lesson-05-download-task-resume"]),
         .executable(name: "lesson-06-runloop-thread", targets: ["lesson-06-runloop-thread"]),
         .executable(name: "lesson-07-multipart-upload", targets: ["lesson-07-multipart-upload"]),
+        .executable(name: "lesson-08-async-await", targets: ["lesson-08-async-await"]),
         .executable(name: "exercise-00-small-file", targets: ["exercise-00-small-file"]),
         .executable(name: "exercise-01-in-memory", targets: ["exercise-01-in-memory"]),
         .executable(name: "exercise-02-filehandle", targets: ["exercise-02-filehandle"]),
@@ -23,6 +24,7 @@ let package = Package(
         .executable(name: "exercise-05-download-task-resume", targets: ["exercise-05-download-task-resume"]),
         .executable(name: "exercise-06-runloop-thread", targets: ["exercise-06-runloop-thread"]),
         .executable(name: "exercise-07-multipart-upload", targets: ["exercise-07-multipart-upload"]),
+        .executable(name: "exercise-08-async-await", targets: ["exercise-08-async-await"]),
         .library(name: "LabKit", targets: ["LabKit"]),
         .library(name: "LabServer", targets: ["LabServer"]),
         .library(name: "LabReport", targets: ["LabReport"]),
@@ -69,7 +71,7 @@ let package = Package(
                 "lab-measure",
                 "lesson-00-small-file", "lesson-01-in-memory", "lesson-02-filehandle", "lesson-03-outputstream",
                 "lesson-04-session-data-task", "lesson-05-download-task-resume", "lesson-06-runloop-thread",
-                "lesson-07-multipart-upload",
+                "lesson-07-multipart-upload", "lesson-08-async-await",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
@@ -84,6 +86,7 @@ let package = Package(
         .executableTarget(name: "lesson-05-download-task-resume", dependencies: ["LabKit"]),
         .executableTarget(name: "lesson-06-runloop-thread", dependencies: ["LabKit"]),
         .executableTarget(name: "lesson-07-multipart-upload", dependencies: ["LabKit"]),
+        .executableTarget(name: "lesson-08-async-await", dependencies: ["LabKit"]),
         // The students' copies of the article variants (`lab exercise reset` writes them). `lab`
         // does not depend on them: it builds one when asked to check it, so code that does not
         // compile yet never stops the lab itself from building.
@@ -95,6 +98,7 @@ let package = Package(
         .executableTarget(name: "exercise-05-download-task-resume", dependencies: ["LabKit"], path: "Sources/Exercises/05-download-task-resume"),
         .executableTarget(name: "exercise-06-runloop-thread", dependencies: ["LabKit"], path: "Sources/Exercises/06-runloop-thread"),
         .executableTarget(name: "exercise-07-multipart-upload", dependencies: ["LabKit"], path: "Sources/Exercises/07-multipart-upload"),
+        .executableTarget(name: "exercise-08-async-await", dependencies: ["LabKit"], path: "Sources/Exercises/08-async-await"),
         .testTarget(
             name: "LabServerTests",
             dependencies: ["LabServer", .product(name: "Crypto", package: "swift-crypto")]
@@ -114,6 +118,7 @@ let package = Package(
                 "lesson-05-download-task-resume",
                 "lesson-06-runloop-thread",
                 "lesson-07-multipart-upload",
+                "lesson-08-async-await",
             ]
         ),
     ],

@@ -36,6 +36,7 @@ public struct LessonDefects: Sendable {
 public enum Catalogue {
     public static let lessons: [LessonDefects] = [
         smallFile, inMemory, fileHandle, outputStream, sessionDataTask, downloadTaskResume, runLoopThread, multipartUpload,
+        asyncAwait,
     ]
 
     /// Accepts "2", "02", "02-filehandle", "lesson-02-filehandle" or "exercise-02-filehandle".
@@ -51,6 +52,8 @@ public enum Catalogue {
     static func sessionVersusConnection(_ section: String) -> ArticleSection { ArticleSection(title: "NSURLSession VS NSURLConnection", section: section) }
     static func resuming(_ section: String) -> ArticleSection { ArticleSection(title: "iOS 断点续传", section: section) }
     static func urlGuide(_ section: String) -> ArticleSection { ArticleSection(title: "IOS如何根据URL下载内容", section: section) }
+    /// Lesson 08 has no source article: its article variant is the one-liner tutorials show.
+    static func asyncTutorials(_ section: String) -> ArticleSection { ArticleSection(title: "URLSession async/await, as tutorials write it", section: section) }
 
     static let small: Int64 = 1 << 20
     static let medium: Int64 = 4 << 20
@@ -423,6 +426,44 @@ public enum Catalogue {
                 "How many copies of the file are in memory while the body is built?",
                 "An upload task can send a file from disk: uploadTask(with:fromFile:).",
                 "Write the body (head, the file's bytes in chunks, tail) to a temporary file and upload that file.",
+            ]),
+    ])
+
+    // MARK: - 08
+
+    static let asyncAwait = LessonDefects(lesson: "08-async-await", title: "async/await: data(from:) or bytes(for:)", defects: [
+        Defect(
+            id: "status-ignored",
+            summary: "the response is never looked at: a 404's error page is saved as the file",
+            source: asyncTutorials("let (data, _) = try await data(from:)"),
+            trial: Trial(faults: "status:404", size: small),
+            symptom: .claimsDone(.errorPage), fix: .verifiesOrStopsCleanly, matrix: [],
+            hints: [
+                "A 404 is not an error to URLSession: data(from:) returns normally. What else does it return?",
+                "The response it returns is an HTTPURLResponse; read its statusCode before writing anything.",
+                "Outside 200...299, return .failed(DownloadError.httpStatus(status, url: run.url.absoluteString)) and write nothing.",
+            ]),
+        Defect(
+            id: "starts-over",
+            summary: "a broken transfer keeps nothing: the next attempt downloads the whole file again",
+            source: asyncTutorials("data(from:), then data.write(to:)"),
+            trial: Trial(faults: "drop:40pct,ok", size: 16 << 20),
+            symptom: .downloadsAgain(moreThan: 0.2), fix: .verifies, matrix: [],
+            hints: [
+                "When data(from:) throws, where are the bytes that had already arrived?",
+                "run.sharedSession.bytes(for:) returns as soon as the response head is in; its chunks can go to the file as they arrive.",
+                "Let PartialFile(run) ask (nextRequest(), with Range and If-Range), judge the answer (decide(_:)) and write (append(_:through:)), as lesson 04 does.",
+            ]),
+        Defect(
+            id: "body-in-memory",
+            summary: "the whole body is held in memory before it is written, about twice over: memory grows with the file",
+            source: asyncTutorials("data(from:), then data.write(to:)"),
+            trial: Trial(faults: "", size: 32 << 20),
+            symptom: .holdsInMemory(moreThan: 1.0), fix: .verifies, matrix: [],
+            hints: [
+                "Watch the peak memory as the file grows: 32 MiB of file, how much of memory?",
+                "data(from:) returns only when the whole body is in one Data; on Linux it is copied once more on the way.",
+                "Iterate the body with `for try await chunk in bytes.chunks` and write each chunk to a FileHandle.",
             ]),
     ])
 }

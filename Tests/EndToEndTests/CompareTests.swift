@@ -57,8 +57,8 @@ struct CompareTests {
         #expect(results.settings.scenarios == ["clean", "drop-resume", "ignore-range"])
         #expect(results.environment.serverKind == "embedded")
         #expect(results.environment.cores == ProcessInfo.processInfo.activeProcessorCount)
-        // 8 lessons × 2 variants × 2 sizes clean, then 7 downloading lessons × 2 variants × 2 fault scenarios.
-        #expect(results.runs.count == 8 * 2 * 2 + 7 * 2 * 2)
+        // 9 lessons × 2 variants × 2 sizes clean, then 8 downloading lessons × 2 variants × 2 fault scenarios.
+        #expect(results.runs.count == 9 * 2 * 2 + 8 * 2 * 2)
         #expect(results.runs.allSatisfy { $0.repetitions.count == 1 })
         let kinds = Set(results.references.map(\.kind))
         #expect(kinds.isSuperset(of: ["curl", "loopback-limit", "disk-limit"]), "\(kinds)")
@@ -306,7 +306,7 @@ struct CompareKillAndChangeTests {
 struct CompareUsageTests {
     @Test(arguments: [
         (["--sizes", "12XB"], "lab compare: --sizes: "),
-        (["--lessons", "09"], "lab compare: --lessons: no lesson \"09\"; there are 00-small-file, 01-in-memory, 02-filehandle, 03-outputstream, 04-session-data-task, 05-download-task-resume, 06-runloop-thread, 07-multipart-upload\n"),
+        (["--lessons", "09"], "lab compare: --lessons: no lesson \"09\"; there are 00-small-file, 01-in-memory, 02-filehandle, 03-outputstream, 04-session-data-task, 05-download-task-resume, 06-runloop-thread, 07-multipart-upload, 08-async-await\n"),
         (["--lessons", "exercise-03-outputstream"], "lab compare: --lessons: no lesson \"exercise-03-outputstream\"; there are "),
         (["--scenarios", "flood"], "lab compare: --scenarios: no scenario \"flood\"; there are clean, drop-resume, kill-rerun, ignore-range, entity-changed, slow-disk, crowded\n"),
         (["--server", "ftp://example.com"], "lab compare: --server must be an http:// or https:// URL with a host, got \"ftp://example.com\"\n"),

@@ -16,7 +16,7 @@ final class HostileInputTests {
     static let lessons = [
         "lesson-00-small-file", "lesson-01-in-memory", "lesson-02-filehandle", "lesson-03-outputstream",
         "lesson-04-session-data-task", "lesson-05-download-task-resume", "lesson-06-runloop-thread",
-        "lesson-07-multipart-upload",
+        "lesson-07-multipart-upload", "lesson-08-async-await",
     ]
 
     /// Lines the lesson itself wrote on stderr as errors (the story may go there too).

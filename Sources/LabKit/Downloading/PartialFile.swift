@@ -147,7 +147,8 @@ public final class PartialFile {
     /// The file is whole: the sidecar has done its job.
     public func finished() { ResumeState.remove(for: file) }
 
-    static func size(of file: URL) -> Int64 {
+    /// The size of `file` on disk; 0 when it does not exist.
+    public static func size(of file: URL) -> Int64 {
         let attributes = try? FileManager.default.attributesOfItem(atPath: file.path)
         return (attributes?[.size] as? NSNumber)?.int64Value ?? 0
     }

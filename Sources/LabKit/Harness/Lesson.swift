@@ -12,6 +12,12 @@ public protocol LessonDownload: AnyObject {
     func downloadFile() -> AttemptResult
 }
 
+/// A lesson's strategy written with async/await (lesson 08): one value per run.
+public protocol AsyncLessonDownload: Sendable {
+    /// One press of "Start" (or "Resume"): returns when this attempt has finished or failed.
+    func downloadFile() async -> AttemptResult
+}
+
 /// An upload lesson's strategy (`Lesson(…, uploads: true)`): one object per run.
 public protocol LessonUpload: AnyObject {
     /// One press of "Send": returns when this attempt has finished or failed.
@@ -117,6 +123,8 @@ public struct Lesson {
     public let defaultFaults: String
     /// Each way's `--way` name and its line of help, in order; empty for a lesson with one way.
     let ways: [(name: String, summary: String)]
+    /// The variants that have those ways; the others have one way.
+    let waysBelongTo: [Variant]
     public let savesIntoFolder: Bool
     public let uploads: Bool
 
@@ -135,7 +143,7 @@ public struct Lesson {
     public init(id: String, title: String, defaultSize: Int64, defaultFaults: String,
                 savesIntoFolder: Bool = false, uploads: Bool = false) {
         self.init(id: id, title: title, defaultSize: defaultSize, defaultFaults: defaultFaults,
-                  wayList: [], savesIntoFolder: savesIntoFolder, uploads: uploads)
+                  wayList: [], waysBelongTo: [], savesIntoFolder: savesIntoFolder, uploads: uploads)
     }
 
     /// A lesson that shows several ways to download: `ways` is its `LessonWay` enum, `--way`
@@ -143,17 +151,19 @@ public struct Lesson {
     public init<Way: LessonWay>(id: String, title: String, defaultSize: Int64, defaultFaults: String,
                                 ways: Way.Type, savesIntoFolder: Bool = false, uploads: Bool = false) {
         self.init(id: id, title: title, defaultSize: defaultSize, defaultFaults: defaultFaults,
-                  wayList: Way.allCases.map { ($0.rawValue, $0.summary) },
+                  wayList: Way.allCases.map { ($0.rawValue, $0.summary) }, waysBelongTo: Way.variants,
                   savesIntoFolder: savesIntoFolder, uploads: uploads)
     }
 
     private init(id: String, title: String, defaultSize: Int64, defaultFaults: String,
-                 wayList: [(name: String, summary: String)], savesIntoFolder: Bool, uploads: Bool) {
+                 wayList: [(name: String, summary: String)], waysBelongTo: [Variant], savesIntoFolder: Bool,
+                 uploads: Bool) {
         self.id = id
         self.title = title
         self.defaultSize = defaultSize
         self.defaultFaults = defaultFaults
         self.ways = wayList
+        self.waysBelongTo = waysBelongTo
         self.savesIntoFolder = savesIntoFolder
         self.uploads = uploads
     }
@@ -170,6 +180,16 @@ public struct Lesson {
     public func run(_ makeDownload: (LessonRun) -> any LessonDownload) -> Never {
         precondition(!uploads, "an upload lesson's strategy is a LessonUpload")
         runAttempts { run in makeDownload(run).downloadFile }
+    }
+
+    /// Runs a lesson written with async/await and exits with an `ExitStatus`. Each attempt runs
+    /// in a Task of its own; the main thread waits for it, as a command-line program must.
+    public func run(_ makeDownload: (LessonRun) -> any AsyncLessonDownload) -> Never {
+        precondition(!uploads, "an upload lesson's strategy is a LessonUpload")
+        runAttempts { run in
+            let download = makeDownload(run)
+            return { run.waitForCompletion { done in Task { done(await download.downloadFile()) } } }
+        }
     }
 
     /// Runs an upload lesson and exits with an `ExitStatus`.
@@ -226,6 +246,13 @@ public struct Lesson {
     /// Checks `--way` against this lesson's ways, and fills in the default.
     private func chooseWay(_ options: inout LessonOptions) throws {
         let names = ways.map(\.name)
+        if !names.isEmpty, !waysBelongTo.contains(options.variant) {
+            guard options.way == nil else {
+                throw ValidationError("--way: the \(options.variant.rawValue) variant has one way; "
+                                      + "the ways are the \(waysBelongTo.map(\.rawValue).joined(separator: " and ")) variant's")
+            }
+            return
+        }
         guard let way = options.way else {
             options.way = names.first
             return

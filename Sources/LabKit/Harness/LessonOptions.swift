@@ -42,7 +42,7 @@ struct LessonOptions: ParsableArguments {
     @Option(help: "Faults the embedded server injects, one entry per attempt, e.g. \"drop:40pct,ok\". `lab serve` lists them.")
     var faults: String?
 
-    @Option(help: "For a lesson that shows several ways to download (lesson 00): which one; its --help lists them.")
+    @Option(help: "For a lesson that shows several ways to download (lessons 00, 06 and 08): which one; its --help lists them.")
     var way: String?
 
     @Option(help: "Stop after this many attempts (each one is a press of Start or Resume).")

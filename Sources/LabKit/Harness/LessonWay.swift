@@ -14,4 +14,11 @@
 public protocol LessonWay: RawRepresentable, CaseIterable, Sendable where RawValue == String {
     /// One line for `--help`: what this way does.
     var summary: String { get }
+    /// The variants that have these ways (all, unless the enum says otherwise). The others have
+    /// one way each: `--way` is refused with them, and their code never asks for one.
+    static var variants: [Variant] { get }
+}
+
+extension LessonWay {
+    public static var variants: [Variant] { Variant.allCases }
 }

@@ -35,6 +35,66 @@ public struct InspectedSharedSession: Sendable {
     }
 }
 
+extension InspectedSharedSession {
+    /// `URLSession.shared.data(for:)`. The exchange is recorded as it happens, through a task
+    /// delegate, which on Linux hears the response and each chunk of a completion-handler task.
+    public func data(for request: URLRequest) async throws -> (Data, URLResponse) {
+        let recorder = ExchangeRecorder(request)
+        do {
+            return try await URLSession.shared.data(for: request, delegate: recorder)
+        } catch {
+            HTTPExchangeLog.shared.failed(recorder.exchange, error: error)
+            throw error
+        }
+    }
+
+    /// `URLSession.shared.data(from:)`, recorded as above.
+    public func data(from url: URL) async throws -> (Data, URLResponse) {
+        try await data(for: URLRequest(url: url))
+    }
+
+    /// `URLSession.shared.download(for:)`. A download task tells a task delegate nothing that the
+    /// lab could record without changing it (a download delegate there makes Foundation write
+    /// every chunk to the file twice), so the exchange is recorded when the call returns.
+    public func download(for request: URLRequest) async throws -> (URL, URLResponse) {
+        let log = HTTPExchangeLog.shared
+        let exchange = log.begin(request)
+        do {
+            let (location, response) = try await URLSession.shared.download(for: request)
+            log.received(exchange, response: response)
+            log.received(exchange, bodyBytes: Int(PartialFile.size(of: location)))
+            return (location, response)
+        } catch {
+            log.failed(exchange, error: error)
+            throw error
+        }
+    }
+
+    /// `URLSession.shared.bytes(for:)` (see `URLSession.AsyncBytes`), seen by the inspector.
+    public func bytes(for request: URLRequest) async throws -> (URLSession.AsyncBytes, URLResponse) {
+        try await URLSession.AsyncBytes.start(request, configuration: URLSession.shared.configuration) {
+            InspectingDelegate(forwardingTo: $0)
+        }
+    }
+}
+
+/// The task delegate that records one completion-handler task's exchange as it happens.
+private final class ExchangeRecorder: NSObject, URLSessionDataDelegate, Sendable {
+    let exchange: Int
+
+    init(_ request: URLRequest) { exchange = HTTPExchangeLog.shared.begin(request) }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+                    completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void) {
+        HTTPExchangeLog.shared.received(exchange, response: response)
+        completionHandler(.allow)
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        HTTPExchangeLog.shared.received(exchange, bodyBytes: data.count)
+    }
+}
+
 /// Records each task's exchange, then passes the callback on to the lesson's delegate. Callbacks the
 /// delegate does not implement reach Foundation's defaults (`.allow`, follow the redirect).
 private final class InspectingDelegate: NSObject, URLSessionDataDelegate, Sendable {
