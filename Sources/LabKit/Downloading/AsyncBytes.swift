@@ -30,7 +30,8 @@ extension URLSession {
     ///   one step per chunk instead of one per byte.
     /// - It holds back the sender: at most `bufferedChunks` chunks wait for the reader, and
     ///   past that the network thread waits too, libcurl stops reading and the TCP window
-    ///   closes. Memory stays flat whatever the file's size and the reader's speed.
+    ///   closes. The bytes on their way stay bounded whatever the file's size and the reader's
+    ///   speed.
     /// - A transfer that fails ends the iteration with its error (a dropped connection is
     ///   Foundation's `URLError`, after every byte that arrived before the drop).
     /// - Cancelling the reading Task stops the transfer at once, as a Pause should: the reader
@@ -46,7 +47,7 @@ extension URLSession {
 
         /// The data task underneath, as on Apple's platforms.
         public var task: URLSessionDataTask { channel.task }
-        private let channel: ChunkChannel
+        @usableFromInline let channel: ChunkChannel
         /// Cancels the transfer when the last copy of the sequence, or its last iterator, is gone.
         private let lifetime: Lifetime
 
@@ -63,19 +64,33 @@ extension URLSession {
 
         public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(bytes: self) }
 
+        /// One step per byte. The step is inlined into the caller's loop (in an optimized build),
+        /// so a byte already in hand costs a read from memory, and only the first byte of each
+        /// chunk awaits the network. What the caller's loop does per byte is the cost that stays.
         public struct AsyncIterator: AsyncIteratorProtocol {
-            private let bytes: AsyncBytes
-            private var chunk = Data()
-            private var index = 0
+            @usableFromInline let bytes: AsyncBytes
+            @usableFromInline var chunk = Data()
+            @usableFromInline var index = 0
 
             fileprivate init(bytes: AsyncBytes) { self.bytes = bytes }
 
+            @inlinable
             public mutating func next() async throws -> UInt8? {
-                while index == chunk.endIndex {
+                if index < chunk.endIndex {
+                    defer { index += 1 }
+                    return chunk[index]
+                }
+                return try await nextChunk()
+            }
+
+            /// The slow path: waits for the next chunk and returns its first byte.
+            @usableFromInline
+            mutating func nextChunk() async throws -> UInt8? {
+                repeat {
                     guard let next = try await bytes.channel.next() else { return nil }
                     chunk = next
                     index = next.startIndex
-                }
+                } while chunk.isEmpty
                 defer { index += 1 }
                 return chunk[index]
             }
@@ -175,7 +190,8 @@ private final class BodyReceiver: NSObject, URLSessionDataDelegate, Sendable {
 /// Chunks on their way from the network thread to one async reader, at most `capacity` at a
 /// time. The sender blocks (it is the session's delegate queue, never a Swift concurrency
 /// thread); the reader suspends.
-private final class ChunkChannel: Sendable {
+@usableFromInline
+final class ChunkChannel: Sendable {
     private enum Phase {
         /// The body is arriving.
         case open
