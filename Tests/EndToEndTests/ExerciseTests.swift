@@ -269,7 +269,7 @@ import Testing
     }
 
     @Test(arguments: [["exercise", "check", "99"], ["exercise", "hint", "lesson-42"], ["exercise", "reset", "x"],
-                      ["exercise", "watch", "08"], ["exercise", "check"], ["exercise", "check", "02", "--timeout", "0"]])
+                      ["exercise", "watch", "09"], ["exercise", "check"], ["exercise", "check", "02", "--timeout", "0"]])
     func badInputIsOneLineAndExit64(arguments: [String]) throws {
         let finished = try Self.lab(arguments, timeout: 60)
         #expect(finished.status == 64)

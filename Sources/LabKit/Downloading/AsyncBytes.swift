@@ -39,6 +39,12 @@ extension URLSession {
     ///   its way), then `CancellationError`. Calling `cancel()`, or dropping every copy of the
     ///   sequence, stops it and drops those bytes too.
     /// - One reader: iterate it once, with one of the two forms.
+    /// - Read every `AsyncBytes` you start, or drop it. On Linux every URLSession's work queue
+    ///   targets one shared queue, so a reader that has stopped holds back every transfer in the
+    ///   process: reading one sequence to its end before starting to read another that is
+    ///   already open never finishes.
+    /// - Stopping uses `cancelAtOnce()`: another transfer from the same host and port that is
+    ///   receiving at that moment breaks too, with an error.
     public struct AsyncBytes: AsyncSequence, Sendable {
         public typealias Element = UInt8
 
@@ -116,8 +122,10 @@ extension URLSession {
         ) async throws -> (AsyncBytes, URLResponse) {
             let receiver = BodyReceiver()
             // Bounded so that a reader who is behind holds back libcurl's thread, not memory.
-            let session = URLSession(configuration: configuration, delegate: wrap(receiver),
-                                     delegateQueue: BoundedOperationQueue(capacity: 64))
+            // Its own queue, as the delegate waits for the reader (`ChunkChannel.send`): in GCD's
+            // shared pool the wait would hold a thread the reader's Task may be waiting for.
+            let delivery = BoundedOperationQueue(capacity: 64, ownQueueLabel: "AsyncBytes delivery")
+            let session = URLSession(configuration: configuration, delegate: wrap(receiver), delegateQueue: delivery)
             let task = session.dataTask(with: request)
             let channel = ChunkChannel(task: task, capacity: bufferedChunks)
             receiver.channel = channel

@@ -14,14 +14,22 @@ import Foundation
 /// The block form `addOperation(_:)` funnels into `addOperation(_: Operation)` in
 /// swift-corelibs-foundation, so overriding that one method bounds both.
 public final class BoundedOperationQueue: OperationQueue, @unchecked Sendable {
-    // @unchecked: OperationQueue is an open Foundation class that is not Sendable; the only
-    // state added here is a DispatchSemaphore, which is thread-safe.
+    // @unchecked: OperationQueue is an open Foundation class that is not Sendable; the state
+    // added here is a DispatchSemaphore and a DispatchQueue, both thread-safe.
     private let freeSlots: DispatchSemaphore
+    /// Kept here because `underlyingQueue` does not keep its queue alive on Linux.
+    private let ownQueue: DispatchQueue?
 
-    public init(capacity: Int) {
+    /// - Parameter ownQueueLabel: run the operations on a serial dispatch queue of their own,
+    ///   for a delegate that may wait for long: GCD gives such a queue a thread of its own,
+    ///   while a wait on its shared pool takes a thread that other work (Swift concurrency's
+    ///   tasks among it) may need.
+    public init(capacity: Int, ownQueueLabel: String? = nil) {
         freeSlots = DispatchSemaphore(value: capacity)
+        ownQueue = ownQueueLabel.map { DispatchQueue(label: $0) }
         super.init()
         maxConcurrentOperationCount = 1
+        underlyingQueue = ownQueue
     }
 
     public override func addOperation(_ operation: Operation) {
