@@ -85,7 +85,10 @@ final class CorrectedDownload: AsyncLessonDownload {
     private let pausedOnce = Atomic(false)
     private let pressedAt = Atomic<Int64>(0)
 
-    init(run: LessonRun) { self.run = run }
+    init(run: LessonRun) {
+        self.run = run
+        if run.way(Way.self) == .download { TemporaryFolder.giveThisAppItsOwn() }
+    }
 
     func downloadFile() async -> AttemptResult {
         switch run.way(Way.self) {
@@ -161,6 +164,8 @@ final class CorrectedDownload: AsyncLessonDownload {
     /// Whichever child ends first, the group cancels the other. A cancelled transfer stops at
     /// once and leaves a partial file that Resume continues with Range.
     private func streamWithPauseButton() async -> AttemptResult {
+        // Pause is pressed once; a later attempt (after a break) is a plain Resume.
+        if pausedOnce.load(ordering: .relaxed) { return await stream(byteByByte: false) }
         let firstToEnd = await withTaskGroup(of: AttemptResult?.self) { group in
             group.addTask { await self.stream(byteByByte: false) }
             group.addTask {
@@ -179,11 +184,10 @@ final class CorrectedDownload: AsyncLessonDownload {
         return await stream(byteByByte: false)
     }
 
-    /// Returns when the person presses Pause: once per run, at 25% of the file (before the default
-    /// fault breaks the connection at 40%). A cancelled
-    /// wait (the transfer ended first) returns too.
+    /// Returns when the person, watching the progress, presses Pause: at 25% of the file (before
+    /// the default fault breaks the connection at 40%). A cancelled wait (the transfer ended
+    /// first) returns too.
     private func pauseButtonPressed() async {
-        guard !pausedOnce.load(ordering: .relaxed) else { return await waitForever() }
         while !Task.isCancelled {
             let (written, total) = onDisk.withLock { $0 }
             if total > 0, written >= total / 4, written < total {
@@ -196,17 +200,15 @@ final class CorrectedDownload: AsyncLessonDownload {
         }
     }
 
-    private func waitForever() async {
-        while !Task.isCancelled { try? await Task.sleep(for: .seconds(3600)) }
-    }
-
     /// `download(for:)`: Foundation writes the body to a file of its own and hands back where.
     /// Linux has no resume data, so a broken transfer starts again from byte 0.
     private func downloadToTemporaryFile() async -> AttemptResult {
-        TemporaryFolder.giveThisAppItsOwn()
-        defer { TemporaryFolder.removeLeftovers(run) }
+        TemporaryFolder.create()
+        defer { TemporaryFolder.removeWithLeftovers(run) }
         do {
             let (location, response) = try await run.sharedSession.download(for: URLRequest(url: run.url))
+            // Handed over, the file is ours to move or delete: Foundation never will.
+            defer { try? FileManager.default.removeItem(at: location) }
             guard let status = (response as? HTTPURLResponse)?.statusCode, status == 200 else {
                 return .failed(DownloadError.httpStatus((response as? HTTPURLResponse)?.statusCode ?? 0,
                                                         url: run.url.absoluteString))
@@ -215,7 +217,6 @@ final class CorrectedDownload: AsyncLessonDownload {
             if response.expectedContentLength >= 0, received != response.expectedContentLength {
                 return .failed(DownloadError.lengthMismatch(expected: response.expectedContentLength, received: received))
             }
-            // The file is ours to move, and only ours to delete: Foundation never will.
             try? FileManager.default.removeItem(at: run.file)
             do {
                 try FileManager.default.moveItem(at: location, to: run.file)
@@ -242,19 +243,20 @@ final class CorrectedDownload: AsyncLessonDownload {
 /// An iOS app has a tmp folder of its own, which the system empties now and then. On Linux
 /// `NSTemporaryDirectory()` is /tmp, shared by every program, and Foundation leaves the file of a
 /// download that failed there for good (its name is never handed out). So this app gets a folder
-/// of its own, as on iOS, and empties it after every attempt.
+/// of its own, as on iOS (inside the lab's `download-lab-tmp`), and empties it after every attempt.
 enum TemporaryFolder {
     static let path = FileManager.default.temporaryDirectory
         .appendingPathComponent("download-lab-tmp", isDirectory: true)
         .appendingPathComponent("lesson-08-\(getpid())", isDirectory: true)
 
-    /// Foundation reads `TMPDIR` each time it makes a download's file.
-    static func giveThisAppItsOwn() {
-        try? FileManager.default.createDirectory(at: path, withIntermediateDirectories: true)
-        setenv("TMPDIR", path.path, 1)
-    }
+    /// Foundation reads `TMPDIR` each time it makes a download's file. Set once, before the first
+    /// download.
+    static func giveThisAppItsOwn() { setenv("TMPDIR", path.path, 1) }
 
-    static func removeLeftovers(_ run: LessonRun) {
+    /// Foundation cannot make its file in a folder that is missing: it must exist during a download.
+    static func create() { try? FileManager.default.createDirectory(at: path, withIntermediateDirectories: true) }
+
+    static func removeWithLeftovers(_ run: LessonRun) {
         let leftovers = (try? FileManager.default.contentsOfDirectory(at: path, includingPropertiesForKeys: nil)) ?? []
         for file in leftovers {
             run.log("Foundation left \(ByteFormat.iec(PartialFile.size(of: file))) in \(file.lastPathComponent): deleting it")

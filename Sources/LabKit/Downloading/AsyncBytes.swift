@@ -10,9 +10,9 @@ extension URLSession {
     /// returns as soon as the response head has arrived, with the body still to come as an
     /// `AsyncSequence`.
     ///
-    /// A session without a delegate cannot hand chunks to anyone on Linux (a task's own delegate
-    /// hears no body there), so each call runs its data task in a session of its own, with this
-    /// session's configuration, invalidated when the body ends.
+    /// A session without a delegate cannot hand chunks to anyone on Linux (the own delegate of a
+    /// plain data task hears no body there), so each call runs its data task in a session of its
+    /// own, with this session's configuration, invalidated when the body ends.
     public func bytes(for request: URLRequest) async throws -> (AsyncBytes, URLResponse) {
         try await AsyncBytes.start(request, configuration: configuration) { $0 }
     }
@@ -28,16 +28,18 @@ extension URLSession {
     /// - Iterating it gives bytes (`for try await byte in bytes`), as on Apple's platforms;
     ///   `chunks` gives the same body as the `Data` pieces the network delivered, which costs
     ///   one step per chunk instead of one per byte.
-    /// - It holds back the sender: at most `bufferedChunks` chunks wait for the reader, and
-    ///   past that the network thread waits too, libcurl stops reading and the TCP window
-    ///   closes. The bytes on their way stay bounded whatever the file's size and the reader's
-    ///   speed.
+    /// - It holds back the sender: `bufferedChunks` chunks wait for the reader, 64 more on the
+    ///   delegate queue (about 1.25 MiB in all), and past that libcurl's thread waits, libcurl
+    ///   stops reading and the TCP window closes. The bytes on their way stay bounded whatever
+    ///   the file's size and the reader's speed.
     /// - A transfer that fails ends the iteration with its error (a dropped connection is
     ///   Foundation's `URLError`, after every byte that arrived before the drop).
     /// - Cancelling the reading Task stops the transfer at once, as a Pause should: the reader
     ///   still gets the bytes that had already arrived (what sat in the socket's buffer and on
-    ///   its way), then `CancellationError`. Calling `cancel()`, or dropping every copy of the
-    ///   sequence, stops it and drops those bytes too.
+    ///   its way), then `CancellationError`. (This is LabKit's choice; Apple documents neither.)
+    ///   Calling `cancel()`, or dropping every copy of the sequence, stops it and drops those
+    ///   bytes too. Cancelled before the response head, `bytes(for:)` throws the task's
+    ///   `URLError(.cancelled)`, or `CancellationError` when the Task was cancelled before it.
     /// - One reader: iterate it once, with one of the two forms.
     /// - Read every `AsyncBytes` you start, or drop it. On Linux every URLSession's work queue
     ///   targets one shared queue, so a reader that has stopped holds back every transfer in the
@@ -120,6 +122,8 @@ extension URLSession {
             _ request: URLRequest, configuration: URLSessionConfiguration,
             wrap: (any URLSessionDataDelegate) -> any URLSessionDataDelegate
         ) async throws -> (AsyncBytes, URLResponse) {
+            // A Task cancelled already starts nothing (and shuts no connection down).
+            try Task.checkCancellation()
             let receiver = BodyReceiver()
             // Bounded so that a reader who is behind holds back libcurl's thread, not memory.
             // Its own queue, as the delegate waits for the reader (`ChunkChannel.send`): in GCD's
@@ -152,10 +156,14 @@ private final class Lifetime: Sendable {
 /// `bytes(for:)`, each chunk into the channel, and the end of the task closes it.
 private final class BodyReceiver: NSObject, URLSessionDataDelegate, Sendable {
     private enum Head {
+        /// Nobody waits yet, and nothing has come.
+        case pending
         case awaited(CheckedContinuation<URLResponse, any Error>)
+        /// The response (or the error) came before anybody waited for it.
+        case arrived(Result<URLResponse, any Error>)
         case delivered
     }
-    private let head = Mutex<Head?>(nil)
+    private let head = Mutex(Head.pending)
     private let channelSlot = Mutex<ChunkChannel?>(nil)
 
     var channel: ChunkChannel? {
@@ -164,15 +172,30 @@ private final class BodyReceiver: NSObject, URLSessionDataDelegate, Sendable {
     }
 
     func waitForResponse(_ continuation: CheckedContinuation<URLResponse, any Error>) {
-        head.withLock { $0 = .awaited(continuation) }
+        let arrived: Result<URLResponse, any Error>? = head.withLock { head in
+            guard case .arrived(let result) = head else {
+                head = .awaited(continuation)
+                return nil
+            }
+            head = .delivered
+            return result
+        }
+        if let arrived { continuation.resume(with: arrived) }
     }
 
     /// Hands the response (or the error that came instead) to the caller of `bytes(for:)`, once.
     private func deliverHead(_ result: Result<URLResponse, any Error>) {
         let waiting: CheckedContinuation<URLResponse, any Error>? = head.withLock { head in
-            guard case .awaited(let continuation)? = head else { return nil }
-            head = .delivered
-            return continuation
+            switch head {
+            case .pending:
+                head = .arrived(result)
+                return nil
+            case .awaited(let continuation):
+                head = .delivered
+                return continuation
+            case .arrived, .delivered:
+                return nil
+            }
         }
         waiting?.resume(with: result)
     }

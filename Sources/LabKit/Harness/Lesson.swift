@@ -124,7 +124,7 @@ public struct Lesson {
     /// Each way's `--way` name and its line of help, in order; empty for a lesson with one way.
     let ways: [(name: String, summary: String)]
     /// The variants that have those ways; the others have one way.
-    let waysBelongTo: [Variant]
+    let variantsWithWays: [Variant]
     public let savesIntoFolder: Bool
     public let uploads: Bool
 
@@ -143,7 +143,7 @@ public struct Lesson {
     public init(id: String, title: String, defaultSize: Int64, defaultFaults: String,
                 savesIntoFolder: Bool = false, uploads: Bool = false) {
         self.init(id: id, title: title, defaultSize: defaultSize, defaultFaults: defaultFaults,
-                  wayList: [], waysBelongTo: [], savesIntoFolder: savesIntoFolder, uploads: uploads)
+                  wayList: [], variantsWithWays: [], savesIntoFolder: savesIntoFolder, uploads: uploads)
     }
 
     /// A lesson that shows several ways to download: `ways` is its `LessonWay` enum, `--way`
@@ -151,19 +151,19 @@ public struct Lesson {
     public init<Way: LessonWay>(id: String, title: String, defaultSize: Int64, defaultFaults: String,
                                 ways: Way.Type, savesIntoFolder: Bool = false, uploads: Bool = false) {
         self.init(id: id, title: title, defaultSize: defaultSize, defaultFaults: defaultFaults,
-                  wayList: Way.allCases.map { ($0.rawValue, $0.summary) }, waysBelongTo: Way.variants,
+                  wayList: Way.allCases.map { ($0.rawValue, $0.summary) }, variantsWithWays: Way.variants,
                   savesIntoFolder: savesIntoFolder, uploads: uploads)
     }
 
     private init(id: String, title: String, defaultSize: Int64, defaultFaults: String,
-                 wayList: [(name: String, summary: String)], waysBelongTo: [Variant], savesIntoFolder: Bool,
+                 wayList: [(name: String, summary: String)], variantsWithWays: [Variant], savesIntoFolder: Bool,
                  uploads: Bool) {
         self.id = id
         self.title = title
         self.defaultSize = defaultSize
         self.defaultFaults = defaultFaults
         self.ways = wayList
-        self.waysBelongTo = waysBelongTo
+        self.variantsWithWays = variantsWithWays
         self.savesIntoFolder = savesIntoFolder
         self.uploads = uploads
     }
@@ -246,10 +246,10 @@ public struct Lesson {
     /// Checks `--way` against this lesson's ways, and fills in the default.
     private func chooseWay(_ options: inout LessonOptions) throws {
         let names = ways.map(\.name)
-        if !names.isEmpty, !waysBelongTo.contains(options.variant) {
+        if !names.isEmpty, !variantsWithWays.contains(options.variant) {
             guard options.way == nil else {
                 throw ValidationError("--way: the \(options.variant.rawValue) variant has one way; "
-                                      + "the ways are the \(waysBelongTo.map(\.rawValue).joined(separator: " and ")) variant's")
+                                      + "the ways are the \(variantsWithWays.map(\.rawValue).joined(separator: " and ")) variant's")
             }
             return
         }
@@ -268,6 +268,8 @@ public struct Lesson {
         let lines = ways.enumerated().map { index, way in
             "  \(way.name.padding(toLength: 22, withPad: " ", startingAt: 0))\(way.summary)\(index == 0 ? " (default)" : "")"
         }
-        return "\nWAYS:\n" + lines.joined(separator: "\n") + "\n"
+        let whose = variantsWithWays.count == Variant.allCases.count
+            ? "" : " (the \(variantsWithWays.map(\.rawValue).joined(separator: " and ")) variant's)"
+        return "\nWAYS\(whose):\n" + lines.joined(separator: "\n") + "\n"
     }
 }

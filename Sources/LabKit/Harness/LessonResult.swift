@@ -32,7 +32,7 @@ public struct LessonResult: Codable, Sendable {
     public var schema = LessonResult.currentSchema
     public var lesson: String
     public var variant: Variant
-    /// The way that ran, for a lesson that shows several (lesson 00); nil otherwise.
+    /// The way that ran, for a lesson that shows several (lessons 00, 06 and 08); nil otherwise.
     public var way: String?
     public var url: String
     public var output: String
