@@ -147,14 +147,14 @@ final class CorrectedDownload: LessonDownload, URLConnectionDataDelegate {
         outcome = .failed(error)
     }
 
-    /// Puts the write position at the checked `offset`, cutting off anything after it. The
-    /// initializer (LabKit) also creates the file: `FileHandle(forWritingAtPath:)` alone is nil
-    /// for a file that does not exist yet.
+    /// Puts the write position at the checked `offset`, cutting off anything after it. LabKit
+    /// also creates the file: `FileHandle(forWritingAtPath:)` alone is nil for a file that does
+    /// not exist yet.
     private func openFile(writingAt offset: Int64) {
         do {
-            fileHandle = try FileHandle(forWritingTo: run.file, at: offset)
+            fileHandle = try partial.openForWriting(at: offset)
         } catch {
-            fail(DownloadError.localIO(path: run.file.path, reason: "cannot open it for writing: \(error.localizedDescription)"))
+            fail(error)
         }
     }
 

@@ -175,10 +175,9 @@ final class CorrectedDownload: NSObject, LessonDownload, URLSessionDataDelegate,
     /// anything after it is cut off.
     private func openFile(writingAt offset: Int64) {
         do {
-            fileHandle = try FileHandle(forWritingTo: run.file, at: offset)
+            fileHandle = try partial.openForWriting(at: offset)
         } catch {
-            failure = DownloadError.localIO(path: run.file.path,
-                                            reason: "cannot open it for writing: \(error.localizedDescription)")
+            failure = error
         }
     }
 }

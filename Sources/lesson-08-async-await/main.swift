@@ -118,7 +118,7 @@ final class CorrectedDownload: AsyncLessonDownload {
                 case .reject(let error):
                     return .failed(error)
                 }
-                let file = try openFile(writingAt: writeFrom)
+                let file = try partial.openForWriting(at: writeFrom)
                 defer { try? file.close() }
                 if byteByByte {
                     try await appendOneByteAtATime(bytes, to: partial, through: file)
@@ -226,16 +226,6 @@ final class CorrectedDownload: AsyncLessonDownload {
             return .finished
         } catch {
             return .failed(error)
-        }
-    }
-
-    /// Opens the file (creating it if need be) with the write position at the checked `offset`;
-    /// anything after it is cut off.
-    private func openFile(writingAt offset: Int64) throws -> FileHandle {
-        do {
-            return try FileHandle(forWritingTo: run.file, at: offset)
-        } catch {
-            throw DownloadError.localIO(path: run.file.path, reason: "cannot open it for writing: \(error.localizedDescription)")
         }
     }
 }

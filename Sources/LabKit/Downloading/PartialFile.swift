@@ -111,6 +111,17 @@ public final class PartialFile {
         return decision
     }
 
+    /// A handle that writes the file from `offset` on, the offset `decide(_:)` gave: the file is
+    /// created if need be, and anything after `offset` is cut off. A file that cannot be opened
+    /// is a local error.
+    public func openForWriting(at offset: Int64) throws -> FileHandle {
+        do {
+            return try FileHandle(forWritingTo: file, at: offset)
+        } catch {
+            throw DownloadError.localIO(path: file.path, reason: "cannot open it for writing: \(error.localizedDescription)")
+        }
+    }
+
     /// Counts `count` more bytes written at the end of the file.
     public func didWrite(_ count: Int) { written += Int64(count) }
 
