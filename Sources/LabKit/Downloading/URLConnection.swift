@@ -1,3 +1,4 @@
+import CoreFoundation
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -195,7 +196,12 @@ public final class URLConnection: @unchecked Sendable {
             queue.addOperation { self.deliverPending() }
         } else if let runLoop {
             // perform(inModes:) does not wake a sleeping run loop on Linux; adding a timer does.
-            let wake = Timer(timeInterval: 0, repeats: false) { _ in self.deliverPending() }
+            // A fired timer does not end `run(mode:before:)`, so the loop is stopped after the
+            // batch: `run(mode:until:)` then checks its condition now, not at its next slice.
+            let wake = Timer(timeInterval: 0, repeats: false) { _ in
+                self.deliverPending()
+                CFRunLoopStop(CFRunLoopGetCurrent())
+            }
             for mode in modes { runLoop.add(wake, forMode: mode) }
         }
     }
