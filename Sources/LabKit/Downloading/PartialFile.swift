@@ -169,11 +169,19 @@ extension FileHandle {
     /// A handle for writing `file` from `offset` on: the file is created if it does not exist
     /// (`FileHandle(forWritingAtPath:)` alone is nil then), and anything after `offset` is cut
     /// off, so a 200 (offset 0) replaces the file and a checked 206 continues it.
+    ///
+    /// A file that ends at `offset` or before is not truncated, only positioned: on ext4, a file
+    /// truncated to size 0 has all its data flushed when it is closed ("auto_da_alloc", meant
+    /// for programs that replace a file in place), and that close took 0.4 s after 1 GiB.
     public convenience init(forWritingTo file: URL, at offset: Int64) throws {
         if !FileManager.default.fileExists(atPath: file.path) {
             _ = FileManager.default.createFile(atPath: file.path, contents: nil)
         }
         try self.init(forWritingTo: file)
-        try truncate(atOffset: UInt64(offset))
+        if try seekToEnd() > UInt64(offset) {
+            try truncate(atOffset: UInt64(offset))
+        } else {
+            try seek(toOffset: UInt64(offset))
+        }
     }
 }

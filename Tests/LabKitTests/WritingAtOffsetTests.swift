@@ -1,0 +1,41 @@
+import Foundation
+import LabKit
+import Testing
+
+/// `FileHandle(forWritingTo:at:)`, through which every resuming lesson opens its file: the bytes
+/// before `offset` stay, the bytes after it go, and writing continues at `offset`.
+struct WritingAtOffsetTests {
+    let file = FileManager.default.temporaryDirectory.appendingPathComponent("at-offset-\(UUID().uuidString).bin")
+
+    private func write(_ bytes: String, at offset: Int64, over existing: String?) throws -> String {
+        defer { try? FileManager.default.removeItem(at: file) }
+        if let existing { try Data(existing.utf8).write(to: file) }
+        let handle = try FileHandle(forWritingTo: file, at: offset)
+        try handle.write(contentsOf: Data(bytes.utf8))
+        try handle.close()
+        return String(decoding: try Data(contentsOf: file), as: UTF8.self)
+    }
+
+    @Test func aNewFileIsCreated() throws {
+        #expect(try write("abc", at: 0, over: nil) == "abc")
+    }
+
+    @Test func aFileThatEndsAtTheOffsetIsContinued() throws {
+        #expect(try write("def", at: 3, over: "abc") == "abcdef")
+    }
+
+    @Test func whatLiesBeyondTheOffsetIsCutOff() throws {
+        #expect(try write("XY", at: 3, over: "abcdefgh") == "abcXY")
+    }
+
+    /// Writing starts at `offset` even in a file that ends before it, as `truncate(atOffset:)`
+    /// would have placed it: the gap reads as zeros.
+    @Test func aShorterFileIsWrittenFromTheOffset() throws {
+        #expect(try write("XY", at: 5, over: "abc") == "abc\0\0XY")
+    }
+
+    /// A 200 after a partial file: the whole file starts again from byte 0.
+    @Test func offsetZeroReplacesTheFile() throws {
+        #expect(try write("new", at: 0, over: "an older, longer file") == "new")
+    }
+}
