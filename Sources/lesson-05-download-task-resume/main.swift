@@ -143,6 +143,7 @@ final class CorrectedDownload: NSObject, LessonDownload, ResumableDownloadTaskDe
     private var task: ResumableDownloadTask?
     private var pausedOnce = false
     private var savedAt: Int64 = 0
+    private var savedWhen: ContinuousClock.Instant?
     private var outcome: AttemptResult?
     private let done = DispatchSemaphore(value: 0)
 
@@ -216,10 +217,13 @@ final class CorrectedDownload: NSObject, LessonDownload, ResumableDownloadTaskDe
     func downloadTask(_ task: ResumableDownloadTask, didWriteData bytesWritten: Int64, totalBytesWritten: Int64,
                       totalBytesExpectedToWrite: Int64) {
         run.progress.update(received: totalBytesWritten, expected: totalBytesExpectedToWrite)
-        // A kill gives no warning: keep the resume data on disk current, every 4 MiB.
-        if totalBytesWritten - savedAt >= 4 << 20 {
+        // A kill gives no warning: keep the resume data on disk current, every 4 MiB, but not
+        // more than ten times a second. Making a blob takes about 2 ms (a keyed archive), here
+        // on the delegate queue the transfer waits for: every 4 MiB alone cost 0.5 s per GiB.
+        if totalBytesWritten - savedAt >= 4 << 20, savedWhen.map({ .now - $0 >= .milliseconds(100) }) ?? true {
             save(task.currentResumeData())
             savedAt = totalBytesWritten
+            savedWhen = .now
         }
         if !pausedOnce, totalBytesWritten < totalBytesExpectedToWrite,
            Double(totalBytesWritten) >= App.pausePressedAt * Double(totalBytesExpectedToWrite) {
