@@ -424,8 +424,8 @@ public enum Catalogue {
             symptom: .holdsInMemory(moreThan: 1.0), fix: .verifies, matrix: [],
             hints: [
                 "How many copies of the file are in memory while the body is built?",
-                "An upload task can send a file from disk: uploadTask(with:fromFile:).",
-                "Write the body (head, the file's bytes in chunks, tail) to a temporary file and upload that file.",
+                "URLSession can read a body from disk while it sends: a request's httpBodyStream, or uploadTask(with:fromFile:).",
+                "Hand over head, file and tail in turn without joining them: an InputStream that reads one after the other, or a body file.",
             ]),
     ])
 

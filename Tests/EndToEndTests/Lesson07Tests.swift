@@ -20,21 +20,27 @@ final class Lesson07Tests {
         try? FileManager.default.removeItem(at: directory)
     }
 
-    private func lesson(_ variant: Variant, size: Int64, output: URL? = nil, timeout: TimeInterval = 300) throws
-        -> ChildProcess.Finished {
+    private func lesson(_ variant: Variant, size: Int64, output: URL? = nil, way: String? = nil,
+                        timeout: TimeInterval = 300) throws -> ChildProcess.Finished {
         let output = output ?? directory.appendingPathComponent("\(variant)-\(UUID().uuidString).bin")
         return try ChildProcess.run(
             "lesson-07-multipart-upload",
-            ["--size", String(size), "--output", output.path, "--variant", variant.rawValue, "--json"],
+            ["--size", String(size), "--output", output.path, "--variant", variant.rawValue, "--json"]
+                + (way.map { ["--way", $0] } ?? []),
             timeout: timeout)
     }
 
     private func fixture(size: Int64) -> Fixture { Fixture(name: "lesson-07-multipart-upload", size: size) }
 
-    @Test func correctedUploadArrivesWithTheSameBytesAndDigest() throws {
+    /// Both ways of the corrected variant: the body streamed part after part (the default), and
+    /// the body written to a file first.
+    @Test(arguments: [nil, "stream", "body-file"])
+    func correctedUploadArrivesWithTheSameBytesAndDigest(way: String?) throws {
         let size: Int64 = 3_000_017
-        let finished = try lesson(.corrected, size: size)
+        let finished = try lesson(.corrected, size: size, way: way)
         #expect(finished.status == 0, "\(finished.stderr)")
+        let story = way == "body-file" ? "body written to a file: 3,000," : "body streamed from the file: 3,000,"
+        #expect(finished.stderr.contains(story), "\(finished.stderr)")
         let result = try finished.result()
         #expect(result.outcome == .verified)
         #expect(result.fileBytes == size)
@@ -43,6 +49,8 @@ final class Lesson07Tests {
         #expect(result.actualSHA256 == fixture(size: size).sha256Hex())
         #expect(result.requests.map(\.method) == ["POST"])
         #expect(result.requests.first?.status == 200)
+        // The server's answer is the check: nothing is read back here.
+        #expect(result.verificationSeconds == 0)
         #expect(finished.stderr.contains("\"fields\":{\"note\":\"sent by lesson-07-multipart-upload\"}"), "\(finished.stderr)")
     }
 
@@ -82,6 +90,14 @@ final class Lesson07Tests {
             "\(finished.stderr)")
     }
 
+    /// The ways are the corrected variant's: asking the article for one is one line and exit 64.
+    @Test func articleHasNoWays() throws {
+        let finished = try lesson(.article, size: 1000, way: "stream")
+        #expect(finished.status == ExitStatus.usage.rawValue)
+        #expect(finished.stderr == "lesson-07-multipart-upload: --way: the article variant has one way; "
+                + "the ways are the corrected variant's\n")
+    }
+
     /// The server refuses a body whose closing delimiter never comes.
     @Test func malformedBodyGets400() async throws {
         let server = try LabServer.start()
@@ -94,7 +110,8 @@ final class Lesson07Tests {
         #expect((response as? HTTPURLResponse)?.statusCode == 400)
     }
 
-    /// The corrected variant streams the body: 1 GiB goes out with a flat memory profile.
+    /// The corrected variant streams the body (its default way, chunked, as a stream has no
+    /// length to announce): 1 GiB goes out with a flat memory profile.
     @Test func correctedOneGibibyteStaysUnder96MB() throws {
         let size: Int64 = 1 << 30
         let finished = try lesson(.corrected, size: size, timeout: 900)

@@ -18,6 +18,7 @@ Lesson(
     title: "multipart/form-data upload built by hand, with upload progress",
     defaultSize: 16 << 20,
     defaultFaults: "",
+    ways: Way.self,
     uploads: true
 ).run { run in
     ArticleUpload(run)
@@ -29,6 +30,22 @@ enum TextField {
     static let value = "sent by lesson-07-multipart-upload"
 }
 
+/// How the corrected variant hands its body to URLSession, picked with `--way`. The article
+/// variant has one way.
+enum Way: String, LessonWay {
+    case stream
+    case bodyFile = "body-file"
+
+    var summary: String {
+        switch self {
+        case .stream: "the body as a stream: head, the file, tail, read in turn as URLSession asks; nothing copied"
+        case .bodyFile: "the body written to a file first, then uploadTask(fromFile:)"
+        }
+    }
+
+    static var variants: [Variant] { [.corrected] }
+}
+
 // MARK: - The article's version
 
 /// The article's body, byte for byte in shape: built whole in memory, sent in one piece.
@@ -37,10 +54,9 @@ final class ArticleUpload: LessonUpload {
     init(_ run: LessonRun) { self.run = run }
 
     func uploadFile() -> AttemptResult {
-        let fixture: UploadFile
+        let fixture = run.uploadFile
         let fileData: Data
         do {
-            fixture = try run.writeUploadFile()
             fileData = try Data(contentsOf: run.file)  // the whole file in memory, as the article does
         } catch {
             return .failed(error)
@@ -78,24 +94,30 @@ final class ArticleUpload: LessonUpload {
         request.httpMethod = "POST"
         request.setValue("multipart/form-data; boundary=\(headerBoundary)", forHTTPHeaderField: "Content-Type")
         run.log("body built in memory: \(ByteFormat.grouped(Int64(body.count))) bytes")
-        return UploadExchange(run).send { session in session.uploadTask(with: request, from: body) }
+        return UploadExchange(run, bodyBytes: Int64(body.count))
+            .send { session in session.uploadTask(with: request, from: body) }
             .check(run, sent: fixture)
     }
 }
 
 // MARK: - The exchange, shared by both variants
 
-/// Sends one upload task, shows its progress from `didSendBodyData`, and collects the answer.
+/// Sends one request with a body, shows its progress from `didSendBodyData`, and collects the answer.
 final class UploadExchange: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     // @unchecked: the callbacks run one at a time on the serial delegate queue, and send() reads
     // the state only after `done` is signalled.
     private let run: LessonRun
+    /// The body's length, for the progress: URLSession knows none for a stream (it says -1).
+    private let bodyBytes: Int64
     private var status = 0
     private var answer = Data()
     private var error: (any Error)?
     private let done = DispatchSemaphore(value: 0)
 
-    init(_ run: LessonRun) { self.run = run }
+    init(_ run: LessonRun, bodyBytes: Int64) {
+        self.run = run
+        self.bodyBytes = bodyBytes
+    }
 
     struct Finished {
         let status: Int
@@ -117,7 +139,7 @@ final class UploadExchange: NSObject, URLSessionDataDelegate, @unchecked Sendabl
         }
     }
 
-    func send(_ makeTask: (URLSession) -> URLSessionUploadTask) -> Finished {
+    func send(_ makeTask: (URLSession) -> URLSessionTask) -> Finished {
         let session = run.makeSession(delegate: self, delegateQueue: BoundedOperationQueue(capacity: 64))
         makeTask(session).resume()
         done.wait()
@@ -127,7 +149,7 @@ final class UploadExchange: NSObject, URLSessionDataDelegate, @unchecked Sendabl
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didSendBodyData bytesSent: Int64,
                     totalBytesSent: Int64, totalBytesExpectedToSend: Int64) {
-        run.progress.update(received: totalBytesSent, expected: totalBytesExpectedToSend)
+        run.progress.update(received: totalBytesSent, expected: bodyBytes)
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,

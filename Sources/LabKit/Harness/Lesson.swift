@@ -35,8 +35,8 @@ public struct LessonRun: Sendable {
     /// shows several; `way(_:)` gives it typed.
     public let way: String?
     public let progress: ProgressBar
-    /// For a lesson that uploads (`uploads`): the generated file to send, written by the lesson
-    /// into `file` (`Fixture.fill` gives its bytes, `sha256Hex()` its digest). nil otherwise.
+    /// For a lesson that uploads (`uploads`): the generated file to send, which the lab writes
+    /// into `file` before the first attempt (`sha256Hex()` gives its digest). nil otherwise.
     public let uploadFixture: Fixture?
     let console: Console
     let savedFile = SavedFile()
@@ -137,8 +137,8 @@ public struct Lesson {
     ///   - savesIntoFolder: the lesson names its file itself: `run.file` is then a folder (the
     ///     app's Documents), and the lesson reports the file it saved with `run.saved(_:)`.
     ///   - uploads: the lesson sends a file instead of fetching one: `run.url` is the embedded
-    ///     server's `POST /upload` (or `--url`), `run.uploadFixture` describes a generated file of
-    ///     `--size` bytes that the lesson writes to `run.file` and sends, and the lesson reports
+    ///     server's `POST /upload` (or `--url`), `run.uploadFile` describes a generated file of
+    ///     `--size` bytes that the lab has written to `run.file` for the lesson to send, and the lesson reports
     ///     what the server received with `run.verified(_:)`.
     public init(id: String, title: String, defaultSize: Int64, defaultFaults: String,
                 savesIntoFolder: Bool = false, uploads: Bool = false) {

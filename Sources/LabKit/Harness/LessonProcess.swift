@@ -43,6 +43,16 @@ struct LessonProcess {
                             variant: options.variant, way: options.way,
                             progress: progress, uploadFixture: lesson.uploads ? source.fixture : nil,
                             console: console)
+        if let fixture = run.uploadFixture {
+            // Written, and its digest computed (and kept), before the clock starts: the time is
+            // the upload's, not the file's making, nor the check of the server's answer.
+            do {
+                try fixture.write(to: file)
+            } catch {
+                throw DownloadError.localIO(path: file.path, reason: "\(error)")
+            }
+            _ = fixture.sha256Hex()
+        }
         let attempt = makeStrategy(run)
 
         let started = Date()

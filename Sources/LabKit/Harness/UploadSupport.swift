@@ -21,16 +21,11 @@ public struct UploadAnswer: Decodable, Sendable {
 }
 
 extension LessonRun {
-    /// Writes the generated file to send (`uploadFixture`) into `file`, 1 MiB at a time, and
-    /// returns its description. Only for a lesson made with `uploads: true`.
-    public func writeUploadFile() throws -> UploadFile {
-        guard let fixture = uploadFixture else { preconditionFailure("writeUploadFile() needs Lesson(uploads: true)") }
-        do {
-            try fixture.write(to: file)
-        } catch {
-            throw DownloadError.localIO(path: file.path, reason: "\(error)")
-        }
-        return fixture
+    /// The generated file to send, already in `file` when the first attempt starts, as the photo
+    /// an app uploads is already on disk. Only for a lesson made with `uploads: true`.
+    public var uploadFile: UploadFile {
+        guard let uploadFixture else { preconditionFailure("uploadFile needs Lesson(uploads: true)") }
+        return uploadFixture
     }
 
     /// Compares the file part `name` of the server's answer with the file that was sent, and
