@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .executable(name: "lab", targets: ["lab"]),
         .executable(name: "lab-measure", targets: ["lab-measure"]),
+        .executable(name: "foundation-floor", targets: ["foundation-floor"]),
         .executable(name: "lesson-00-small-file", targets: ["lesson-00-small-file"]),
         .executable(name: "lesson-01-in-memory", targets: ["lesson-01-in-memory"]),
         .executable(name: "lesson-02-filehandle", targets: ["lesson-02-filehandle"]),
@@ -68,7 +69,7 @@ let package = Package(
                 "LabServer", "LabKit", "LabReport", "LabCatalogue",
                 // `lab compare` runs these as child processes; listing them here makes
                 // `swift run lab compare` build them first.
-                "lab-measure",
+                "lab-measure", "foundation-floor",
                 "lesson-00-small-file", "lesson-01-in-memory", "lesson-02-filehandle", "lesson-03-outputstream",
                 "lesson-04-session-data-task", "lesson-05-download-task-resume", "lesson-06-runloop-thread",
                 "lesson-07-multipart-upload", "lesson-08-async-await",
@@ -78,6 +79,8 @@ let package = Package(
         ),
         // Starts each process `lab compare` measures; in C, so it stays small (see main.c).
         .executableTarget(name: "lab-measure"),
+        // Foundation's floor: a bare URLSession download that `lab compare` measures beside curl.
+        .executableTarget(name: "foundation-floor"),
         .executableTarget(name: "lesson-00-small-file", dependencies: ["LabKit"]),
         .executableTarget(name: "lesson-01-in-memory", dependencies: ["LabKit"]),
         .executableTarget(name: "lesson-02-filehandle", dependencies: ["LabKit"]),
@@ -109,7 +112,7 @@ let package = Package(
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
-                "LabKit", "LabServer", "LabReport", "LabCatalogue", "lab", "lab-measure",
+                "LabKit", "LabServer", "LabReport", "LabCatalogue", "lab", "lab-measure", "foundation-floor",
                 "lesson-00-small-file",
                 "lesson-01-in-memory",
                 "lesson-02-filehandle",

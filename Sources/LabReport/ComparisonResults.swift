@@ -142,6 +142,20 @@ public struct ComparisonResults: Codable, Sendable, Equatable {
         public var throughputBytesPerSecond: Double
         public var bytesOnWire: Int64
         public var bytesDownloadedAgain: Int64
+        /// The lesson's own clock around its attempts (`wallSeconds` of its record): the
+        /// strategy's time, without process start-up, setup and verification. Absent when the
+        /// lesson printed no record, and for kill-rerun, whose record covers the rerun only.
+        public var transferSeconds: Double?
+        /// Reading the file back and hashing it, after the transfer (0 for an upload).
+        public var verificationSeconds: Double?
+        /// The reference `kind` that does the same transfer with nothing around it, run right
+        /// before each repetition: `foundation-floor` for a download, `curl-form` for an upload.
+        /// Absent where no reference was paired (article variants, fault scenarios).
+        public var reference: String?
+        /// Median wall time of the paired reference runs.
+        public var referenceSeconds: Double?
+        /// Median over the repetitions of transfer ÷ its paired reference's wall time.
+        public var costRatio: Double?
         public var repetitions: [Repetition]
         /// RSS of the median repetition while it ran; absent when not sampled.
         public var rssTimeline: [RSSSample]?
@@ -150,7 +164,8 @@ public struct ComparisonResults: Codable, Sendable, Equatable {
                     status: RunStatus, expectedFailure: Bool, cause: String?, wallSeconds: Double,
                     cpuSeconds: Double, peakRSSBytes: Int64, throughputBytesPerSecond: Double,
                     bytesOnWire: Int64, bytesDownloadedAgain: Int64, repetitions: [Repetition],
-                    rssTimeline: [RSSSample]?) {
+                    rssTimeline: [RSSSample]?, transferSeconds: Double? = nil, verificationSeconds: Double? = nil,
+                    reference: String? = nil, referenceSeconds: Double? = nil, costRatio: Double? = nil) {
             self.lesson = lesson
             self.title = title
             self.variant = variant
@@ -167,6 +182,11 @@ public struct ComparisonResults: Codable, Sendable, Equatable {
             self.bytesDownloadedAgain = bytesDownloadedAgain
             self.repetitions = repetitions
             self.rssTimeline = rssTimeline
+            self.transferSeconds = transferSeconds
+            self.verificationSeconds = verificationSeconds
+            self.reference = reference
+            self.referenceSeconds = referenceSeconds
+            self.costRatio = costRatio
         }
     }
 
@@ -187,12 +207,18 @@ public struct ComparisonResults: Codable, Sendable, Equatable {
         public var bytesOnWire: Int64
         /// Bytes on the wire beyond one copy of the resource.
         public var bytesDownloadedAgain: Int64
+        /// As in `Run`, for this process.
+        public var transferSeconds: Double?
+        public var verificationSeconds: Double?
+        /// Wall time of the reference run paired with this one (`Run.reference`), if any.
+        public var referenceSeconds: Double?
         /// The lesson's one-line error, if any.
         public var error: String?
 
         public init(exitCode: Int32, outcome: String, verified: Bool, wallSeconds: Double,
                     cpuSeconds: Double, peakRSSBytes: Int64, throughputBytesPerSecond: Double,
-                    bytesOnWire: Int64, bytesDownloadedAgain: Int64, error: String?) {
+                    bytesOnWire: Int64, bytesDownloadedAgain: Int64, error: String?,
+                    transferSeconds: Double? = nil, verificationSeconds: Double? = nil) {
             self.exitCode = exitCode
             self.outcome = outcome
             self.verified = verified
@@ -202,6 +228,8 @@ public struct ComparisonResults: Codable, Sendable, Equatable {
             self.throughputBytesPerSecond = throughputBytesPerSecond
             self.bytesOnWire = bytesOnWire
             self.bytesDownloadedAgain = bytesDownloadedAgain
+            self.transferSeconds = transferSeconds
+            self.verificationSeconds = verificationSeconds
             self.error = error
         }
     }

@@ -44,6 +44,7 @@ struct ReportWriter {
         writePeakRSSCharts(section(body, id: "memory", title: "Peak memory against file size"))
         writeTimelineCharts(section(body, id: "timeline", title: "Memory during the largest download"))
         writeThroughputCharts(section(body, id: "throughput", title: "Throughput of the largest download"))
+        writeLabCost(section(body, id: "cost", title: "The lab's own cost"))
         writeNumberTables(section(body, id: "numbers", title: "All the numbers"))
         writeEnvironment(section(body, id: "environment", title: "Machines"))
         writeLessonLinks(section(body, id: "lessons", title: "Lesson pages"))
@@ -66,7 +67,16 @@ struct ReportWriter {
             item.add("strong", ["class": "label"], text: machine.label)
             item.append(" · \(Units.date(machine.environment.startedAt)) · preset \(machine.settings.preset)")
             item.append(" · \(machine.settings.repetitions) repetition\(machine.settings.repetitions == 1 ? "" : "s") each")
-            item.append(" · \(machine.environment.cpuModel), \(machine.environment.cores) cores")
+            item.append(" · \(machine.environment.cpuModel), \(machine.environment.cores) cores · ")
+            item.add("span", ["class": "build", "data-build": machine.environment.buildConfiguration],
+                     text: "\(machine.environment.buildConfiguration) build")
+        }
+        if data.machines.contains(where: { $0.environment.buildConfiguration != "release" }) {
+            header.add("p", ["class": "note build-note"], text: """
+                Measured with a debug build, which is what `swift run` builds: it shows how the strategies \
+                compare, but its times are the compiler's as much as the strategy's. For speed figures, run \
+                `swift run -c release lab compare`.
+                """)
         }
         header.add("p", ["class": "note"], text: """
             Sizes, memory and throughput are in binary units: 1 KiB = 1024 bytes, 1 MiB = 1024 KiB, \
@@ -75,7 +85,8 @@ struct ReportWriter {
             """)
         let contents = header.add("nav").add("ul", ["class": "contents"])
         for (id, title) in [("verdicts", "Verdicts"), ("fault-matrix", "Fault matrix"), ("memory", "Peak memory"),
-                            ("timeline", "Memory over time"), ("throughput", "Throughput"), ("numbers", "Numbers"),
+                            ("timeline", "Memory over time"), ("throughput", "Throughput"), ("cost", "The lab's cost"),
+                            ("numbers", "Numbers"),
                             ("environment", "Machines"), ("lessons", "Lesson pages")] {
             contents.add("li").add("a", ["href": "#" + id], text: title)
         }
@@ -263,6 +274,57 @@ struct ReportWriter {
         numberCell(row, raw: String(run.throughputBytesPerSecond), shown: Units.rate(run.throughputBytesPerSecond))
         numberCell(row, raw: String(run.bytesOnWire), shown: Units.bytes(run.bytesOnWire))
         numberCell(row, raw: String(run.bytesDownloadedAgain), shown: Units.bytes(run.bytesDownloadedAgain))
+    }
+
+    /// Each corrected lesson against the client that does the same transfer with nothing around
+    /// it: Foundation's floor for a download, `curl -F` for the upload.
+    private func writeLabCost(_ section: Element) {
+        section.add("p", ["class": "note"], text: """
+            What the strategy and the lab's plumbing (the inspector, bounded queues, progress) cost on top \
+            of the bare transfer. Transfer: the lesson's own clock from its first attempt to the end of \
+            its last (no process start-up, no verification). Reference: the same bytes with nothing \
+            else, foundation-floor (a bare URLSession data delegate writing to a FileHandle) for a \
+            download, curl -F for the upload, run right before each repetition of the lesson; its time \
+            is its whole process. Ratio: the middle of the repetitions' transfer ÷ paired reference. \
+            Verification: reading the file back and hashing it, which neither reference does. \
+            Corrected variants, clean runs.
+            """)
+        typealias Measured = (machine: ComparisonResults, run: Run, reference: String, transfer: Double,
+                              referenceSeconds: Double, ratio: Double)
+        let measured: [Measured] = data.machines.flatMap { machine in
+            machine.runs.sorted { ($0.lesson, $0.sizeBytes) < ($1.lesson, $1.sizeBytes) }.compactMap { run in
+                guard run.status == .pass, let reference = run.reference, let transfer = run.transferSeconds,
+                      let referenceSeconds = run.referenceSeconds, let ratio = run.costRatio
+                else { return nil }
+                return (machine, run, reference, transfer, referenceSeconds, ratio)
+            }
+        }
+        guard !measured.isEmpty else {
+            section.add("p", ["class": "note"], text: "No corrected lesson passed a clean run next to its reference here.")
+            return
+        }
+        let columns = (data.isMerged ? [Column("Machine")] : []) + [
+            Column("Lesson"), Column("Size", numeric: true), Column("Transfer (s)", numeric: true),
+            Column("Verification (s)", numeric: true), Column("Reference"), Column("Reference (s)", numeric: true),
+            Column("Ratio", numeric: true), Column("Peak RSS", numeric: true),
+        ]
+        let body = table(section, id: "cost", columns: columns, caption: "Corrected lessons against the bare transfer")
+        for entry in measured {
+            let run = entry.run
+            let row = body.add("tr", ["data-lesson": run.lesson, "data-machine": entry.machine.label,
+                                      "data-size": String(run.sizeBytes)])
+            if data.isMerged { row.add("td", ["class": "label"], text: entry.machine.label) }
+            let lesson = row.add("td", ["class": "lesson"], text: data.title(run.lesson))
+            lesson.add("span", ["class": "lesson-id"], text: run.lesson)
+            numberCell(row, raw: String(run.sizeBytes), shown: Units.bytes(run.sizeBytes))
+            numberCell(row, raw: String(entry.transfer), shown: Units.seconds(entry.transfer))
+            let verification = run.verificationSeconds ?? 0
+            numberCell(row, raw: String(verification), shown: Units.seconds(verification))
+            row.add("td", text: entry.reference)
+            numberCell(row, raw: String(entry.referenceSeconds), shown: Units.seconds(entry.referenceSeconds))
+            row.add("td", ["class": "num", "data-ratio": String(entry.ratio)], text: Units.ratio(entry.ratio))
+            numberCell(row, raw: String(run.peakRSSBytes), shown: Units.bytes(run.peakRSSBytes))
+        }
     }
 
     private func writeNumberTables(_ section: Element) {

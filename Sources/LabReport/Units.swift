@@ -56,6 +56,11 @@ enum Units {
         String(format: value < 1 ? "%.2f×" : value < 10 ? "%.1f×" : "%.0f×", value)
     }
 
+    /// A ratio close to 1, to two decimals: 1.0734 → "1.07×".
+    static func ratio(_ value: Double) -> String {
+        String(format: "%.2f×", value)
+    }
+
     /// "2025-11-22T10:10:07Z" → "2025-11-22 10:10 UTC"; anything unparsable as it is.
     static func date(_ iso8601: String) -> String {
         let parser = ISO8601DateFormatter()

@@ -61,7 +61,43 @@ struct CompareTests {
         #expect(results.runs.count == 9 * 2 * 2 + 8 * 2 * 2)
         #expect(results.runs.allSatisfy { $0.repetitions.count == 1 })
         let kinds = Set(results.references.map(\.kind))
-        #expect(kinds.isSuperset(of: ["curl", "loopback-limit", "disk-limit"]), "\(kinds)")
+        #expect(kinds.isSuperset(of: ["curl", "foundation-floor", "curl-form", "loopback-limit", "disk-limit"]), "\(kinds)")
+    }
+
+    /// The yardsticks for the lab's own cost: Foundation's floor and curl -F at every clean
+    /// size, each run's own clock and verification time, and the report's table of ratios.
+    @Test func measuresTheLabsOwnCostAgainstTheBareTransfer() throws {
+        let run = try quick()
+        let results = run.results
+        for size in results.settings.sizes {
+            for kind in ["foundation-floor", "curl-form"] {
+                let reference = try #require(results.references.first { $0.kind == kind && $0.sizeBytes == size }, "\(kind) at \(size)")
+                #expect(reference.wallSeconds > 0 && reference.peakRSSBytes ?? 0 > 1 << 20, "\(kind) at \(size)")
+            }
+        }
+        let passedClean = results.runs.filter { $0.scenario == "clean" && $0.status == .pass }
+        for lessonRun in passedClean {
+            let uploads = lessonRun.lesson == "07-multipart-upload"
+            if lessonRun.variant == "corrected" {
+                // Paired: a reference run right before each repetition, and the ratio of each pair.
+                #expect(lessonRun.reference == (uploads ? "curl-form" : "foundation-floor"))
+                #expect(lessonRun.repetitions.allSatisfy { ($0.referenceSeconds ?? 0) > 0 }, "\(lessonRun.lesson)")
+                let ratios = lessonRun.repetitions.map { $0.transferSeconds! / $0.referenceSeconds! }
+                #expect(lessonRun.costRatio == ratios.sorted()[ratios.count / 2], "\(lessonRun.lesson)")
+            } else {
+                #expect(lessonRun.reference == nil && lessonRun.costRatio == nil)
+            }
+            let transfer = try #require(lessonRun.transferSeconds, "\(lessonRun.lesson) \(lessonRun.variant)")
+            let verification = try #require(lessonRun.verificationSeconds, "\(lessonRun.lesson) \(lessonRun.variant)")
+            // The lesson's clock sits inside its process: start-up and verification are outside it.
+            #expect(transfer > 0 && transfer + verification < lessonRun.wallSeconds, "\(lessonRun.lesson) \(lessonRun.variant)")
+            #expect(uploads ? verification == 0 : verification > 0, "\(lessonRun.lesson) \(lessonRun.variant)")
+        }
+        // The report has a ratio for every corrected lesson that passed clean, at each size.
+        let html = try String(contentsOf: run.folder.appendingPathComponent("report.html"), encoding: .utf8)
+        let ratios = html.matches(of: /data-ratio="/).count
+        #expect(ratios == passedClean.filter { $0.variant == "corrected" }.count && ratios >= 16)
+        #expect(html.contains("data-build=\"debug\""))
     }
 
     /// The quick plan's failures are exactly the article cells the catalogue names, each one

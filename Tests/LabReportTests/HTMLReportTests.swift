@@ -278,3 +278,60 @@ struct PartialResultsTests {
         #expect(page.root.all("h1").first?.text == "Download Lab comparison")
     }
 }
+
+/// The lab's own cost (`#cost`) and the build in the header: what a reader needs to tell
+/// Foundation's cost, the strategy's and the compiler's apart.
+struct LabCostReportTests {
+    typealias Fixture = ReportFixture
+
+    /// The fixture with one corrected run at the largest size measured against Foundation's
+    /// floor: its clock, its verification, its paired reference and their ratio.
+    private static func results(build: String = "release") -> (ComparisonResults, ComparisonResults.Run) {
+        var results = Fixture.results()
+        results.environment.buildConfiguration = build
+        let index = results.runs.firstIndex {
+            $0.lesson == "03-outputstream" && $0.variant == "corrected" && $0.scenario == "clean" && $0.sizeBytes == Fixture.sizes[2]
+        }!
+        results.runs[index].transferSeconds = 0.275
+        results.runs[index].verificationSeconds = 0.0625
+        results.runs[index].reference = "foundation-floor"
+        results.runs[index].referenceSeconds = 0.25
+        results.runs[index].costRatio = 1.0625
+        return (results, results.runs[index])
+    }
+
+    @Test func eachCorrectedRunWithAClockStandsAgainstItsReference() throws {
+        let (results, run) = Self.results()
+        let page = try ParsedPage(HTMLReport(results: [results], lessonPagesPath: nil).render())
+        let rows = page.table("cost")
+        // Only the run that has its own clock and a paired reference has a row.
+        #expect(rows.count == 1)
+        let row = try #require(rows.first)
+        #expect(row["data-lesson"] == run.lesson)
+        #expect(row["data-size"] == String(run.sizeBytes))
+        let cells = row.all("td")
+        #expect(cells.compactMap { $0["data-value"] } == [String(run.sizeBytes), "0.275", "0.0625", "0.25", String(run.peakRSSBytes)])
+        #expect(cells.contains { $0.text == "foundation-floor" })
+        let ratio = try #require(cells.first { $0["data-ratio"] != nil })
+        #expect(ratio["data-ratio"] == "1.0625")
+        #expect(ratio.text == "1.06×")
+    }
+
+    @Test func withoutAClockThereIsNoRowButANote() throws {
+        var (results, _) = Self.results()
+        for index in results.runs.indices { results.runs[index].transferSeconds = nil }
+        let page = try ParsedPage(HTMLReport(results: [results], lessonPagesPath: nil).render())
+        #expect(page.table("cost").isEmpty)
+        #expect(page.root.all("section", "id", "cost").first?.text.contains("No corrected lesson passed") == true)
+    }
+
+    @Test(arguments: ["debug", "release"])
+    func theHeaderNamesTheBuild(build: String) throws {
+        let (results, _) = Self.results(build: build)
+        let page = try ParsedPage(HTMLReport(results: [results], lessonPagesPath: nil).render())
+        let header = try #require(page.root.all("header").first)
+        #expect(header.all("span", "data-build", build).first?.text == "\(build) build")
+        let advice = header.all("p").contains { $0.text.contains("swift run -c release lab compare") }
+        #expect(advice == (build == "debug"))
+    }
+}

@@ -49,6 +49,9 @@ public struct LessonResult: Codable, Sendable {
     public var attempts: Int
     public var resumedFrom: [Int64]
     public var wallSeconds: Double
+    /// Reading the file back and hashing it, after the last attempt (0 when nothing was read back:
+    /// an upload, which the server's answer verifies, or a failed download).
+    public var verificationSeconds: Double
     public var cpuSeconds: Double
     public var peakRSSBytes: Int64
     public var throughputBytesPerSecond: Double

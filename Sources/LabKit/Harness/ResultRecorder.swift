@@ -28,6 +28,7 @@ struct ResultRecorder {
             ?? askedForDigest()
 
         var actual: String?
+        var verificationSeconds = 0.0
         var outcome: LessonResult.Outcome
         var status: ExitStatus
         var failure: LessonResult.ErrorRecord?
@@ -66,11 +67,13 @@ struct ResultRecorder {
             }
         case .finished:
             if FileManager.default.fileExists(atPath: file.path) {
+                let reading = ContinuousClock.now
                 do {
                     actual = try FileDigest.sha256Hex(of: file)
                 } catch {
                     throw DownloadError.localIO(path: file.path, reason: "cannot read it back to verify")
                 }
+                verificationSeconds = (ContinuousClock.now - reading).seconds
             }
             switch (expected, actual) {
             case (nil, _):
@@ -108,6 +111,7 @@ struct ResultRecorder {
             attempts: attempts,
             resumedFrom: Self.resumeOffsets(in: exchanges),
             wallSeconds: wallSeconds,
+            verificationSeconds: verificationSeconds,
             cpuSeconds: ProcessMetrics.cpuSeconds(),
             peakRSSBytes: ProcessMetrics.peakRSSBytes(),
             // An upload's throughput is what was sent, not the short answer that came back.

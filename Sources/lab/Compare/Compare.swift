@@ -132,10 +132,10 @@ struct Compare: ParsableCommand {
             return try Self.writeFixtureFiles(sizes: Set(plan.sizes + [plan.faultSize]).sorted(), into: writeFixtures)
         }
         let executables = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
-        for lesson in plan.lessons {
-            let program = executables.appendingPathComponent(lesson.executable)
+        for executable in plan.lessons.map(\.executable) + ["foundation-floor"] {
+            let program = executables.appendingPathComponent(executable)
             guard FileManager.default.isExecutableFile(atPath: program.path) else {
-                throw CompareError("\(lesson.executable) is not built next to lab in \(executables.path); run `swift build` first")
+                throw CompareError("\(executable) is not built next to lab in \(executables.path); run `swift build` first")
             }
         }
         let embedded = server == nil ? try LabServer.start() : nil

@@ -16,7 +16,9 @@ struct Comparison {
         let started = ContinuousClock.now
         let startedAt = Date()
         let digests = DigestCache()
-        let references = try measureReferences(digests: digests)
+        let yardsticks = References(source: source, workFolder: workFolder, digests: digests,
+                                    foundationFloor: executables.appendingPathComponent("foundation-floor"))
+        let references = try measureReferences(yardsticks)
         let runner = LessonRunner(source: source, executables: executables, workFolder: workFolder, digests: digests)
 
         let cases = plan.cases
@@ -24,7 +26,10 @@ struct Comparison {
         for (index, runCase) in cases.enumerated() {
             var measured: [LessonRunner.Measured] = []
             for repetition in 1...plan.repetitions {
-                measured.append(try runner.run(runCase, repetition: repetition))
+                let paired = try runCase.pairedReference.flatMap { try yardsticks.once($0, size: runCase.size) }
+                var run = try runner.run(runCase, repetition: repetition)
+                run.repetition.referenceSeconds = paired?.wallSeconds
+                measured.append(run)
             }
             let run = summarize(runCase, measured)
             runs.append(run)
@@ -41,12 +46,16 @@ struct Comparison {
                                  references: references, runs: runs)
     }
 
-    private func measureReferences(digests: DigestCache) throws -> [ComparisonResults.Reference] {
-        let references = References(source: source, workFolder: workFolder, digests: digests)
+    private func measureReferences(_ references: References) throws -> [ComparisonResults.Reference] {
         let sizes = plan.scenarios.contains(.clean) ? plan.sizes : [plan.faultSize]
         var measured: [ComparisonResults.Reference] = []
         for size in sizes {
             measured += try references.clients(size: size, repetitions: plan.repetitions)
+        }
+        if plan.scenarios.contains(.clean), plan.lessons.contains(where: \.uploads) {
+            for size in plan.sizes {
+                if let upload = try references.formUpload(size: size, repetitions: plan.repetitions) { measured.append(upload) }
+            }
         }
         let largest = sizes.max()!
         if let loopback = try references.loopbackLimit(size: largest, repetitions: plan.repetitions) {
@@ -56,7 +65,7 @@ struct Comparison {
             measured.append(disk)
         }
         for reference in measured {
-            progress("reference  \(reference.kind.padding(toLength: 15, withPad: " ", startingAt: 0)) "
+            progress("reference  \(reference.kind.padding(toLength: 16, withPad: " ", startingAt: 0)) "
                 + "\(ByteFormat.iec(reference.sizeBytes).padding(toLength: 8, withPad: " ", startingAt: 0)) "
                 + "\(String(format: "%6.2f s", reference.wallSeconds))  \(ByteFormat.iec(Int64(reference.throughputBytesPerSecond)))/s")
         }
@@ -93,7 +102,22 @@ struct Comparison {
             bytesOnWire: median(repetitions.map(\.bytesOnWire)),
             bytesDownloadedAgain: median(repetitions.map(\.bytesDownloadedAgain)),
             repetitions: repetitions,
-            rssTimeline: runCase.scenario == .clean ? typical.timeline : nil)
+            rssTimeline: runCase.scenario == .clean ? typical.timeline : nil,
+            transferSeconds: medianOfAll(repetitions.map(\.transferSeconds)),
+            verificationSeconds: medianOfAll(repetitions.map(\.verificationSeconds)),
+            reference: runCase.pairedReference?.rawValue,
+            referenceSeconds: medianOfAll(repetitions.map(\.referenceSeconds)),
+            // Each repetition against its own reference run, then the middle of those ratios:
+            // a machine that slows down for a while slows both sides of a pair.
+            costRatio: medianOfAll(repetitions.map { repetition in
+                repetition.transferSeconds.flatMap { transfer in repetition.referenceSeconds.map { transfer / max($0, 1e-6) } }
+            }))
+    }
+
+    /// The median when every repetition measured the value, else nil.
+    private func medianOfAll(_ values: [Double?]) -> Double? {
+        let measured = values.compactMap { $0 }
+        return measured.count == values.count && !measured.isEmpty ? median(measured) : nil
     }
 
     /// An article run fails as expected only when the catalogue names a defect that fails it in

@@ -50,7 +50,7 @@ struct ComparisonPlan {
         scenarios: [.clean, .dropResume, .ignoreRange], repetitions: 1)
 
     static let full = ComparisonPlan(
-        preset: "full", sizes: [1 << 20, 32 << 20, 256 << 20, 1 << 30], faultSize: 64 << 20,
+        preset: "full", sizes: [1 << 20, 32 << 20, 128 << 20, 256 << 20, 1 << 30], faultSize: 64 << 20,
         lessons: LessonProfile.all, variants: Variant.allCases, scenarios: Scenario.allCases, repetitions: 3)
 
     /// The runs in the order they happen: every clean size first, smallest first, so the
@@ -83,6 +83,14 @@ struct RunCase {
     let variant: Variant
     let scenario: Scenario
     let size: Int64
+
+    /// The reference that does this run's transfer with nothing around it, run right before
+    /// each repetition so that both meet the machine in the same state: corrected variants,
+    /// clean runs (the report's "lab's own cost").
+    var pairedReference: References.Kind? {
+        guard scenario == .clean, variant == .corrected, !expectsRefusal else { return nil }
+        return lesson.uploads ? .formUpload : .foundationFloor
+    }
 
     /// Lesson 00 corrected declines a file this big, and that is the right answer.
     var expectsRefusal: Bool {

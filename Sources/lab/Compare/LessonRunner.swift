@@ -146,7 +146,10 @@ struct LessonRunner {
             throughputBytesPerSecond: bytesOnWire == 0 ? 0 : Double(runCase.size) / max(finished.wallSeconds, 1e-6),
             bytesOnWire: bytesOnWire,
             bytesDownloadedAgain: runCase.lesson.uploads ? 0 : max(0, bytesOnWire - runCase.size),
-            error: error.map(Self.shorteningDigests))
+            error: error.map(Self.shorteningDigests),
+            // The record of a kill-rerun covers the rerun only.
+            transferSeconds: runCase.scenario == .killRerun ? nil : record?.wallSeconds,
+            verificationSeconds: runCase.scenario == .killRerun ? nil : record?.verificationSeconds)
     }
 
     /// A cause is read in a table cell: a SHA-256 there shows as its first 12 digits.

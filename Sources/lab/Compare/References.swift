@@ -4,11 +4,20 @@ import LabReport
 import LabServer
 
 /// The yardsticks measured in the same run as the lessons: the download tools a user might pick
-/// instead, and the two limits no client can beat on this machine.
+/// instead, Foundation's own floor, curl sending what lesson 07 sends, and the two limits no
+/// client can beat on this machine.
 struct References {
     let source: FixtureSource
     let workFolder: URL
     let digests: DigestCache
+    /// `foundation-floor`, built next to `lab`.
+    let foundationFloor: URL
+
+    /// The references that a lesson's own run is paired with.
+    enum Kind: String {
+        case foundationFloor = "foundation-floor"
+        case formUpload = "curl-form"
+    }
 
     /// A program on PATH, or nil.
     static func which(_ program: String) -> URL? {
@@ -18,25 +27,85 @@ struct References {
             .first { FileManager.default.isExecutableFile(atPath: $0.path) }
     }
 
-    /// curl and wget (whichever are installed) save the file, like the lessons do.
+    /// Clients that save the file, like the lessons do: curl and wget (whichever are installed),
+    /// and Foundation's floor, a bare URLSession data delegate that writes each chunk to a
+    /// FileHandle and does nothing else. None of them reads the file back to verify it; the
+    /// lessons' verification is timed on its own (`verificationSeconds`).
     func clients(size: Int64, repetitions: Int) throws -> [ComparisonResults.Reference] {
-        let fixture = Fixture(name: "compare-\(size).bin", size: size)
+        let clients: [(kind: String, program: URL?, detail: String, arguments: (_ file: String, _ url: String) -> [String])] = [
+            ("curl", Self.which("curl"), "curl -sS -o FILE URL", { ["-sS", "-o", $0, $1] }),
+            ("wget", Self.which("wget"), "wget -q -O FILE URL", { ["-q", "-O", $0, $1] }),
+            (Kind.foundationFloor.rawValue, foundationFloor,
+             "foundation-floor URL FILE: a URLSession data delegate writes each chunk to a FileHandle, nothing else",
+             { [$1, $0] }),
+        ]
         var references: [ComparisonResults.Reference] = []
-        for (tool, arguments) in [("curl", ["-sS", "-o"]), ("wget", ["-q", "-O"])] {
-            guard let program = Self.which(tool) else { continue }
-            let runs = try measure("\(tool)-\(size)", repetitions: repetitions) { folder in
-                let file = folder.appendingPathComponent(fixture.name)
-                let url = source.url(for: fixture, faults: nil, run: "reference-\(UUID().uuidString.prefix(8))")
-                let finished = try MeasuredProcess(program: program, arguments: arguments + [file.path, url.absoluteString],
-                                                   outputFolder: folder).run()
-                guard finished.exitCode == 0, (try? FileDigest.sha256Hex(of: file)) == digests.sha256(of: fixture) else {
-                    throw CompareError("\(tool) could not download \(url.absoluteString): \(finished.stderr.split(separator: "\n").first ?? "wrong bytes")")
-                }
-                return finished
+        for client in clients {
+            guard let program = client.program else { continue }
+            let runs = try measure("\(client.kind)-\(size)", repetitions: repetitions) { folder in
+                try download(with: program, named: client.kind, arguments: client.arguments, size: size, in: folder)
             }
-            references.append(reference(tool, detail: "\(tool) \(arguments.joined(separator: " ")) FILE URL", size: size, runs: runs))
+            references.append(reference(client.kind, detail: client.detail, size: size, runs: runs))
         }
         return references
+    }
+
+    /// One run of `kind` at `size`, for pairing with one repetition of a lesson: nil when its
+    /// program is not there (curl -F without curl).
+    func once(_ kind: Kind, size: Int64) throws -> MeasuredProcess.Finished? {
+        switch kind {
+        case .foundationFloor:
+            return try measure("paired-floor-\(size)", repetitions: 1) { folder in
+                try download(with: foundationFloor, named: kind.rawValue, arguments: { [$1, $0] }, size: size, in: folder)
+            }.first
+        case .formUpload:
+            guard let curl = Self.which("curl") else { return nil }
+            return try measure("paired-form-\(size)", repetitions: 1) { folder in
+                try formUploadOnce(with: curl, size: size, in: folder)
+            }.first
+        }
+    }
+
+    /// `program` saves the fixture of `size` into `folder`; its bytes are checked.
+    private func download(with program: URL, named kind: String, arguments: (_ file: String, _ url: String) -> [String],
+                          size: Int64, in folder: URL) throws -> MeasuredProcess.Finished {
+        let fixture = Fixture(name: "compare-\(size).bin", size: size)
+        let file = folder.appendingPathComponent(fixture.name)
+        let url = source.url(for: fixture, faults: nil, run: "reference-\(UUID().uuidString.prefix(8))")
+        let finished = try MeasuredProcess(program: program, arguments: arguments(file.path, url.absoluteString),
+                                           outputFolder: folder).run()
+        guard finished.exitCode == 0, (try? FileDigest.sha256Hex(of: file)) == digests.sha256(of: fixture) else {
+            throw CompareError("\(kind) could not download \(url.absoluteString): \(finished.stderr.split(separator: "\n").first ?? "wrong bytes")")
+        }
+        return finished
+    }
+
+    /// curl sending a file of `size` bytes as multipart/form-data to `POST /upload`, as lesson 07
+    /// does. The file is written before curl starts, as the lab writes lesson 07's.
+    func formUpload(size: Int64, repetitions: Int) throws -> ComparisonResults.Reference? {
+        guard let curl = Self.which("curl") else { return nil }
+        let runs = try measure("curl-form-\(size)", repetitions: repetitions) { folder in
+            try formUploadOnce(with: curl, size: size, in: folder)
+        }
+        return reference(Kind.formUpload.rawValue, detail: "curl -F file=@FILE URL: the same multipart upload as lesson 07",
+                         size: size, runs: runs)
+    }
+
+    /// curl -F sends a file of `size` written into `folder` beforehand; the server's answer is checked.
+    private func formUploadOnce(with curl: URL, size: Int64, in folder: URL) throws -> MeasuredProcess.Finished {
+        let fixture = Fixture(name: "upload-\(size).bin", size: size)
+        let file = folder.appendingPathComponent(fixture.name)
+        try fixture.write(to: file)
+        let url = source.uploadURL(run: "reference-\(UUID().uuidString.prefix(8))")
+        let answer = folder.appendingPathComponent("answer.json")
+        let finished = try MeasuredProcess(program: curl, arguments: ["-sS", "-o", answer.path, "-F", "file=@\(file.path)",
+                                                                      url.absoluteString],
+                                           outputFolder: folder).run()
+        let received = (try? JSONDecoder().decode(UploadAnswer.self, from: Data(contentsOf: answer)))?.files.first
+        guard finished.exitCode == 0, received?.sha256 == fixture.sha256Hex(), received?.bytes == size else {
+            throw CompareError("curl -F could not upload to \(url.absoluteString): \(finished.stderr.split(separator: "\n").first ?? "the server received other bytes")")
+        }
+        return finished
     }
 
     /// The server and loopback together: curl reads the file and throws it away.

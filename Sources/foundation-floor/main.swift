@@ -1,0 +1,69 @@
+/// foundation-floor URL FILE: Foundation's floor, the least a URLSession download to a file
+/// costs on this machine.
+///
+/// A data delegate writes each chunk to a FileHandle on a serial delegate queue, and nothing
+/// else happens: no progress, no inspector, no resume, no bound on memory, no verification.
+/// `lab compare` runs it next to curl and wget, so that a lesson's time splits into what
+/// Foundation costs (this program) and what the strategy adds (the rest). It is not a lesson:
+/// on Linux its delegate queue has no limit, and a slow disk lets memory grow with the file.
+///
+/// Exit status: 0 saved, 64 bad command line, 69 transfer failed or not a 200, 74 write failed;
+/// each failure with one line on stderr.
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+final class FloorDownload: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+    // @unchecked: URLSession wants a Sendable delegate. Its callbacks run one at a time on the
+    // serial delegate queue, and main reads `failure` only after `done` is signalled.
+    private let output: FileHandle
+    private(set) var failure: (message: String, status: Int32)?
+    let done = DispatchSemaphore(value: 0)
+
+    init(writingTo output: FileHandle) { self.output = output }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+                    completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void) {
+        let status = (response as? HTTPURLResponse)?.statusCode ?? 0
+        if status != 200 { failure = ("the server answered HTTP \(status), not 200", 69) }
+        completionHandler(failure == nil ? .allow : .cancel)
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        guard failure == nil else { return }
+        do {
+            try output.write(contentsOf: data)
+        } catch {
+            failure = ("cannot write: \(error.localizedDescription)", 74)
+            dataTask.cancel()
+        }
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        if failure == nil, let error { failure = (error.localizedDescription, 69) }
+        done.signal()
+    }
+}
+
+func fail(_ message: String, _ status: Int32) -> Never {
+    FileHandle.standardError.write(Data("foundation-floor: \(message)\n".utf8))
+    exit(status)
+}
+
+let arguments = CommandLine.arguments.dropFirst()
+guard arguments.count == 2, let url = URL(string: arguments.first!), ["http", "https"].contains(url.scheme ?? "")
+else { fail("usage: foundation-floor http://HOST/PATH FILE", 64) }
+let path = arguments.last!
+guard FileManager.default.createFile(atPath: path, contents: nil), let output = FileHandle(forWritingAtPath: path)
+else { fail("cannot create \(path)", 74) }
+
+let queue = OperationQueue()
+queue.maxConcurrentOperationCount = 1
+let download = FloorDownload(writingTo: output)
+let session = URLSession(configuration: .ephemeral, delegate: download, delegateQueue: queue)
+session.dataTask(with: url).resume()
+download.done.wait()
+session.finishTasksAndInvalidate()
+try? output.close()
+if let failure = download.failure { fail(failure.message, failure.status) }
