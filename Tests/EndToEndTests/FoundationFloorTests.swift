@@ -6,19 +6,12 @@ import Testing
 /// `foundation-floor`, the bare URLSession download that `lab compare` measures beside curl, run
 /// as a child process against the lab server.
 @Suite(.serialized)
-final class FoundationFloorTests {
-    let server: LabServer
-    let directory: URL
+struct FoundationFloorTests {
+    private let bench: TestBench
+    private var server: LabServer { bench.server }
+    private var directory: URL { bench.directory }
 
-    init() throws {
-        server = try LabServer.start()
-        directory = try scratchDirectory()
-    }
-
-    deinit {
-        server.stop()
-        try? FileManager.default.removeItem(at: directory)
-    }
+    init() throws { bench = try TestBench() }
 
     @Test func savesTheFileByteForByteAndSaysNothing() throws {
         let fixture = Fixture(name: "floor.bin", size: 24 << 20 | 12_345)
