@@ -90,6 +90,7 @@ struct Comparison {
         }
         // The timeline shown is the one of the repetition with the median wall time.
         let medianWall = median(repetitions.map(\.wallSeconds))
+        let referenceSeconds = medianOfAll(repetitions.map(\.referenceSeconds))
         let typical = measured.first { $0.repetition.wallSeconds == medianWall }!
         return ComparisonResults.Run(
             lesson: runCase.lesson.id, title: runCase.lesson.title, variant: runCase.variant.rawValue,
@@ -105,8 +106,9 @@ struct Comparison {
             rssTimeline: runCase.scenario == .clean ? typical.timeline : nil,
             transferSeconds: medianOfAll(repetitions.map(\.transferSeconds)),
             verificationSeconds: medianOfAll(repetitions.map(\.verificationSeconds)),
-            reference: runCase.pairedReference?.rawValue,
-            referenceSeconds: medianOfAll(repetitions.map(\.referenceSeconds)),
+            // Named only where it ran: without curl, the upload has no curl -F beside it.
+            reference: referenceSeconds == nil ? nil : runCase.pairedReference?.rawValue,
+            referenceSeconds: referenceSeconds,
             // Each repetition against its own reference run, then the middle of those ratios:
             // a machine that slows down for a while slows both sides of a pair.
             costRatio: medianOfAll(repetitions.map { repetition in
