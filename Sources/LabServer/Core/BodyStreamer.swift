@@ -65,6 +65,8 @@ final class BodyStreamer {
         guard !isCancelled else { return }
         if stallPending, let stallAt = plan.stallAt, sent == stallAt {
             stallPending = false
+            // What is queued goes out before the pause: a stall at byte 0 still sends the head.
+            context.flush()
             // Without a duration the stall lasts until the client gives up or the server stops.
             guard let duration = plan.stallDuration else { return }
             timer = context.eventLoop.assumeIsolated().scheduleTask(in: TimeAmount(duration)) {

@@ -19,7 +19,7 @@ public enum HelpText {
           change                   new content, ETag and Last-Modified from here on
           status:<code>            answer that status (404, 500, 503...) and a text
           redirect:<n>             answer a chain of n 302 redirects first
-          bad-length:<+n|-n>       declare a Content-Length off by n, then close
+          bad-length:<+n|-n>       declare a Content-Length off by n (at most 64GiB), then close
           shift-range:<+n|-n>      answer 206 with a range that starts n bytes off
 
         Examples:

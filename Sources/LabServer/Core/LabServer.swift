@@ -100,7 +100,8 @@ public final class LabServer: Sendable {
     /// Digest computations under way (see `DigestWork`).
     var digestComputationsUnderWay: Int { core.digests.computationsUnderWay }
 
-    /// Every request answered so far, oldest first.
+    /// The requests answered so far, oldest first: the newest 10,000 at most, with long targets
+    /// and headers cut (see `BoundedRequestLog`), so a server that runs for days stays small.
     public var requestLog: [LoggedRequest] {
         core.requestLog
     }

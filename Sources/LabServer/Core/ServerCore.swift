@@ -8,8 +8,8 @@ final class ServerCore: Sendable {
     /// Hashing a large fixture takes seconds; it runs there so no event loop stalls.
     let digests = DigestWork()
 
-    private let attemptCounters = Mutex<[String: Int]>([:])
-    private let log = Mutex<[LoggedRequest]>([])
+    private let attemptCounters = Mutex(AttemptCounters())
+    private let log = Mutex(BoundedRequestLog())
     private let stopping = Mutex(false)
 
     // MARK: Attempts
@@ -20,38 +20,25 @@ final class ServerCore: Sendable {
         if let pinned = request.pinnedAttempt {
             return pinned
         }
-        return attemptCounters.withLock { counters in
-            let next = counters[request.attemptKey, default: 0] + 1
-            if advancing {
-                counters[request.attemptKey] = next
-            }
-            return next
-        }
+        return attemptCounters.withLock { $0.next(for: request.attemptKey, advancing: advancing) }
     }
 
     // MARK: Request log
 
     var requestLog: [LoggedRequest] {
-        log.withLock { $0 }
+        log.withLock { $0.all }
     }
 
-    /// Returns the entry's index, for `recordBodyBytes`.
+    /// Returns the entry's number, for `recordBodyBytes`.
     func record(_ entry: LoggedRequest) -> Int {
-        log.withLock { entries in
-            entries.append(entry)
-            return entries.count - 1
-        }
+        log.withLock { $0.append(entry) }
     }
 
-    func recordBodyBytes(_ bytes: Int64, at index: Int) {
-        log.withLock { $0[index].bodyBytesSent = bytes }
+    func recordBodyBytes(_ bytes: Int64, at number: Int) {
+        log.withLock { $0.setBodyBytes(bytes, ofEntry: number) }
     }
 
     // MARK: Stopping
-
-    var isStopping: Bool {
-        stopping.withLock { $0 }
-    }
 
     /// True for the first caller only, which makes `stop()` idempotent.
     func beginStopping() -> Bool {

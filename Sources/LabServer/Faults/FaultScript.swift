@@ -162,8 +162,9 @@ public struct FaultScript: Hashable, Sendable {
             return .redirect(hops: hops)
         case "bad-length":
             try requireArguments(1, "expected bad-length:+<bytes> or bad-length:-<bytes>")
-            guard let delta = parseSignedAmount(arguments[0]), delta != 0 else {
-                throw fail("expected +<bytes> or -<bytes>, like +100 or -1KiB")
+            // Added to a body length, it must not overflow; past the largest fixture it means nothing more.
+            guard let delta = parseSignedAmount(arguments[0]), delta != 0, delta.magnitude <= Fixture.maximumSize else {
+                throw fail("expected +<bytes> or -<bytes>, like +100 or -1KiB, at most \(ByteSize.format(Fixture.maximumSize))")
             }
             return .badLength(delta: delta)
         case "shift-range":
