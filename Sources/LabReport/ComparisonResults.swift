@@ -249,12 +249,21 @@ public struct ComparisonResults: Codable, Sendable, Equatable {
 
 extension ComparisonResults {
     /// Reads a results file, refusing another schema with a one-line reason.
+    /// A full comparison's file is a few megabytes.
+    public static let largestFile: Int64 = 64 << 20
+    /// A machine's or a student's name, not a text.
+    public static let longestLabel = 200
+
     public static func read(from file: URL) throws -> ComparisonResults {
         // A results file is a regular file: /dev/zero would never end, a FIFO would never start.
         let type = try? FileManager.default.attributesOfItem(atPath: file.path)[.type] as? FileAttributeType
         guard type == .typeRegular else {
             throw ResultsFileError(path: file.path, reason: type == nil ? "cannot read it" : "not a regular file",
                                    isUnreadable: true)
+        }
+        let size = (try? FileManager.default.attributesOfItem(atPath: file.path)[.size] as? NSNumber)?.int64Value ?? 0
+        guard size <= largestFile else {
+            throw ResultsFileError(path: file.path, reason: "\(size) bytes is far larger than any results file (at most \(largestFile))")
         }
         let data: Data
         do {
@@ -271,7 +280,14 @@ extension ComparisonResults {
                                    reason: "schema is \(probe.schema.map { "\"\($0)\"" } ?? "missing"), expected \"\(currentSchema)\"")
         }
         do {
-            return try JSONDecoder().decode(ComparisonResults.self, from: data)
+            let results = try JSONDecoder().decode(ComparisonResults.self, from: data)
+            // The label stands in every table and legend of the page.
+            guard results.label.count <= longestLabel else {
+                throw ResultsFileError(path: file.path, reason: "its label has \(results.label.count) characters; at most \(longestLabel)")
+            }
+            return results
+        } catch let error as ResultsFileError {
+            throw error
         } catch let DecodingError.keyNotFound(key, context) {
             throw ResultsFileError(path: file.path, reason: "missing \(Self.path(context.codingPath + [key]))")
         } catch let DecodingError.typeMismatch(_, context) {

@@ -77,7 +77,7 @@ struct InspectResumeData: ParsableCommand {
 
     /// One line on stderr, then the exit status; no usage, no stack trace.
     private func fail(_ reason: String, status: Int32) -> Never {
-        FileHandle.standardError.write(Data("lab inspect-resume-data: \(file): \(reason)\n".utf8))
+        Console.error("lab inspect-resume-data: \(file): \(reason)")
         Self.exit(withError: ExitCode(status))
     }
 
@@ -85,7 +85,7 @@ struct InspectResumeData: ParsableCommand {
 
     static func lines(_ resumeData: ResumeData, form: ResumeData.Form) -> [String] {
         func line(_ label: String, _ value: String) -> String {
-            label + String(repeating: " ", count: max(1, 16 - label.count)) + printable(value)
+            label + String(repeating: " ", count: max(1, 16 - label.count)) + value.printable
         }
         var lines = [
             line("form", form.description),
@@ -100,20 +100,6 @@ struct InspectResumeData: ParsableCommand {
         if let url = resumeData.originalRequestURL { lines.append(line("original request", url)) }
         if let range = resumeData.currentRequestRange { lines.append(line("current request", "Range: \(range)")) }
         return lines
-    }
-
-    /// `value` with control characters escaped (`\u{1B}`): a file can hold anything, and escape
-    /// sequences or line breaks must not reach the terminal or split a line.
-    static func printable(_ value: String) -> String {
-        var result = ""
-        for scalar in value.unicodeScalars {
-            if scalar.properties.generalCategory == .control {
-                result += scalar.escaped(asASCII: true)
-            } else {
-                result.unicodeScalars.append(scalar)
-            }
-        }
-        return result
     }
 
     /// What the resumed request will send as If-Range: the ETag when there is one, else the date.

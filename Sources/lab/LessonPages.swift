@@ -1,3 +1,4 @@
+import ArgumentParser
 import Foundation
 
 /// Where a report links to the lesson pages.
@@ -16,7 +17,17 @@ enum LessonPages {
         let target = URL(fileURLWithPath: folder).standardizedFileURL.pathComponents
         let base = pageFolder.standardizedFileURL.pathComponents
         let shared = zip(target, base).prefix { $0 == $1 }.count
-        let steps = Array(repeating: "..", count: base.count - shared) + target[shared...]
+        var steps = Array(repeating: "..", count: base.count - shared) + target[shared...]
+        // A first step with a colon would read as a URL scheme in an href (`javascript:…`).
+        if steps.first?.contains(":") == true { steps.insert(".", at: 0) }
         return steps.isEmpty ? "" : steps.joined(separator: "/") + "/"
+    }
+
+    /// `--lessons` is a folder, or an http(s) URL: a page that promises no script links nowhere else.
+    static func check(_ lessons: String) throws {
+        guard lessons.contains("://") else { return }
+        guard let url = URL(string: lessons), ["http", "https"].contains(url.scheme?.lowercased() ?? ""),
+              url.host?.isEmpty == false
+        else { throw ValidationError("--lessons must be a folder or an http:// or https:// URL, got \"\(lessons.prefix(200))\"") }
     }
 }

@@ -17,6 +17,7 @@
 
 import ArgumentParser
 import Foundation
+import LabKit
 import LabReport
 
 struct Report: ParsableCommand {
@@ -49,6 +50,7 @@ struct Report: ParsableCommand {
 
     func validate() throws {
         try labels.forEach(Self.checkLabel)
+        try lessons.map(LessonPages.check)
         guard labels.isEmpty || labels.count == files.count else {
             throw ValidationError("give one --label per results file, or none: \(Self.count(files.count, "file")), \(Self.count(labels.count, "label"))")
         }
@@ -64,12 +66,16 @@ struct Report: ParsableCommand {
         var seen = Set<String>()
         for machine in results where !seen.insert(machine.label).inserted {
             // A label comes from a file and may hold anything; the message stays one line.
-            let label = InspectResumeData.printable(machine.label)
-            throw ValidationError("two results files are labelled \"\(label)\": name each machine with --label")
+            throw ValidationError("two results files are labelled \"\(machine.label)\": name each machine with --label")
         }
 
         let page = URL(fileURLWithPath: output).standardizedFileURL
         let html = HTMLReport(results: results, lessonPagesPath: LessonPages.linkPrefix(lessons, pageFolder: page.deletingLastPathComponent()))
+        do {
+            try OutputFile.checkReplaceable(page)
+        } catch {
+            fail("\(error)", status: Self.cannotCreate)
+        }
         do {
             try FileManager.default.createDirectory(at: page.deletingLastPathComponent(), withIntermediateDirectories: true)
             try Data(html.render().utf8).write(to: page, options: .atomic)
@@ -93,6 +99,9 @@ struct Report: ParsableCommand {
         guard !label.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
             throw ValidationError("--label cannot be empty: it names the machine in the report")
         }
+        guard label.count <= ComparisonResults.longestLabel else {
+            throw ValidationError("--label has \(label.count) characters; at most \(ComparisonResults.longestLabel)")
+        }
     }
 
     /// "1 file", "2 labels".
@@ -102,7 +111,7 @@ struct Report: ParsableCommand {
 
     /// One line on stderr, then the exit status; no usage, no stack trace.
     private func fail(_ message: String, status: Int32) -> Never {
-        FileHandle.standardError.write(Data("lab report: \(message)\n".utf8))
+        Console.error("lab report: \(message)")
         Self.exit(withError: ExitCode(status))
     }
 }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Dispatch
 import Foundation
+import LabKit
 import LabServer
 
 /// `lab serve`: the lab's server in the foreground, until Ctrl-C.
@@ -28,7 +29,7 @@ struct Serve: ParsableCommand {
             server = try LabServer.start(host: host, port: port)
         } catch {
             // One line, no stack trace: the message already says what went wrong.
-            FileHandle.standardError.write(Data("lab serve: \(error)\n".utf8))
+            Console.error("lab serve: \(error)")
             throw ExitCode.failure
         }
         printBanner(server)

@@ -99,8 +99,9 @@ final class CorrectedDownload: LessonDownload {
         }
         if let headError { return .failed(headError) }
         guard let headResponse = headResponse as? HTTPURLResponse, headResponse.statusCode == 200 else {
+            // After a redirect the answer is another URL's: the error names that one.
             return .failed(DownloadError.httpStatus((headResponse as? HTTPURLResponse)?.statusCode ?? 0,
-                                                    url: run.url.absoluteString))
+                                                    url: (headResponse?.url ?? run.url).absoluteString))
         }
         let expected = headResponse.expectedContentLength  // -1 when the server does not say
         if expected > Self.inMemoryLimit {
@@ -111,7 +112,7 @@ final class CorrectedDownload: LessonDownload {
         if let error { return .failed(error) }
         // Data(contentsOf:) hands back no response; a data task's must say 200.
         if let response = response as? HTTPURLResponse, response.statusCode != 200 {
-            return .failed(DownloadError.httpStatus(response.statusCode, url: run.url.absoluteString))
+            return .failed(DownloadError.httpStatus(response.statusCode, url: (response.url ?? run.url).absoluteString))
         }
         guard let data else { return .failed(URLError(.zeroByteResource)) }
         if expected >= 0, Int64(data.count) != expected {

@@ -101,7 +101,7 @@ final class CorrectedDownload: LessonDownload, URLConnectionDataDelegate {
     func connection(_ connection: URLConnection, didReceive response: URLResponse) {
         guard let http = response as? HTTPURLResponse, http.statusCode == 200 else {
             let status = (response as? HTTPURLResponse)?.statusCode ?? 0
-            return fail(DownloadError.httpStatus(status, url: run.url.absoluteString))
+            return fail(DownloadError.httpStatus(status, url: (response.url ?? run.url).absoluteString))
         }
         // A new response starts the body afresh. Reserving the announced length allocates the
         // final size once, instead of reallocating as the buffer grows.

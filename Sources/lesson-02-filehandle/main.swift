@@ -121,9 +121,6 @@ final class CorrectedDownload: LessonDownload, URLConnectionDataDelegate {
             openFile(writingAt: 0)
         case .complete:
             break  // nothing is missing; the (empty) body is not written anywhere
-        case .startOver:
-            connection.cancel()
-            self.connection = URLConnection(request: partial.nextRequest(), delegate: self)
         case .reject(let error):
             fail(error)
         }

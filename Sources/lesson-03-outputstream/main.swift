@@ -136,9 +136,6 @@ final class CorrectedDownload: LessonDownload, URLConnectionDataDelegate {
             open(append: false)
         case .complete:
             break  // nothing is missing; the (empty) body is not written anywhere
-        case .startOver:
-            connection.cancel()
-            self.connection = URLConnection(request: partial.nextRequest(), delegate: self)
         case .reject(let error):
             fail(error)
         }

@@ -101,7 +101,6 @@ final class CorrectedDownload: NSObject, LessonDownload, URLSessionDataDelegate,
     private let partial: PartialFile
     private var fileHandle: FileHandle?
     private var failure: (any Error)?  // a reason of our own to stop, which outranks "cancelled"
-    private var startingOver = false
     private var outcome: AttemptResult?
     private let done = DispatchSemaphore(value: 0)
     private lazy var session = run.makeSession(delegate: self, delegateQueue: BoundedOperationQueue(capacity: 64))
@@ -127,14 +126,12 @@ final class CorrectedDownload: NSObject, LessonDownload, URLSessionDataDelegate,
             openFile(writingAt: 0)
         case .complete:
             break  // nothing is missing; the (empty) body is not written anywhere
-        case .startOver:
-            startingOver = true
         case .reject(let error):
             failure = error
         }
         // Refusing the body here is the clean way to stop a data task: no cancel() from inside
         // the delegate queue, where it would wait for that very queue.
-        completionHandler(failure == nil && !startingOver ? .allow : .cancel)
+        completionHandler(failure == nil ? .allow : .cancel)
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
@@ -152,11 +149,6 @@ final class CorrectedDownload: NSObject, LessonDownload, URLSessionDataDelegate,
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         try? fileHandle?.close()
         fileHandle = nil
-        if startingOver {
-            startingOver = false
-            session.dataTask(with: partial.nextRequest()).resume()
-            return
-        }
         if let failure {
             outcome = .failed(failure)
         } else if let error {

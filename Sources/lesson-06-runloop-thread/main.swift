@@ -311,9 +311,6 @@ final class Transfer: URLConnectionDataDelegate, @unchecked Sendable {
         case .append: open(append: true)
         case .replace: open(append: false)
         case .complete: break  // nothing is missing; the (empty) body is not written anywhere
-        case .startOver:
-            connection.cancel()
-            start()
         case .reject(let error): fail(error)
         }
     }

@@ -103,34 +103,30 @@ final class CorrectedDownload: AsyncLessonDownload {
     private func stream(byteByByte: Bool) async -> AttemptResult {
         let partial = PartialFile(run)
         do {
-            while true {
-                // Returns once the response head is in; the body is still on its way.
-                let (bytes, response) = try await run.sharedSession.bytes(for: partial.nextRequest())
-                let writeFrom: Int64
-                switch partial.decide(response) {
-                case .append(let offset): writeFrom = offset
-                case .replace: writeFrom = 0
-                case .complete:
-                    partial.finished()
-                    return .finished
-                case .startOver:
-                    continue  // the bytes are dropped unread, which stops their transfer
-                case .reject(let error):
-                    return .failed(error)
-                }
-                let file = try partial.openForWriting(at: writeFrom)
-                defer { try? file.close() }
-                if byteByByte {
-                    try await appendOneByteAtATime(bytes, to: partial, through: file)
-                } else {
-                    for try await chunk in bytes.chunks {
-                        try partial.append(chunk, through: file)
-                        onDisk.withLock { $0 = (partial.written, partial.total) }
-                    }
-                }
+            // Returns once the response head is in; the body is still on its way.
+            let (bytes, response) = try await run.sharedSession.bytes(for: partial.nextRequest())
+            let writeFrom: Int64
+            switch partial.decide(response) {
+            case .append(let offset): writeFrom = offset
+            case .replace: writeFrom = 0
+            case .complete:
                 partial.finished()
                 return .finished
+            case .reject(let error):
+                return .failed(error)
             }
+            let file = try partial.openForWriting(at: writeFrom)
+            defer { try? file.close() }
+            if byteByByte {
+                try await appendOneByteAtATime(bytes, to: partial, through: file)
+            } else {
+                for try await chunk in bytes.chunks {
+                    try partial.append(chunk, through: file)
+                    onDisk.withLock { $0 = (partial.written, partial.total) }
+                }
+            }
+            partial.finished()
+            return .finished
         } catch {
             // Cancelled (paused) or broken, the partial file and its sidecar stay, ready for Range.
             return .failed(error)
@@ -203,7 +199,11 @@ final class CorrectedDownload: AsyncLessonDownload {
     /// `download(for:)`: Foundation writes the body to a file of its own and hands back where.
     /// Linux has no resume data, so a broken transfer starts again from byte 0.
     private func downloadToTemporaryFile() async -> AttemptResult {
-        TemporaryFolder.create()
+        do {
+            try TemporaryFolder.create()
+        } catch {
+            return .failed(error)
+        }
         defer { TemporaryFolder.removeWithLeftovers(run) }
         do {
             let (location, response) = try await run.sharedSession.download(for: URLRequest(url: run.url))
@@ -211,7 +211,7 @@ final class CorrectedDownload: AsyncLessonDownload {
             defer { try? FileManager.default.removeItem(at: location) }
             guard let status = (response as? HTTPURLResponse)?.statusCode, status == 200 else {
                 return .failed(DownloadError.httpStatus((response as? HTTPURLResponse)?.statusCode ?? 0,
-                                                        url: run.url.absoluteString))
+                                                        url: (response.url ?? run.url).absoluteString))
             }
             let received = PartialFile.size(of: location)
             if response.expectedContentLength >= 0, received != response.expectedContentLength {
@@ -244,7 +244,18 @@ enum TemporaryFolder {
     static func giveThisAppItsOwn() { setenv("TMPDIR", path.path, 1) }
 
     /// Foundation cannot make its file in a folder that is missing: it must exist during a download.
-    static func create() { try? FileManager.default.createDirectory(at: path, withIntermediateDirectories: true) }
+    /// Where it cannot be made (TMPDIR names a file, or a folder nobody may write), Foundation
+    /// would stop the program at its first download: that is said here, as a local file error.
+    static func create() throws {
+        do {
+            try FileManager.default.createDirectory(at: path, withIntermediateDirectories: true)
+        } catch {
+            throw DownloadError.localIO(path: path.path, reason: "cannot create the temporary folder: \(describe(error))")
+        }
+        guard access(path.path, W_OK) == 0 else {
+            throw DownloadError.localIO(path: path.path, reason: "the temporary folder cannot be written")
+        }
+    }
 
     static func removeWithLeftovers(_ run: LessonRun) {
         let leftovers = (try? FileManager.default.contentsOfDirectory(at: path, includingPropertiesForKeys: nil)) ?? []

@@ -1,5 +1,6 @@
 import Foundation
 import LabCatalogue
+import LabKit
 import Synchronization
 import Testing
 
@@ -146,6 +147,25 @@ import Testing
         // With the colon fixed, the 206 that starts 100 bytes early shows itself as what it is.
         #expect(finished.stdout.contains("100 bytes too long (4,194,404 for 4,194,304)"), "\(finished.stdout)")
         #expect(finished.stdout.contains("5 of 7 checks fail. A hint: swift run lab exercise hint 02"))
+    }
+
+    /// progress.json is anyone's to edit: counts out of range are clamped, and a file that is not
+    /// progress counts as none, instead of stopping `hint` with "Index out of range".
+    @Test(arguments: [-1, Int.min, Int.max])
+    func aTamperedHintCounterIsClamped(count: Int) throws {
+        let lesson = try #require(Catalogue.lesson(named: "02"))
+        let code = Self.packageRoot.appendingPathComponent(ExerciseSource.path(for: lesson))
+        let progress = """
+            {"exercises": {"02-filehandle": {"sourceSHA256": "\(try FileDigest.sha256Hex(of: code))", "failing": ["range-colon"],
+             "total": -5, "compiles": true, "hintsShown": {"range-colon": \(count)}}}}
+            """
+        try FileManager.default.createDirectory(at: Self.progressFile.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try Data(progress.utf8).write(to: Self.progressFile)
+        let finished = try Self.lab(["exercise", "hint", "02"])
+        #expect(finished.status == 0, "\(finished.stderr)")
+        let shown = count < 0 ? 1 : 3
+        #expect(finished.stdout.contains("hint \(shown) of 3: "), "\(finished.stdout)")
+        #expect(!finished.stdout.contains("Checking exercise"), "\(finished.stdout)")
     }
 
     @Test func codeThatDoesNotCompileGivesTheFirstErrorOnly() throws {

@@ -150,6 +150,29 @@ struct InspectResumeDataTests {
         #expect(finished.stdout.split(separator: "\n").dropFirst().first == #"URL             http://x/\u{1B}[2Jcleared\nsecond line"#)
     }
 
+    /// A keyed archive names its classes itself: one named with an escape sequence is refused,
+    /// and the refusal shows the name escaped, on one line.
+    @Test func escapesControlCharactersInAClassName() throws {
+        let archiver = NSKeyedArchiver(requiringSecureCoding: false)
+        archiver.encode(NSArray(array: [NSNumber(value: 1)]), forKey: Self.rootKey)
+        archiver.finishEncoding()
+        // The class name, seven bytes in the binary plist, becomes seven others: ESC ] 0 ; o w BEL.
+        var bytes = [UInt8](archiver.encodedData)
+        let name = Array("NSArray".utf8), evil = Array("\u{1B}]0;ow\u{07}".utf8)
+        var replaced = 0
+        while let range = bytes.firstRange(of: name) {
+            bytes.replaceSubrange(range, with: evil)
+            replaced += 1
+        }
+        #expect(replaced > 0)
+        let path = try Self.write(Data(bytes))
+        let finished = try Self.inspect([path])
+        #expect(finished.status == 65, "\(finished.stderr)")
+        #expect(!finished.stderr.contains("\u{1B}"), "\(finished.stderr)")
+        #expect(finished.stderr.contains(#"the root object is \u{1B}]0;ow\u{07}, not a dictionary"#), "\(finished.stderr)")
+        #expect(finished.stderr.split(separator: "\n").count == 1)
+    }
+
     @Test func printsJSONWhenAsked() throws {
         let path = try Self.write(try Self.keyedArchive())
         let finished = try Self.inspect(["--json", path])

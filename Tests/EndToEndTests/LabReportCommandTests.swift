@@ -99,4 +99,86 @@ struct LabReportCommandTests {
         #expect(finished.status == 65)
         #expect(finished.stderr == "lab report: \(file.path): schema is \"download-lab.lesson-result/1\", expected \"download-lab.results/1\"\n")
     }
+
+    /// The page is written by renaming a new file over the path: over a link, a FIFO or a device
+    /// that would replace it (run as root, `-o /dev/null` would replace the system's /dev/null).
+    @Test(arguments: ["fifo", "symlink", "folder"])
+    func refusesToReplaceAnythingButARegularFile(kind: String) throws {
+        let folder = try scratchDirectory()
+        let file = try Self.writeResults(label: "a", in: folder)
+        let target = folder.appendingPathComponent("target")
+        let victim = folder.appendingPathComponent("victim.txt")
+        try Data("keep me".utf8).write(to: victim)
+        switch kind {
+        case "fifo": #expect(mkfifo(target.path, 0o600) == 0)
+        case "symlink": try FileManager.default.createSymbolicLink(at: target, withDestinationURL: victim)
+        default: try FileManager.default.createDirectory(at: target, withIntermediateDirectories: false)
+        }
+        let finished = try Self.report([file, "-o", target.path])
+        let what = ["fifo": "a FIFO", "symlink": "a symbolic link", "folder": "a folder"][kind]!
+        #expect(finished.status == 73, "\(finished.stderr)")
+        #expect(finished.stderr == "lab report: \(target.path): it is \(what); only a new path or a regular file is written\n")
+        #expect(finished.stdout.isEmpty)
+        // Still what it was: lstat, as the link must not be followed.
+        var status = stat()
+        #expect(lstat(target.path, &status) == 0)
+        #expect(status.st_mode & S_IFMT == ["fifo": S_IFIFO, "symlink": S_IFLNK, "folder": S_IFDIR][kind]!)
+        #expect(try String(contentsOf: victim, encoding: .utf8) == "keep me")
+    }
+
+    /// A device node of the test's own, never the system's: against a lab that replaced what was
+    /// at the path, `-o /dev/null` run as root would replace the machine's /dev/null. Making one
+    /// takes root, as replacing one does.
+    @Test(.enabled(if: getuid() == 0, "making a device node takes root"))
+    func aDeviceIsNeverReplaced() throws {
+        let folder = try scratchDirectory()
+        let file = try Self.writeResults(label: "a", in: folder)
+        let device = folder.appendingPathComponent("null")
+        // The same device as /dev/null: major 1, minor 3.
+        #expect(mknod(device.path, S_IFCHR | 0o666, (1 << 8) | 3) == 0)
+        let finished = try Self.report([file, "-o", device.path])
+        #expect(finished.status == 73)
+        #expect(finished.stderr == "lab report: \(device.path): it is a device; only a new path or a regular file is written\n")
+        var status = stat()
+        #expect(lstat(device.path, &status) == 0)
+        #expect(status.st_mode & S_IFMT == S_IFCHR)
+    }
+
+    /// Link targets are folders or http(s) URLs: never a `javascript:` link in a page without script.
+    @Test(arguments: ["javascript://%0Aalert(1)", "data://text/html,x", "file:///etc"])
+    func refusesALessonsLinkThatIsNotAFolderOrAWebAddress(lessons: String) throws {
+        let folder = try scratchDirectory()
+        let file = try Self.writeResults(label: "a", in: folder)
+        let page = folder.appendingPathComponent("r.html")
+        let finished = try Self.report([file, "--lessons", lessons, "-o", page.path])
+        #expect(finished.status == 64)
+        #expect(finished.stderr == "lab report: --lessons must be a folder or an http:// or https:// URL, got \"\(lessons)\"\n")
+        #expect(!FileManager.default.fileExists(atPath: page.path))
+    }
+
+    /// A folder whose name looks like a scheme is linked as a folder, not as that scheme.
+    @Test func aFolderNamedLikeASchemeStaysAFolder() throws {
+        let folder = try scratchDirectory()
+        let file = try Self.writeResults(label: "a", in: folder)
+        let page = folder.appendingPathComponent("r.html")
+        let finished = try Self.report([file, "--lessons", folder.appendingPathComponent("javascript:alert(1)").path, "-o", page.path])
+        #expect(finished.status == 0, "\(finished.stderr)")
+        let html = try String(contentsOf: page, encoding: .utf8)
+        #expect(!html.contains("href=\"javascript:"), "\(html.prefix(2000))")
+        #expect(html.contains("href=\"./javascript:alert(1)/"))
+    }
+
+    @Test func aLabelLongerThanAnyNameIsRefused() throws {
+        let folder = try scratchDirectory()
+        let file = folder.appendingPathComponent("long.json").path
+        try Self.results(label: String(repeating: "x", count: 2_000_000)).write(to: URL(fileURLWithPath: file))
+        let started = Date()
+        let finished = try Self.report([file, "-o", folder.appendingPathComponent("r.html").path])
+        #expect(finished.status == 65)
+        #expect(finished.stderr == "lab report: \(file): its label has 2000000 characters; at most 200\n")
+        #expect(Date().timeIntervalSince(started) < 10)
+        let long = try Self.report([file, "--label", String(repeating: "y", count: 201), "-o", folder.appendingPathComponent("r.html").path])
+        #expect(long.status == 64)
+        #expect(long.stderr == "lab report: --label has 201 characters; at most 200\n")
+    }
 }

@@ -111,8 +111,13 @@ final class UploadExchange: NSObject, URLSessionDataDelegate, @unchecked Sendabl
     private let bodyBytes: Int64
     private var status = 0
     private var answer = Data()
+    private var answerStarted: ContinuousClock.Instant?
     private var error: (any Error)?
     private let done = DispatchSemaphore(value: 0)
+    /// The lab server answers in a few hundred bytes; a server whose answer never ends is given up
+    /// on past these, instead of being held in memory for ever.
+    static let longestAnswer = 1 << 20
+    static let slowestAnswer = Duration.seconds(30)
 
     init(_ run: LessonRun, bodyBytes: Int64) {
         self.run = run
@@ -155,15 +160,23 @@ final class UploadExchange: NSObject, URLSessionDataDelegate, @unchecked Sendabl
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
                     completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void) {
         status = (response as? HTTPURLResponse)?.statusCode ?? 0
+        answerStarted = .now
         completionHandler(.allow)
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        guard error == nil else { return }
+        guard answer.count + data.count <= Self.longestAnswer, answerStarted.map({ .now - $0 <= Self.slowestAnswer }) ?? true
+        else {
+            error = DownloadError.answerTooLong(bytes: Int64(answer.count + data.count), limit: Int64(Self.longestAnswer),
+                                               seconds: Self.slowestAnswer.seconds)
+            return dataTask.cancelAtOnce()
+        }
         answer.append(data)  // a one-line JSON answer; small whatever the upload's size
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
-        self.error = error
+        self.error = self.error ?? error
         done.signal()
     }
 }

@@ -20,6 +20,15 @@ public enum DownloadError: Error, CustomStringConvertible, Sendable {
     case unusableResumeData(path: String, reason: String)
     /// Work sent to GCD's global queue waited longer than an app may: its threads were all taken.
     case unresponsive(waited: Double, patience: Double)
+    /// The server answered a resume for another version of the file: the partial file was
+    /// deleted, and the next attempt starts from byte 0.
+    case partialFileReplaced(reason: String)
+    /// The answer to an upload went on past what any answer needs (an upload lesson bounds it).
+    case answerTooLong(bytes: Int64, limit: Int64, seconds: Double)
+    /// The run took longer than `--max-time` (`TransferLimits`): it ends here.
+    case tookTooLong(maxSeconds: Double)
+    /// A response announced or brought more than `--max-filesize` (`TransferLimits`): the run ends here.
+    case responseTooLarge(String)
 
     public var description: String {
         switch self {
@@ -39,6 +48,15 @@ public enum DownloadError: Error, CustomStringConvertible, Sendable {
             "\(path) is not usable resume data (\(reason)); nothing was touched: remove it to start over"
         case .unresponsive(let waited, let patience):
             String(format: "the app froze: a job sent to GCD's global queue waited %.2f s (patience %.2f s)", waited, patience)
+        case .partialFileReplaced(let reason):
+            "\(reason); the partial file was deleted, and the next attempt starts from byte 0"
+        case .answerTooLong(let bytes, let limit, let seconds):
+            "the server's answer did not end within \(ByteFormat.iec(limit)) or \(Int(seconds)) s "
+                + "(\(ByteFormat.grouped(bytes)) bytes so far): given up"
+        case .tookTooLong(let maxSeconds):
+            "gave up: the run took longer than --max-time \(String(format: "%g", maxSeconds)) s"
+        case .responseTooLarge(let reason):
+            "gave up: \(reason)"
         }
     }
 

@@ -14,8 +14,13 @@ import LabServer
 /// - `nextRequest()` asks for the rest with `Range: bytes=N-` and `If-Range: <validator>`, so a
 ///   server whose file has changed answers 200 with all of it instead of a 206 to splice.
 /// - `decide(_:)` accepts a 206 only if its `Content-Range` starts exactly at the end of the
-///   partial file, treats a 200 as "start over from byte 0", accepts a 416 as "already complete"
-///   only if length and validator agree, and rejects anything else.
+///   partial file and, on a resume, its validator and total are the ones the sidecar knew (a
+///   server that ignores `If-Range` may answer a 206 for a new version). It treats a 200 as
+///   "start over from byte 0", accepts a 416 as "already complete" only if length and validator
+///   agree, and rejects anything else.
+/// - A 206 or a 416 for another version of the file deletes the partial file and its sidecar
+///   and ends the attempt (`DownloadError.partialFileReplaced`): the next attempt starts from
+///   byte 0, and `--max-attempts` bounds how often that can happen.
 /// - The sidecar is saved before the first byte of a response lands, and removed by `finished()`.
 public final class PartialFile {
     public let url: URL
@@ -43,10 +48,9 @@ public final class PartialFile {
         case replace
         /// A 416 for a file that is already whole: write nothing.
         case complete
-        /// A 416 for a file that does not match the server's: it has been deleted; send
-        /// `nextRequest()` again.
-        case startOver
-        /// Not a body to write (404, a 206 for the wrong range, no room for the sidecar).
+        /// Not a body to write: end the attempt with this error. A 404, a 206 for the wrong range,
+        /// no room for the sidecar; or a 206 or 416 for another version of the file, after which
+        /// the partial file is gone and the next attempt starts from byte 0.
         case reject(DownloadError)
     }
 
@@ -73,6 +77,12 @@ public final class PartialFile {
                 return .reject(.contentRangeMismatch(
                     expectedStart: written, header: response.value(forHTTPHeaderField: "Content-Range")))
             }
+            if let resumeState, written > 0,
+               response.resumeValidator != resumeState.validator || (resumeState.total >= 0 && total != resumeState.total) {
+                return startOver(because: "the 206 is for another version of the file (validator "
+                                 + "\(response.resumeValidator ?? "none"), \(total) bytes; the partial file's: "
+                                 + "\(resumeState.validator), \(resumeState.total) bytes)")
+            }
             self.total = total
             decision = .append(at: written)
         case 200:
@@ -80,21 +90,18 @@ public final class PartialFile {
             decision = .replace
             written = 0
             total = response.expectedContentLength
-        case 416:
+        case 416 where written > 0:
             let sameFile = response.resumeValidator == nil || response.resumeValidator == resumeState?.validator
             if case .unsatisfied(let total)? = response.contentRange, total == written,
                total == resumeState?.total, sameFile {
                 self.total = total
                 return .complete
             }
-            run.log("the partial file does not match the server's file: deleting it and starting over")
-            try? FileManager.default.removeItem(at: file)
-            ResumeState.remove(for: file)
-            resumeState = nil
-            written = 0
-            return .startOver
+            return startOver(because: "the partial file does not match the server's file "
+                             + "(416, Content-Range: \(response.value(forHTTPHeaderField: "Content-Range") ?? "none"))")
         default:
-            return .reject(.httpStatus(response.statusCode, url: url.absoluteString))
+            // After a redirect the answer is another URL's: the error names that one.
+            return .reject(.httpStatus(response.statusCode, url: (response.url ?? url).absoluteString))
         }
         // Without a validator a later resume could splice two versions: keep no sidecar then.
         guard let validator = response.resumeValidator else {
@@ -109,6 +116,16 @@ public final class PartialFile {
             return .reject(.localIO(path: file.path, reason: "cannot save the resume state"))
         }
         return decision
+    }
+
+    /// Deletes the partial file and its sidecar, which belong to another version of the file, and
+    /// ends the attempt: the next one asks for the whole file.
+    private func startOver(because reason: String) -> Decision {
+        try? FileManager.default.removeItem(at: file)
+        ResumeState.remove(for: file)
+        resumeState = nil
+        written = 0
+        return .reject(.partialFileReplaced(reason: reason))
     }
 
     /// A handle that writes the file from `offset` on, the offset `decide(_:)` gave: the file is

@@ -29,8 +29,10 @@ public protocol ResumableDownloadTaskDelegate: AnyObject, Sendable {
 /// - The temp file name in a blob must be a plain file name: a blob cannot name a file outside
 ///   `folder`.
 /// - `init(resumeData:…)` resumes from such a blob: it asks for the rest with `Range` and
-///   `If-Range`. A 206 that starts at the blob's offset continues the temp file
-///   (`didResumeAtOffset`); a 200 (the file changed) starts it over from byte 0.
+///   `If-Range`. A 206 that starts at the blob's offset, with the blob's validator, continues the
+///   temp file (`didResumeAtOffset`); a 200 (the file changed) starts it over from byte 0. A 206
+///   with another validator (a server that ignores `If-Range`) deletes the temp file and fails
+///   with `DownloadError.partialFileReplaced`, carrying no resume data.
 /// - A 416 whose length equals the blob's offset means the temp file is already whole.
 /// - When the body is complete, `didFinishDownloadingTo` gets the temp file, which is deleted
 ///   as soon as the call returns, unlike Foundation's on Linux, which are never deleted.
@@ -187,6 +189,15 @@ public final class ResumableDownloadTask: NSObject, URLSessionDataDelegate, @unc
                 return refuse(DownloadError.contentRangeMismatch(
                     expectedStart: offset, header: http.value(forHTTPHeaderField: "Content-Range")), completionHandler)
             }
+            // A server that ignores If-Range may answer a 206 for a new version: its bytes would
+            // be spliced onto the old ones. That version is started over instead.
+            let resumedValidator = state.withLock { $0.entityTag ?? $0.lastModified }
+            let validator = http.value(forHTTPHeaderField: "ETag").flatMap { $0.hasPrefix("W/") ? nil : $0 }
+                ?? http.value(forHTTPHeaderField: "Last-Modified")
+            if offset > 0, resumedValidator == nil || validator != resumedValidator {
+                return startOver(because: "the 206 is for another version of the file (validator \(validator ?? "none"); "
+                                 + "the resume data's: \(resumedValidator ?? "none"))", completionHandler)
+            }
             state.withLock { $0.total = total }
             startAt = offset
         case 200:
@@ -200,7 +211,7 @@ public final class ResumableDownloadTask: NSObject, URLSessionDataDelegate, @unc
             }
             return completionHandler(.allow)
         default:
-            return refuse(DownloadError.httpStatus(http.statusCode, url: url.absoluteString), completionHandler)
+            return refuse(DownloadError.httpStatus(http.statusCode, url: (http.url ?? url).absoluteString), completionHandler)
         }
         do {
             let handle = try FileHandle(forWritingTo: tempFile, at: startAt)
@@ -265,6 +276,17 @@ public final class ResumableDownloadTask: NSObject, URLSessionDataDelegate, @unc
         delegate.downloadTask(self, didFinishDownloadingTo: tempFile)
         try? FileManager.default.removeItem(at: tempFile)
         delegate.downloadTask(self, didCompleteWithError: nil)
+    }
+
+    /// Deletes the temp file, which holds another version, and forgets it: no resume data is
+    /// handed out for it, and the next task asks for the whole file.
+    private func startOver(because reason: String,
+                           _ completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void) {
+        try? FileManager.default.removeItem(at: tempFile)
+        state.withLock { state in
+            (state.offset, state.written, state.entityTag, state.lastModified) = (0, 0, nil, nil)
+        }
+        refuse(DownloadError.partialFileReplaced(reason: reason), completionHandler)
     }
 
     private func refuse(_ error: any Error,

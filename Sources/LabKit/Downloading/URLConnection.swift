@@ -98,7 +98,7 @@ public final class URLConnection: @unchecked Sendable {
     /// thread's run loop in the default mode.
     public func start() {
         let session = URLSession(
-            configuration: .ephemeral,
+            configuration: .lab,
             delegate: SessionBridge(connection: self, exchange: HTTPExchangeLog.shared.begin(originalRequest)),
             delegateQueue: BoundedOperationQueue(capacity: chunksInFlight))
         let task = session.dataTask(with: originalRequest)

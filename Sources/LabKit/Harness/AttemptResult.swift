@@ -10,10 +10,12 @@ public enum AttemptResult: Sendable {
 }
 
 extension AttemptResult {
-    /// A connection that broke midway can be resumed by pressing Resume again; an answer such as
-    /// 404, or a local write error, cannot.
+    /// A connection that broke midway can be resumed by pressing Resume again, and a partial file
+    /// that turned out to be another version can be started over; an answer such as 404, or a
+    /// local write error, cannot.
     var isResumable: Bool {
         guard case .failed(let error) = self else { return false }
+        if case DownloadError.partialFileReplaced? = error as? DownloadError { return true }
         if let error = underlyingURLError(of: error) {
             // Linux reports a body cut short as -1 ("transfer closed with N bytes remaining");
             // Darwin says -1005.

@@ -15,10 +15,11 @@ public final class Console: Sendable {
     }
 
     /// Prints one line of the story, first clearing a progress line that may be on screen.
+    /// Control characters in it (a header's, a path's) are shown escaped.
     func line(_ text: String) {
         guard let story else { return }
         progressLineShown.withLock { shown in
-            Self.write((shown ? "\r\u{1B}[2K" : "") + text + "\n", to: story)
+            Self.write((shown ? "\r\u{1B}[2K" : "") + text.printable + "\n", to: story)
             shown = false
         }
     }
@@ -32,8 +33,9 @@ public final class Console: Sendable {
         }
     }
 
-    /// A failure, always on stderr, one line, whatever `--quiet` says.
-    public static func error(_ text: String) { write(text + "\n", to: STDERR_FILENO) }
+    /// A failure, always on stderr, one line, whatever `--quiet` says: control characters (an
+    /// ESC from a server, a line break in a path) are shown escaped.
+    public static func error(_ text: String) { write(text.printable + "\n", to: STDERR_FILENO) }
 
     /// Machine-readable output, always on stdout.
     public static func output(_ text: String) { write(text + "\n", to: STDOUT_FILENO) }
@@ -46,5 +48,22 @@ public final class Console: Sendable {
             guard written > 0 else { return }
             bytes = bytes.dropFirst(written)
         }
+    }
+}
+
+extension String {
+    /// The text with every control character escaped (`\u{1B}`, `\n`): what came from outside
+    /// (a header, a file name, a path, a resume data blob) can hold anything, and an escape
+    /// sequence must not reach the terminal, nor a line break split a one-line message.
+    public var printable: String {
+        var result = ""
+        for scalar in unicodeScalars {
+            if scalar.properties.generalCategory == .control {
+                result += scalar.escaped(asASCII: true)
+            } else {
+                result.unicodeScalars.append(scalar)
+            }
+        }
+        return result
     }
 }

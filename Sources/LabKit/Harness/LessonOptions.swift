@@ -48,6 +48,20 @@ struct LessonOptions: ParsableArguments {
     @Option(help: "Stop after this many attempts (each one is a press of Start or Resume).")
     var maxAttempts = 5
 
+    @Option(name: .customLong("max-time"), help: "Give up once the whole run has taken this many seconds (as curl's --max-time). The partial file stays.")
+    var maxTime: Double?
+
+    @Option(name: .customLong("max-filesize"), help: "Give up when one response announces or brings more than this, e.g. 1GiB (as curl's --max-filesize).")
+    var maxFilesize: String?
+
+    @Option(name: .customLong("idle-timeout"), help: "End an attempt when nothing has arrived for this many seconds (URLSession's timeoutIntervalForRequest); the next attempt resumes.")
+    var idleTimeout = TransferLimits.defaultIdleSeconds
+
+    /// The limits these options set.
+    var limits: TransferLimits {
+        TransferLimits(maxSeconds: maxTime, maxFileSize: maxFilesize.flatMap { try? ByteSize.parse($0) }, idleSeconds: idleTimeout)
+    }
+
     mutating func validate() throws {
         if let url {
             guard let parsed = URL(string: url), ["http", "https"].contains(parsed.scheme?.lowercased() ?? ""),
@@ -66,6 +80,19 @@ struct LessonOptions: ParsableArguments {
         }
         guard (1...100).contains(maxAttempts) else {
             throw ValidationError("--max-attempts must be between 1 and 100")
+        }
+        if let maxTime {
+            guard maxTime.isFinite, maxTime > 0, maxTime <= 86_400 else {
+                throw ValidationError("--max-time must be a number of seconds above 0 and at most 86400")
+            }
+        }
+        guard idleTimeout.isFinite, idleTimeout > 0, idleTimeout <= 3_600 else {
+            throw ValidationError("--idle-timeout must be a number of seconds above 0 and at most 3600")
+        }
+        if let maxFilesize {
+            let bytes: Int64
+            do { bytes = try ByteSize.parse(maxFilesize) } catch { throw ValidationError("--max-filesize: \(error)") }
+            guard bytes > 0 else { throw ValidationError("--max-filesize must be above 0") }
         }
         if let size {
             let bytes: Int64

@@ -3,6 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import LabServer
+import Synchronization
 
 /// One run of a lesson, from the command line to the exit status.
 struct LessonProcess {
@@ -13,6 +14,7 @@ struct LessonProcess {
     /// `makeStrategy` builds the lesson's object for this run and hands back its attempt: one
     /// press of "Start" (or "Resume").
     func run(_ makeStrategy: (LessonRun) -> () -> AttemptResult) throws -> LessonResult {
+        TransferLimits.active = options.limits
         SimulatedDisk.writeDelayMicroseconds.store(options.writeDelayMicroseconds, ordering: .relaxed)
         let diskCapacity = try options.diskFullAfter.map(ByteSize.parse)
         if let diskCapacity { SimulatedDisk.capacity.store(Int(diskCapacity), ordering: .relaxed) }
@@ -56,10 +58,13 @@ struct LessonProcess {
         let attempt = makeStrategy(run)
 
         let started = Date()
+        let ending = RunEnding()
+        watchLimits(ending: ending, source: source, file: file, started: started)
         var attempts = 0
         var lastResult = AttemptResult.finished
         repeat {
             attempts += 1
+            ending.attemptsMade.store(attempts, ordering: .relaxed)
             if attempts > 1 { console.line("↻ attempt \(attempts): Resume") }
             progress.beginAttempt()
             let receivedBefore = HTTPExchangeLog.shared.bodyBytesReceived
@@ -78,6 +83,8 @@ struct LessonProcess {
             }
         } while lastResult.isResumable && attempts < options.maxAttempts
         let wallSeconds = Date().timeIntervalSince(started)
+        // A limit passed meanwhile ends the run from its own thread; this one waits for the exit.
+        guard ending.claim() else { RunEnding.waitForTheExit() }
 
         // A lesson that saves into a folder names its file itself; nothing saved, nothing to verify.
         let verifiedFile = lesson.savesIntoFolder
@@ -90,6 +97,43 @@ struct LessonProcess {
         ).result()
         report(result)
         return result
+    }
+
+    /// Ends the run early when `--max-time` or `--max-filesize` is passed, from the thread that
+    /// noticed, whatever the lesson's code is doing: the run's record, with the limit as its
+    /// error, is reported as usual before the process exits with its status.
+    private func watchLimits(ending: RunEnding, source: DownloadSource, file: URL, started: Date) {
+        let limits = options.limits
+        // nonisolated(unsafe): the record reads the lesson and the options, which no thread
+        // changes once the run has started.
+        nonisolated(unsafe) let process = self
+        let endEarly: @Sendable (DownloadError) -> Void = { error in
+            guard ending.claim() else { return }
+            do {
+                let result = try ResultRecorder(
+                    lesson: process.lesson, options: process.options, source: source, file: file,
+                    attempts: max(1, ending.attemptsMade.load(ordering: .relaxed)), lastResult: .failed(error),
+                    wallSeconds: Date().timeIntervalSince(started), ownCheck: nil
+                ).result()
+                process.report(result)
+                exit(result.exitCode)
+            } catch {
+                Console.error("\(process.lesson.command): \(describe(error))")
+                exit(ExitStatus.transferFailed.rawValue)
+            }
+        }
+        if limits.maxFileSize != nil {
+            HTTPExchangeLog.shared.watchLimits { exchange in
+                if let error = limits.passed(by: exchange) { endEarly(error) }
+            }
+        }
+        if let maxSeconds = limits.maxSeconds {
+            // A thread of its own: a lesson may keep every thread of GCD's pool busy (06's crowd).
+            Thread {
+                Thread.sleep(forTimeInterval: maxSeconds)
+                endEarly(.tookTooLong(maxSeconds: maxSeconds))
+            }.start()
+        }
     }
 
     /// With `--output`, whatever is there stays, so a partial file can be resumed. Without it, the
@@ -112,10 +156,12 @@ struct LessonProcess {
         } catch {
             throw DownloadError.localIO(path: directory.path, reason: "cannot create the directory")
         }
-        // Only a regular file can be resumed and read back to verify (think of /dev/zero).
-        if let type = try? FileManager.default.attributesOfItem(atPath: file.path)[.type] as? FileAttributeType,
-           type != .typeRegular {
-            throw DownloadError.localIO(path: file.path, reason: "it exists and is not a regular file")
+        // Only a regular file can be resumed and read back to verify (think of /dev/zero), and a
+        // link is not followed to whatever it points at.
+        do {
+            try OutputFile.checkReplaceable(file)
+        } catch let error as OutputFileError {
+            throw DownloadError.localIO(path: file.path, reason: error.reason)
         }
         return file
     }
@@ -145,6 +191,12 @@ struct LessonProcess {
         for line in ExchangeStory.summary(result) { console.line(line) }
         if result.exitCode != 0, let message = result.error?.message {
             Console.error("\(lesson.command): \(message)")
+        }
+        // Exit 0 promises a finished download; only this line, even under --quiet, and the
+        // record's "outcome" say that nothing vouched for its bytes.
+        if result.outcome == .unverified {
+            Console.error("\(lesson.command): warning: \(result.output) was downloaded but NOT verified: "
+                          + "no SHA-256 was known (pass --sha256, or use a server that sends Repr-Digest)")
         }
     }
 }
@@ -190,5 +242,26 @@ struct DownloadSource {
         self.server = server
         self.fixture = fixture
         self.faults = faults.isEmpty ? nil : faults
+    }
+}
+
+/// Who ends the run: the attempt loop when it is done, or a limit passed on another thread.
+/// Whoever claims it first reports and exits; the other stands aside.
+final class RunEnding: Sendable {
+    private let claimed = Mutex(false)
+    /// Attempts started so far, for the record of a run that ends early.
+    let attemptsMade = Atomic(0)
+
+    /// True for the first caller only.
+    func claim() -> Bool {
+        claimed.withLock { claimed in
+            defer { claimed = true }
+            return !claimed
+        }
+    }
+
+    /// For the thread that lost the claim: the winner is about to exit the process.
+    static func waitForTheExit() -> Never {
+        while true { Thread.sleep(forTimeInterval: 60) }
     }
 }

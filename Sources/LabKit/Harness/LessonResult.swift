@@ -21,6 +21,8 @@ public struct LessonResult: Codable, Sendable {
         case badInput = "bad-input"
         /// The app froze (lesson 06's `--way crowd`).
         case unresponsive
+        /// The run took longer than `--max-time` and ended itself there (exit 69).
+        case timedOut = "timed-out"
     }
 
     public struct ErrorRecord: Codable, Sendable, Equatable {

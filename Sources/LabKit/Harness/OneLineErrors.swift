@@ -4,7 +4,7 @@ extension ParsableArguments {
     /// Ends the process after a parsing or running error. `--help` prints in full on stdout;
     /// anything else gets one line on stderr (not ArgumentParser's usage dump) and its exit code.
     public static func exitReportingOneLine(_ error: any Error, command: String, help: (() -> String)? = nil) -> Never {
-        let code = exitCode(for: error)
+        let code = (error as? any CommandExitStatus).map { ExitCode($0.exitStatus) } ?? exitCode(for: error)
         if code == .success {
             guard let help else { exit(withError: error) }
             Console.output(help())

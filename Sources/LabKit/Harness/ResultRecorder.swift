@@ -35,10 +35,11 @@ struct ResultRecorder {
         switch lastResult {
         case .failed(let error):
             status = (error as? DownloadError)?.exitStatus ?? .transferFailed
-            outcome = switch status {
-            case .localIOFailed: .ioFailed
-            case .verificationFailed: .badInput
-            case .unresponsive: .unresponsive
+            outcome = switch (error as? DownloadError, status) {
+            case (.tookTooLong?, _): .timedOut
+            case (_, .localIOFailed): .ioFailed
+            case (_, .verificationFailed): .badInput
+            case (_, .unresponsive): .unresponsive
             default: .transferFailed
             }
             let reason = attempts >= options.maxAttempts && lastResult.isResumable

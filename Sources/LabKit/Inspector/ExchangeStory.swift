@@ -29,9 +29,9 @@ enum ExchangeStory {
         var lines: [String] = []
         switch result.outcome {
         case .verified: lines.append("✔ verified: SHA-256 \(result.actualSHA256 ?? "")")
-        case .unverified: lines.append("• downloaded, not verified (no expected SHA-256; pass --sha256): \(result.actualSHA256 ?? "")")
+        case .unverified: lines.append("⚠ downloaded, NOT verified (no expected SHA-256; pass --sha256): \(result.actualSHA256 ?? "")")
         case .verificationFailed: lines.append("✗ verification failed: \(result.error?.message ?? "")")
-        case .transferFailed, .ioFailed, .badInput, .unresponsive:
+        case .transferFailed, .ioFailed, .badInput, .unresponsive, .timedOut:
             lines.append("✗ \(result.outcome.rawValue): \(result.error?.message ?? "")")
         }
         func row(_ name: String, _ value: String) -> String {

@@ -7,9 +7,10 @@ import Synchronization
 extension LessonRun {
     /// `URLSession(configuration: .ephemeral, delegate: delegate, delegateQueue: delegateQueue)`,
     /// with the lab's network inspector between the session and `delegate`: every callback reaches
-    /// `delegate` unchanged, and the exchange lands in the run's record and story.
+    /// `delegate` unchanged, and the exchange lands in the run's record and story. The session
+    /// gives up on a connection that sends nothing for `--idle-timeout` seconds.
     public func makeSession(delegate: any URLSessionDataDelegate, delegateQueue: OperationQueue) -> URLSession {
-        URLSession(configuration: .ephemeral, delegate: InspectingDelegate(forwardingTo: delegate),
+        URLSession(configuration: .lab, delegate: InspectingDelegate(forwardingTo: delegate),
                    delegateQueue: delegateQueue)
     }
 
@@ -72,7 +73,7 @@ extension InspectedSharedSession {
 
     /// `URLSession.shared.bytes(for:)` (see `URLSession.AsyncBytes`), seen by the inspector.
     public func bytes(for request: URLRequest) async throws -> (URLSession.AsyncBytes, URLResponse) {
-        try await URLSession.AsyncBytes.start(request, configuration: URLSession.shared.configuration) {
+        try await URLSession.AsyncBytes.start(request, configuration: .lab) {
             InspectingDelegate(forwardingTo: $0)
         }
     }

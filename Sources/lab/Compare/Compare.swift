@@ -144,8 +144,18 @@ struct Compare: ParsableCommand {
         if embedded == nil { try Self.checkAnswers(source, size: plan.sizes.min() ?? plan.faultSize) }
 
         let folder = try outputFolder()
-        let workFolder = folder.appendingPathComponent("work")
-        try FileManager.default.createDirectory(at: workFolder, withIntermediateDirectories: true)
+        let resultsFile = folder.appendingPathComponent("results.json")
+        let report = folder.appendingPathComponent("report.html")
+        // Refused before an hour of measuring, not after.
+        try OutputFile.checkReplaceable(resultsFile)
+        try OutputFile.checkReplaceable(report)
+        // A folder of this run's own, so that removing it can never take anything that was there.
+        let workFolder = folder.appendingPathComponent(".lab-compare-work-\(UUID().uuidString.prefix(8))")
+        do {
+            try FileManager.default.createDirectory(at: workFolder, withIntermediateDirectories: false)
+        } catch {
+            throw CompareError("cannot create \(workFolder.path)")
+        }
         defer { try? FileManager.default.removeItem(at: workFolder) }
 
         let cases = plan.cases.count
@@ -156,8 +166,9 @@ struct Compare: ParsableCommand {
         let results = try comparison.run(label: label ?? ProcessInfo.processInfo.hostName)
 
         do {
-            try results.write(to: folder.appendingPathComponent("results.json"))
-            let report = folder.appendingPathComponent("report.html")
+            try OutputFile.checkReplaceable(resultsFile)
+            try results.write(to: resultsFile)
+            try OutputFile.checkReplaceable(report)
             let html = HTMLReport(results: [results], lessonPagesPath: LessonPages.linkPrefix(nil, pageFolder: folder))
             try Data(html.render().utf8).write(to: report, options: .atomic)
             Console.output(report.path)
@@ -196,6 +207,7 @@ struct Compare: ParsableCommand {
         for size in sizes {
             let fixture = Fixture(name: "compare-\(size).bin", size: size)
             let file = folder.appendingPathComponent(fixture.name)
+            try OutputFile.checkReplaceable(file)
             do {
                 try fixture.write(to: file)
             } catch {

@@ -48,9 +48,11 @@ struct LessonRunner {
         if runCase.scenario == .slowDisk {
             arguments += ["--write-delay-us", String(Scenario.slowDiskWriteDelayMicroseconds)]
         }
+        let timeout = Self.timeout(for: runCase.size)
+        arguments += TransferLimits.arguments(forFileOf: runCase.size, within: timeout)
         var process = MeasuredProcess(
             program: executables.appendingPathComponent(runCase.lesson.executable),
-            arguments: arguments, outputFolder: folder, timeout: Self.timeout(for: runCase.size))
+            arguments: arguments, outputFolder: folder, timeout: timeout)
         // Lesson 05 keeps Foundation-style temp files in $TMPDIR; this keeps them in the folder.
         process.environment["TMPDIR"] = temporary.path
 

@@ -2,6 +2,7 @@ import ArgumentParser
 import Crypto
 import Foundation
 import LabCatalogue
+import LabKit
 
 /// The package folder as `lab exercise` uses it: the students' files under Sources/Exercises,
 /// the lessons they start from, and what the last checks found (kept under .build, never
@@ -69,11 +70,23 @@ struct ExerciseWorkspace {
 
     var progressFile: URL { root.appendingPathComponent(".build/lab-exercises/progress.json") }
 
+    /// The progress file is anyone's to edit, so it is read as untrusted input: one larger than
+    /// any the lab writes, or not of its shape, counts as no progress, and counts out of range
+    /// are clamped.
     func progress() -> Progress {
-        guard let data = try? Data(contentsOf: progressFile), let progress = try? JSONDecoder().decode(Progress.self, from: data)
+        guard PartialFile.size(of: progressFile) <= Self.largestProgressFile,
+              let data = try? Data(contentsOf: progressFile),
+              var progress = try? JSONDecoder().decode(Progress.self, from: data)
         else { return Progress() }
+        for (lesson, exercise) in progress.exercises {
+            progress.exercises[lesson]?.total = max(0, exercise.total)
+            progress.exercises[lesson]?.hintsShown = exercise.hintsShown.mapValues { min(max($0, 0), Self.mostHints) }
+        }
         return progress
     }
+
+    private static let largestProgressFile: Int64 = 1 << 20
+    private static let mostHints = 100
 
     func save(_ progress: Progress) {
         // Progress is a convenience: a .build folder that cannot be written loses it, nothing more.

@@ -40,6 +40,7 @@ struct TrialRunner {
         let output = folder.appendingPathComponent(fixture.name)
         func arguments(generation: Int, withTrialArguments: Bool) -> [String] {
             var arguments = ["--url", url.absoluteString, "--output", output.path, "--json", "--quiet"] + extraArguments
+                + TransferLimits.arguments(forFileOf: trial.size, within: timeout)
             if uploads {
                 arguments += ["--size", String(trial.size)]
             } else {
@@ -82,7 +83,8 @@ struct TrialRunner {
         let written = record.map { URL(fileURLWithPath: $0.output) } ?? output
         let log = server.requests(run: token)
         let sent = log.reduce(Int64(0)) { $0 + $1.bodyBytesSent }
-        let ending: Observation.Ending = finished.timedOut ? .timedOut(seconds: Int(timeout.seconds))
+        // A run that passed --max-time ended itself just before the lab would have stopped it.
+        let ending: Observation.Ending = finished.timedOut || record?.outcome == .timedOut ? .timedOut(seconds: Int(timeout.seconds))
             : finished.signal.map { .signal($0) } ?? .exited(finished.exitCode ?? -1)
 
         var file: FileState
