@@ -252,7 +252,7 @@ enum TemporaryFolder {
         } catch {
             throw DownloadError.localIO(path: path.path, reason: "cannot create the temporary folder: \(describe(error))")
         }
-        guard access(path.path, W_OK) == 0 else {
+        guard access(path.path, W_OK | X_OK) == 0 else {
             throw DownloadError.localIO(path: path.path, reason: "the temporary folder cannot be written")
         }
     }

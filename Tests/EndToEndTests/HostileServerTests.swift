@@ -201,7 +201,8 @@ struct HostileServerTests {
     @Test(arguments: [
         (["--max-time", "0"], "--max-time must be a number of seconds above 0 and at most 86400"),
         (["--max-time", "nan"], "--max-time must be a number of seconds above 0 and at most 86400"),
-        (["--idle-timeout", "0"], "--idle-timeout must be a number of seconds above 0 and at most 3600"),
+        (["--idle-timeout", "0"], "--idle-timeout must be a whole number of seconds from 1 to 3600"),
+        (["--idle-timeout", "0.5"], "The value '0.5' is invalid for '--idle-timeout <idle-timeout>'"),
         (["--max-filesize", "lots"], "--max-filesize: bad size \"lots\""),
         (["--max-filesize", "0"], "--max-filesize must be above 0"),
     ])

@@ -49,7 +49,7 @@ public enum DownloadError: Error, CustomStringConvertible, Sendable {
         case .unresponsive(let waited, let patience):
             String(format: "the app froze: a job sent to GCD's global queue waited %.2f s (patience %.2f s)", waited, patience)
         case .partialFileReplaced(let reason):
-            "\(reason); the partial file was deleted, and the next attempt starts from byte 0"
+            "\(reason); the partial file was deleted, to be downloaded again from byte 0"
         case .answerTooLong(let bytes, let limit, let seconds):
             "the server's answer did not end within \(ByteFormat.iec(limit)) or \(Int(seconds)) s "
                 + "(\(ByteFormat.grouped(bytes)) bytes so far): given up"

@@ -24,7 +24,10 @@ public struct ResumeState: Codable, Equatable, Sendable {
     /// The saved state, or nil when there is none or it cannot be read (then the partial file
     /// cannot be trusted and the download starts over).
     public static func load(for file: URL) -> ResumeState? {
-        guard let data = try? Data(contentsOf: sidecar(for: file)) else { return nil }
+        let sidecar = sidecar(for: file)
+        guard OutputFile.isRegularFile(sidecar), PartialFile.size(of: sidecar) <= 64 << 10,
+              let data = try? Data(contentsOf: sidecar)
+        else { return nil }
         return try? JSONDecoder().decode(ResumeState.self, from: data)
     }
 
@@ -34,7 +37,9 @@ public struct ResumeState: Codable, Equatable, Sendable {
         try encoder.encode(self).write(to: Self.sidecar(for: file), options: .atomic)
     }
 
+    /// Removes the sidecar, and only a regular file: a folder of that name is not the lab's.
     public static func remove(for file: URL) {
+        guard OutputFile.isRegularFile(sidecar(for: file)) else { return }
         try? FileManager.default.removeItem(at: sidecar(for: file))
     }
 }

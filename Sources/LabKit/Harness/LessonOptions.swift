@@ -55,11 +55,12 @@ struct LessonOptions: ParsableArguments {
     var maxFilesize: String?
 
     @Option(name: .customLong("idle-timeout"), help: "End an attempt when nothing has arrived for this many seconds (URLSession's timeoutIntervalForRequest); the next attempt resumes.")
-    var idleTimeout = TransferLimits.defaultIdleSeconds
+    var idleTimeout = Int(TransferLimits.defaultIdleSeconds)
 
     /// The limits these options set.
     var limits: TransferLimits {
-        TransferLimits(maxSeconds: maxTime, maxFileSize: maxFilesize.flatMap { try? ByteSize.parse($0) }, idleSeconds: idleTimeout)
+        TransferLimits(maxSeconds: maxTime, maxFileSize: maxFilesize.flatMap { try? ByteSize.parse($0) },
+                       idleSeconds: Double(idleTimeout))
     }
 
     mutating func validate() throws {
@@ -86,8 +87,9 @@ struct LessonOptions: ParsableArguments {
                 throw ValidationError("--max-time must be a number of seconds above 0 and at most 86400")
             }
         }
-        guard idleTimeout.isFinite, idleTimeout > 0, idleTimeout <= 3_600 else {
-            throw ValidationError("--idle-timeout must be a number of seconds above 0 and at most 3600")
+        // Whole seconds: Foundation on Linux keeps only the whole part of the interval.
+        guard (1...3_600).contains(idleTimeout) else {
+            throw ValidationError("--idle-timeout must be a whole number of seconds from 1 to 3600")
         }
         if let maxFilesize {
             let bytes: Int64

@@ -14,6 +14,8 @@ struct LessonProcess {
     /// `makeStrategy` builds the lesson's object for this run and hands back its attempt: one
     /// press of "Start" (or "Resume").
     func run(_ makeStrategy: (LessonRun) -> () -> AttemptResult) throws -> LessonResult {
+        // --max-time counts from here: starting the server and writing an upload's file count too.
+        let processStarted = ContinuousClock.now
         TransferLimits.active = options.limits
         SimulatedDisk.writeDelayMicroseconds.store(options.writeDelayMicroseconds, ordering: .relaxed)
         let diskCapacity = try options.diskFullAfter.map(ByteSize.parse)
@@ -59,7 +61,8 @@ struct LessonProcess {
 
         let started = Date()
         let ending = RunEnding()
-        watchLimits(ending: ending, source: source, file: file, started: started)
+        watchLimits(ending: ending, source: source, file: verifiedFile(run, file: file), started: started,
+                    deadline: options.limits.maxSeconds.map { processStarted + .milliseconds(Int64($0 * 1000)) })
         var attempts = 0
         var lastResult = AttemptResult.finished
         repeat {
@@ -86,12 +89,8 @@ struct LessonProcess {
         // A limit passed meanwhile ends the run from its own thread; this one waits for the exit.
         guard ending.claim() else { RunEnding.waitForTheExit() }
 
-        // A lesson that saves into a folder names its file itself; nothing saved, nothing to verify.
-        let verifiedFile = lesson.savesIntoFolder
-            ? run.savedFile.url.withLock { $0 } ?? file.appendingPathComponent("(nothing saved)")
-            : file
         let result = try ResultRecorder(
-            lesson: lesson, options: options, source: source, file: verifiedFile,
+            lesson: lesson, options: options, source: source, file: verifiedFile(run, file: file)(),
             attempts: attempts, lastResult: lastResult, wallSeconds: wallSeconds,
             ownCheck: run.ownCheck.value.withLock { $0 }
         ).result()
@@ -99,10 +98,18 @@ struct LessonProcess {
         return result
     }
 
-    /// Ends the run early when `--max-time` or `--max-filesize` is passed, from the thread that
-    /// noticed, whatever the lesson's code is doing: the run's record, with the limit as its
-    /// error, is reported as usual before the process exits with its status.
-    private func watchLimits(ending: RunEnding, source: DownloadSource, file: URL, started: Date) {
+    /// The file the record describes. A lesson that saves into a folder names its file itself;
+    /// nothing saved, nothing to verify.
+    private func verifiedFile(_ run: LessonRun, file: URL) -> @Sendable () -> URL {
+        let (savesIntoFolder, savedFile) = (lesson.savesIntoFolder, run.savedFile)
+        return { savesIntoFolder ? savedFile.url.withLock { $0 } ?? file.appendingPathComponent("(nothing saved)") : file }
+    }
+
+    /// Ends the run early when `--max-time` (at `deadline`) or `--max-filesize` is passed, from the
+    /// thread that noticed, whatever the lesson's code is doing: the run's record, with the limit
+    /// as its error, is reported as usual before the process exits with its status.
+    private func watchLimits(ending: RunEnding, source: DownloadSource, file: @escaping @Sendable () -> URL, started: Date,
+                             deadline: ContinuousClock.Instant?) {
         let limits = options.limits
         // nonisolated(unsafe): the record reads the lesson and the options, which no thread
         // changes once the run has started.
@@ -111,9 +118,9 @@ struct LessonProcess {
             guard ending.claim() else { return }
             do {
                 let result = try ResultRecorder(
-                    lesson: process.lesson, options: process.options, source: source, file: file,
+                    lesson: process.lesson, options: process.options, source: source, file: file(),
                     attempts: max(1, ending.attemptsMade.load(ordering: .relaxed)), lastResult: .failed(error),
-                    wallSeconds: Date().timeIntervalSince(started), ownCheck: nil
+                    wallSeconds: Date().timeIntervalSince(started), ownCheck: nil, hashesTheFixture: false
                 ).result()
                 process.report(result)
                 exit(result.exitCode)
@@ -127,10 +134,11 @@ struct LessonProcess {
                 if let error = limits.passed(by: exchange) { endEarly(error) }
             }
         }
-        if let maxSeconds = limits.maxSeconds {
+        if let maxSeconds = limits.maxSeconds, let deadline {
             // A thread of its own: a lesson may keep every thread of GCD's pool busy (06's crowd).
             Thread {
-                Thread.sleep(forTimeInterval: maxSeconds)
+                let left = ContinuousClock.now.duration(to: deadline)
+                if left > .zero { Thread.sleep(forTimeInterval: left.seconds) }
                 endEarly(.tookTooLong(maxSeconds: maxSeconds))
             }.start()
         }

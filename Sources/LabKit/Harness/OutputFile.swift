@@ -27,6 +27,16 @@ public enum OutputFile {
     }
 }
 
+extension OutputFile {
+    /// Whether a regular file is at `url`, the path itself (a link is not followed): the only
+    /// kind the lab reads back or deletes among the files it keeps beside the user's (a sidecar,
+    /// the exercises' progress). A FIFO would block a read, /dev/zero never end it.
+    public static func isRegularFile(_ url: URL) -> Bool {
+        var status = stat()
+        return lstat(url.path, &status) == 0 && status.st_mode & S_IFMT == S_IFREG
+    }
+}
+
 /// A path the lab refuses to write. Exit status 73 (EX_CANTCREAT) for the `lab` commands.
 public struct OutputFileError: Error, CustomStringConvertible, CommandExitStatus {
     public let path: String

@@ -53,10 +53,11 @@ public struct TransferLimits: Sendable {
 
 extension TransferLimits {
     /// The options `lab compare` and `lab exercise` give every lesson they run for a file of
-    /// `size`: the run ends itself a second before the lab would kill it, and no response may
-    /// bring more than twice the file and a MiB, whatever the server does.
+    /// `size`: the run ends itself before the lab would kill it (a tenth and a second early, for
+    /// the process to start and to write its record), and no response may bring more than twice
+    /// the file and a MiB, whatever the server does.
     public static func arguments(forFileOf size: Int64, within timeout: Duration) -> [String] {
-        let seconds = min(86_400, max(1, Double(timeout.components.seconds) - 1))
+        let seconds = min(86_400, max(1, Double(timeout.components.seconds) * 0.9 - 1))
         return ["--max-time", String(format: "%g", seconds), "--max-filesize", String(2 * size + (1 << 20))]
     }
 }

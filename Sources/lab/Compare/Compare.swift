@@ -165,15 +165,16 @@ struct Compare: ParsableCommand {
                                     progress: { Console.error($0) })
         let results = try comparison.run(label: label ?? ProcessInfo.processInfo.hostName)
 
+        // Checked again: something may have taken either path during the run.
+        try OutputFile.checkReplaceable(resultsFile)
+        try OutputFile.checkReplaceable(report)
         do {
-            try OutputFile.checkReplaceable(resultsFile)
             try results.write(to: resultsFile)
-            try OutputFile.checkReplaceable(report)
             let html = HTMLReport(results: [results], lessonPagesPath: LessonPages.linkPrefix(nil, pageFolder: folder))
             try Data(html.render().utf8).write(to: report, options: .atomic)
             Console.output(report.path)
         } catch {
-            throw CompareError("cannot write the results into \(folder.path): \(error.localizedDescription)")
+            throw CompareError("cannot write the results into \(folder.path): \(describe(error))")
         }
     }
 

@@ -88,8 +88,7 @@ struct LessonRunner {
         } else {
             file = FileInspection.state(of: record.map { URL(fileURLWithPath: $0.output) }, against: expected)
         }
-        let ending: Observation.Ending = finished.timedOut ? .timedOut(seconds: Int(Self.timeout(for: runCase.size).seconds))
-            : finished.signal.map { .signal($0) } ?? .exited(finished.exitCode ?? -1)
+        let ending = finished.ending(record: record, timeout: Self.timeout(for: runCase.size))
         return Observation(
             ending: ending, outcome: record?.outcome.rawValue, file: file, fileName: record.map { URL(fileURLWithPath: $0.output).lastPathComponent },
             resourceName: expected.name, size: runCase.size,

@@ -1,4 +1,6 @@
 import Foundation
+import LabCatalogue
+import LabKit
 import LabReport
 import Synchronization
 
@@ -18,6 +20,13 @@ struct MeasuredProcess {
         var stdout: String
         var stderr: String
         var timedOut: Bool
+
+        /// How the run ended, for the catalogue: a run that passed its `--max-time` ended itself
+        /// just before the lab would have stopped it, and counts as timed out too.
+        func ending(record: LessonResult?, timeout: Duration) -> Observation.Ending {
+            timedOut || record?.outcome == .timedOut ? .timedOut(seconds: Int(timeout.seconds))
+                : signal.map { .signal($0) } ?? .exited(exitCode ?? -1)
+        }
     }
 
     /// 100 samples a second: a 32 MiB download lasts a few tenths of a second, and a copy of

@@ -155,7 +155,7 @@ extension Exercise {
                     """)
             }
             let shown = checked.hintsShown[defect.id] ?? 0
-            let index = min(max(shown, 0), defect.hints.count - 1)
+            let index = min(shown, defect.hints.count - 1)
             Console.output("""
                 \(defect.id): \(defect.summary)
                 from \(defect.source.cited)

@@ -70,11 +70,11 @@ struct ExerciseWorkspace {
 
     var progressFile: URL { root.appendingPathComponent(".build/lab-exercises/progress.json") }
 
-    /// The progress file is anyone's to edit, so it is read as untrusted input: one larger than
-    /// any the lab writes, or not of its shape, counts as no progress, and counts out of range
-    /// are clamped.
+    /// The progress file is anyone's to edit, so it is read as untrusted input: one that is not a
+    /// regular file, larger than any the lab writes, or not of its shape counts as no progress,
+    /// and counts out of range are clamped.
     func progress() -> Progress {
-        guard PartialFile.size(of: progressFile) <= Self.largestProgressFile,
+        guard OutputFile.isRegularFile(progressFile), PartialFile.size(of: progressFile) <= Self.largestProgressFile,
               let data = try? Data(contentsOf: progressFile),
               var progress = try? JSONDecoder().decode(Progress.self, from: data)
         else { return Progress() }

@@ -83,9 +83,7 @@ struct TrialRunner {
         let written = record.map { URL(fileURLWithPath: $0.output) } ?? output
         let log = server.requests(run: token)
         let sent = log.reduce(Int64(0)) { $0 + $1.bodyBytesSent }
-        // A run that passed --max-time ended itself just before the lab would have stopped it.
-        let ending: Observation.Ending = finished.timedOut || record?.outcome == .timedOut ? .timedOut(seconds: Int(timeout.seconds))
-            : finished.signal.map { .signal($0) } ?? .exited(finished.exitCode ?? -1)
+        let ending = finished.ending(record: record, timeout: timeout)
 
         var file: FileState
         var uploadExtra: Int64?
