@@ -1,13 +1,15 @@
 /// A lesson as the tools see it, and its defects: what its `article` variant gets wrong, one
 /// entry per defect. Its exercise is the article's code with all of them in it, and has one
 /// check per defect. `lab compare`, `lab exercise` and the tests all read the lessons from here.
+import LabVocabulary
 public struct LessonDefects: Sendable {
+    public let id: LessonID
     /// "02-filehandle": the lesson is `lesson-<id>`, the exercise `exercise-<id>`.
-    public let lesson: String
+    public var lesson: String { id.rawValue }
     /// The lesson's name in tables: the report, `results.json`.
-    public let title: String
+    public var title: String { id.shortTitle }
     /// The lesson sends the file (POST /upload) instead of fetching it.
-    public var uploads = false
+    public var uploads: Bool { id.kind == .upload }
     /// Arguments that pick the download itself out of a lesson whose default run also tells side
     /// stories, for `lab compare` (lesson 06's demonstrations take seconds and would swamp its
     /// numbers).
@@ -17,9 +19,16 @@ public struct LessonDefects: Sendable {
     public var correctedRefusesAbove: Int64?
     public let defects: [Defect]
 
-    public var number: String { String(lesson.prefix(2)) }
-    public var lessonExecutable: String { "lesson-\(lesson)" }
-    public var exerciseExecutable: String { "exercise-\(lesson)" }
+    public var number: String { id.number }
+    public var lessonExecutable: String { id.executable }
+    public var exerciseExecutable: String { id.exerciseExecutable }
+
+    init(_ id: LessonID, compareArguments: [String] = [], correctedRefusesAbove: Int64? = nil, defects: [Defect]) {
+        self.id = id
+        self.compareArguments = compareArguments
+        self.correctedRefusesAbove = correctedRefusesAbove
+        self.defects = defects
+    }
 
     /// The fault-matrix columns where the catalogue expects the article variant to fail.
     public var failingScenarios: Set<Scenario> { Set(defects.flatMap(\.matrix)) }
@@ -41,11 +50,10 @@ public enum Catalogue {
 
     /// Accepts "2", "02", "02-filehandle", "lesson-02-filehandle" or "exercise-02-filehandle".
     public static func lesson(named name: String) -> LessonDefects? {
-        var bare = name
-        for prefix in ["lesson-", "exercise-"] where bare.hasPrefix(prefix) { bare = String(bare.dropFirst(prefix.count)) }
-        if bare.count == 1, bare.first?.isNumber == true { bare = "0" + bare }
-        return lessons.first { $0.lesson == bare || $0.lesson.hasPrefix(bare + "-") }
+        LessonID(named: name).flatMap(lesson)
     }
+
+    public static func lesson(_ id: LessonID) -> LessonDefects? { lessons.first { $0.id == id } }
 
     static func scenarios(_ section: String) -> ArticleSection { ArticleSection(title: "网络篇 - 03.NSURLConnection应用场景", section: section) }
     static func progress(_ section: String) -> ArticleSection { ArticleSection(title: "NSURLConnection下载文件并监测下载进度", section: section) }
@@ -60,7 +68,7 @@ public enum Catalogue {
 
     // MARK: - 00
 
-    static let smallFile = LessonDefects(lesson: "00-small-file", title: "Small file, completion handler", correctedRefusesAbove: 64 << 20, defects: [
+    static let smallFile = LessonDefects(.smallFile, correctedRefusesAbove: 64 << 20, defects: [
         Defect(
             id: "status-ignored",
             summary: "the status code is never read: a 404's error page is saved as the file",
@@ -109,7 +117,7 @@ public enum Catalogue {
 
     // MARK: - 01
 
-    static let inMemory = LessonDefects(lesson: "01-in-memory", title: "In-memory buffer (NSMutableData)", defects: [
+    static let inMemory = LessonDefects(.inMemory, defects: [
         Defect(
             id: "status-ignored",
             summary: "the status code is never read: a 404's error page becomes the file",
@@ -136,7 +144,7 @@ public enum Catalogue {
 
     // MARK: - 02
 
-    static let fileHandle = LessonDefects(lesson: "02-filehandle", title: "FileHandle seek and append", defects: [
+    static let fileHandle = LessonDefects(.fileHandle, defects: [
         Defect(
             id: "range-colon",
             summary: "the Range header is written bytes:N- with a colon, so servers ignore it and send the whole file",
@@ -208,7 +216,7 @@ public enum Catalogue {
 
     // MARK: - 03
 
-    static let outputStream = LessonDefects(lesson: "03-outputstream", title: "OutputStream append", defects: [
+    static let outputStream = LessonDefects(.outputStream, defects: [
         Defect(
             id: "no-206-check",
             summary: "nothing checks for 206: a 200 with the whole file is appended after the partial one",
@@ -290,7 +298,7 @@ public enum Catalogue {
 
     // MARK: - 04
 
-    static let sessionDataTask = LessonDefects(lesson: "04-session-data-task", title: "URLSession data task", defects: [
+    static let sessionDataTask = LessonDefects(.sessionDataTask, defects: [
         Defect(
             id: "no-206-check",
             summary: "nothing checks for 206: a 200 with the whole file is appended after the partial one",
@@ -350,7 +358,7 @@ public enum Catalogue {
 
     // MARK: - 05
 
-    static let downloadTaskResume = LessonDefects(lesson: "05-download-task-resume", title: "Download task with resume data", defects: [
+    static let downloadTaskResume = LessonDefects(.downloadTaskResume, defects: [
         Defect(
             id: "resume-data-in-memory",
             summary: "the resume data is kept in memory only: after a kill the rerun starts over",
@@ -388,7 +396,7 @@ public enum Catalogue {
 
     // MARK: - 06
 
-    static let runLoopThread = LessonDefects(lesson: "06-runloop-thread", title: "Connection on a run-loop thread", compareArguments: ["--way", "run-loop"], defects: [
+    static let runLoopThread = LessonDefects(.runLoopThread, compareArguments: ["--way", RunLoopThreadWay.runLoop.rawValue], defects: [
         Defect(
             id: "parked-workers",
             summary: "each connection keeps a GCD worker parked in RunLoop.run(): cores + 1 of them starve the global queue",
@@ -404,7 +412,7 @@ public enum Catalogue {
 
     // MARK: - 07
 
-    static let multipartUpload = LessonDefects(lesson: "07-multipart-upload", title: "Multipart upload", uploads: true, defects: [
+    static let multipartUpload = LessonDefects(.multipartUpload, defects: [
         Defect(
             id: "extra-crlf",
             summary: "two line breaks after the file's bytes: the server stores the file 2 bytes longer",
@@ -431,7 +439,7 @@ public enum Catalogue {
 
     // MARK: - 08
 
-    static let asyncAwait = LessonDefects(lesson: "08-async-await", title: "async/await: data(from:) or bytes(for:)", defects: [
+    static let asyncAwait = LessonDefects(.asyncAwait, defects: [
         Defect(
             id: "status-ignored",
             summary: "the response is never looked at: a 404's error page is saved as the file",

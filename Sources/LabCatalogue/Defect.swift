@@ -1,6 +1,7 @@
 /// One defect of an article's code, as one lesson's `article` variant keeps it: what it is, where
 /// it comes from, the run that exposes it, what that run looks like while the defect is there,
 /// and hints for fixing it. `lab compare`, `lab exercise` and the tests all read these.
+import LabVocabulary
 public struct Defect: Sendable {
     /// Short and stable, e.g. "range-colon": the check's name, and the first column of the
     /// lesson page's "Where it breaks" table.

@@ -1,54 +1,78 @@
 import Foundation
 
-/// The starting code of an exercise, made from its lesson's `main.swift`, so that it can never
-/// drift from the article variant:
+/// The starting code of an exercise, made from its lesson's folder, so that it can never drift
+/// from the article variant. The exercise gets:
 ///
-/// - the lesson's doc comment gives way to the exercise's instructions;
-/// - the `.run { run in … }` closure keeps only what its `case .article:` line returns;
-/// - every `// MARK: -` section whose title names "the corrected version" is left out, and so is
-///   everything the lesson keeps in its other files (demonstrations).
-///
-/// The rest (imports, the `Lesson(…)` call, the article's code and what it shares with the
-/// corrected one) is copied line for line.
+/// - `Article.swift`: the lesson's `Article.swift` under the exercise's header. This is the
+///   student's file; apart from the header it is the lesson's file, line for line.
+/// - `main.swift`: the lesson's wiring (its imports and its `Lesson(…).run`) with the article's
+///   case only, run as the exercise (`program: .exercise`).
+/// - every other file at the top of the lesson's folder except `Corrected.swift`: what both
+///   variants use, copied under a line that says where from. Demonstrations live in a subfolder
+///   of the lesson and are not copied.
 public enum ExerciseSource {
+    public struct File: Equatable, Sendable {
+        public let name: String
+        public let text: String
+    }
+
     public enum Problem: Error, CustomStringConvertible {
+        case missing(String)
         case noRunClosure, noArticleCase
 
         public var description: String {
             switch self {
-            case .noRunClosure: "the lesson has no `).run { run in` line closed by a `}` line"
-            case .noArticleCase: "the lesson's run closure has no `case .article:` line"
+            case .missing(let name): "the lesson has no \(name)"
+            case .noRunClosure: "main.swift has no `Lesson(…).run { run in` line closed by a `}` line"
+            case .noArticleCase: "main.swift's run closure has no `case .article:` line"
             }
         }
     }
 
-    public static func startingCode(for lesson: LessonDefects, fromLessonSource source: String) throws -> String {
-        var lines = source.components(separatedBy: "\n")
-        while lines.first?.hasPrefix("///") == true { lines.removeFirst() }
+    public static let studentFile = "Article.swift"
+    static let correctedFile = "Corrected.swift"
+    static let wiringFile = "main.swift"
 
-        guard let opening = lines.firstIndex(where: { $0.hasPrefix(").run { run in") }),
-              let closing = lines[opening...].firstIndex(of: "}")
+    /// `lessonFiles`: the text of each Swift file at the top of the lesson's folder, by name.
+    public static func files(for lesson: LessonDefects, lessonFiles: [String: String]) throws -> [File] {
+        guard let article = lessonFiles[studentFile] else { throw Problem.missing(studentFile) }
+        guard let wiring = lessonFiles[wiringFile] else { throw Problem.missing(wiringFile) }
+        let shared = lessonFiles.keys.filter { ![studentFile, correctedFile, wiringFile].contains($0) }.sorted()
+        return [
+            File(name: studentFile, text: lines(header(for: lesson)) + withoutHeader(article)),
+            File(name: wiringFile, text: try exerciseWiring(for: lesson, from: wiring)),
+        ] + shared.map { name in
+            File(name: name, text: lines(["/// Copied from \(lessonFolder(for: lesson))/\(name) by `lab exercise reset`: what both",
+                                          "/// variants use. Your code is in \(studentFile)."])
+                 + withoutHeader(lessonFiles[name]!))
+        }
+    }
+
+    /// The wiring runs the article's case only, as the exercise.
+    static func exerciseWiring(for lesson: LessonDefects, from wiring: String) throws -> String {
+        let source = withoutHeader(wiring).components(separatedBy: "\n")
+        guard let opening = source.firstIndex(where: { $0.hasPrefix("Lesson(") && $0.hasSuffix(").run { run in") }),
+              let closing = source[opening...].firstIndex(of: "}")
         else { throw Problem.noRunClosure }
-        guard let articleCase = lines[opening..<closing].first(where: { $0.contains("case .article:") }) else {
+        guard let articleCase = source[opening..<closing].first(where: { $0.contains("case .article:") }) else {
             throw Problem.noArticleCase
         }
         var expression = articleCase.components(separatedBy: "case .article:")[1].trimmingCharacters(in: .whitespaces)
         if expression.hasPrefix("return ") { expression.removeFirst("return ".count) }
-        lines.replaceSubrange(opening...closing, with: [").run { run in", "    \(expression)", "}"])
-
-        var kept: [String] = []
-        var skipping = false
-        for line in lines {
-            if line.hasPrefix("// MARK: - ") { skipping = line.lowercased().contains("corrected version") }
-            if !skipping { kept.append(line) }
-        }
-        while kept.last?.isEmpty == true { kept.removeLast() }
-        return header(for: lesson).joined(separator: "\n") + "\n" + kept.joined(separator: "\n") + "\n"
+        let declaration = source[opening].dropLast(").run { run in".count)
+        return lines([
+            "/// Exercise \(lesson.number): runs your \(studentFile) as `exercise-\(lesson.lesson)`. Made by `lab exercise reset`.",
+        ] + source[..<opening].filter { $0.hasPrefix("import ") } + [
+            "",
+            declaration + ", program: .exercise).run { run in",
+            "    \(expression)",
+            "}",
+        ])
     }
 
     static func header(for lesson: LessonDefects) -> [String] {
         [
-            "/// Exercise \(lesson.number): the article's code from Sources/\(lesson.lessonExecutable)/main.swift, with",
+            "/// Exercise \(lesson.number): the article's code from \(lessonFolder(for: lesson))/\(studentFile), with",
             "/// its defects. Fix them here; the lesson itself never changes.",
             "///",
             "///     swift run lab exercise check \(lesson.number)   build this and run it against the lab server",
@@ -60,7 +84,18 @@ public enum ExerciseSource {
         ]
     }
 
-    /// Where the student's file is, from the package's folder.
-    public static func path(for lesson: LessonDefects) -> String { "Sources/Exercises/\(lesson.lesson)/main.swift" }
-    public static func lessonPath(for lesson: LessonDefects) -> String { "Sources/\(lesson.lessonExecutable)/main.swift" }
+    /// A file's text after its leading `///` comment: what an exercise copies.
+    public static func withoutHeader(_ text: String) -> String {
+        var lines = text.components(separatedBy: "\n")
+        while lines.first?.hasPrefix("///") == true { lines.removeFirst() }
+        return lines.joined(separator: "\n")
+    }
+
+    private static func lines(_ lines: [String]) -> String { lines.joined(separator: "\n") + "\n" }
+
+    /// The exercise's folder, from the package's folder.
+    public static func folder(for lesson: LessonDefects) -> String { "Sources/Exercises/\(lesson.lesson)" }
+    /// The student's file, from the package's folder.
+    public static func path(for lesson: LessonDefects) -> String { "\(folder(for: lesson))/\(studentFile)" }
+    public static func lessonFolder(for lesson: LessonDefects) -> String { "Sources/\(lesson.lessonExecutable)" }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import LabVocabulary
 
 /// What `lab compare` measured: the contents of `results.json`, and what `lab report` reads.
 ///

@@ -3,6 +3,7 @@
 ///
 /// Everything taken from the files enters the page through libxml2's text and attribute calls,
 /// never as markup. The page loads nothing and runs no script.
+import LabVocabulary
 public struct HTMLReport {
     let results: [ComparisonResults]
     let lessonPagesPath: String?

@@ -1,4 +1,5 @@
 import Foundation
+import LabVocabulary
 
 /// The three charts, drawn as SVG elements in the same tree as the page. With several machines
 /// each chart is repeated per machine on the same axes, so the machines compare at a glance and

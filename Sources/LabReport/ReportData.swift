@@ -1,4 +1,5 @@
 /// A lesson in one of its variants: one line in each chart, one row in each table.
+import LabVocabulary
 struct Strategy: Hashable, Comparable {
     let lesson: String
     let variant: String

@@ -1,5 +1,6 @@
 /// What one lesson × variant did on one machine, in a line a student can read at a glance:
 /// "flat 38.3 MiB at 256 MiB, 0.61× curl, resumes after a drop and a kill".
+import LabVocabulary
 struct Verdict {
     /// The phrases, in order: memory, speed, then each scenario's outcome.
     let phrases: [String]

@@ -1,8 +1,10 @@
 import ArgumentParser
 import Dispatch
 import Foundation
+import LabFixtures
 import LabKit
 import LabServer
+import LabVocabulary
 
 /// `lab serve`: the lab's server in the foreground, until Ctrl-C.
 struct Serve: ParsableCommand {

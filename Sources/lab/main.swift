@@ -19,6 +19,7 @@ struct Lab: ParsableCommand {
             Compare.self,
             Report.self,
             Exercise.self,
+            Pages.self,
         ]
     )
 }

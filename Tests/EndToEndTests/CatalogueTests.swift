@@ -1,5 +1,6 @@
 import Foundation
 import LabCatalogue
+import LabVocabulary
 import Testing
 
 /// The defect catalogue holds for the lessons themselves: every defect's trial shows its symptom

@@ -1,8 +1,10 @@
 import Foundation
 import LabCatalogue
+import LabFixtures
 import LabKit
 import LabReport
 import LabServer
+import LabVocabulary
 import Testing
 
 /// `lab compare --quick`, run for real: every lesson executable as a child process against the
@@ -200,8 +202,8 @@ struct CompareTests {
         }
     }
 
-    /// Every field in results.json is in the README's table with the same type, and every field
-    /// the table lists as always present is there.
+    /// Every field in results.json is in docs/results-schema.md's table with the same type, and
+    /// every field the table lists as always present is there.
     @Test func resultsFileHasTheDocumentedShape() throws {
         let run = try quick()
         let data = try Data(contentsOf: run.folder.appendingPathComponent("results.json"))
@@ -209,11 +211,11 @@ struct CompareTests {
         Self.collectTypes(try JSONSerialization.jsonObject(with: data), path: "", into: &found)
 
         let documented = try Self.documentedFields()
-        try #require(documented.count > 40, "the README's results.json table was not found")
+        try #require(documented.count > 40, "the results.json table in docs/results-schema.md was not found")
         for (path, types) in found.sorted(by: { $0.key < $1.key }) {
-            let entry = try #require(documented[path], "\(path) is in results.json but not in the README")
+            let entry = try #require(documented[path], "\(path) is in results.json but not in docs/results-schema.md")
             #expect(types.allSatisfy { entry.type == $0 || (entry.type == "number" && $0 == "integer") },
-                    "\(path): README says \(entry.type), results.json has \(types.sorted())")
+                    "\(path): docs/results-schema.md says \(entry.type), results.json has \(types.sorted())")
         }
         for (path, entry) in documented where !entry.optional {
             #expect(found[path] != nil, "\(path) is documented as always present but is missing")
@@ -247,11 +249,11 @@ struct CompareTests {
         }
     }
 
-    /// The README's table: "| `runs[].cause` | string, optional | … |".
+    /// The table in docs/results-schema.md: "| `runs[].cause` | string, optional | … |".
     static func documentedFields() throws -> [String: (type: String, optional: Bool)] {
-        let readme = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("README.md")
-        let text = try String(contentsOf: readme, encoding: .utf8)
+        let schema = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("docs/results-schema.md")
+        let text = try String(contentsOf: schema, encoding: .utf8)
         guard let start = text.range(of: "### `results.json`") else { return [:] }
         var fields: [String: (type: String, optional: Bool)] = [:]
         for line in text[start.upperBound...].split(separator: "\n") {

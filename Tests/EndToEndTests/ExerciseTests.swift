@@ -1,6 +1,7 @@
 import Foundation
 import LabCatalogue
 import LabKit
+import LabVocabulary
 import Synchronization
 import Testing
 
@@ -81,25 +82,44 @@ import Testing
         return try body()
     }
 
-    static func startingCode(_ lesson: LessonDefects, swappingVariants: Bool = false) throws -> String {
-        var source = try String(contentsOf: packageRoot.appendingPathComponent(ExerciseSource.lessonPath(for: lesson)), encoding: .utf8)
-        if swappingVariants {
-            // The corrected version's sections and case become the article's, so the exercise
-            // holds the corrected logic in place of the article's.
-            for (from, to) in [("corrected version", "\u{0}"), ("article's version", "corrected version"), ("\u{0}", "article's version"),
-                               ("case .corrected:", "\u{0}"), ("case .article:", "case .corrected:"), ("\u{0}", "case .article:")] {
-                source = source.replacingOccurrences(of: from, with: to)
-            }
+    /// The exercise's files as `lab exercise reset` makes them from the lesson's folder.
+    static func startingFiles(_ lesson: LessonDefects) throws -> [ExerciseSource.File] {
+        let folder = packageRoot.appendingPathComponent(ExerciseSource.lessonFolder(for: lesson))
+        var files: [String: String] = [:]
+        for name in try FileManager.default.contentsOfDirectory(atPath: folder.path) where name.hasSuffix(".swift") {
+            files[name] = try String(contentsOf: folder.appendingPathComponent(name), encoding: .utf8)
         }
-        return try ExerciseSource.startingCode(for: lesson, fromLessonSource: source)
+        return try ExerciseSource.files(for: lesson, lessonFiles: files)
+    }
+
+    /// The student's file as it starts; with `swappingVariants`, holding the lesson's corrected
+    /// code instead, its types named as the article's, so the exercise runs the corrected logic.
+    static func startingCode(_ lesson: LessonDefects, swappingVariants: Bool = false) throws -> String {
+        let starting = try #require(try startingFiles(lesson).first { $0.name == ExerciseSource.studentFile }).text
+        guard swappingVariants else { return starting }
+        let folder = packageRoot.appendingPathComponent(ExerciseSource.lessonFolder(for: lesson))
+        let corrected = try String(contentsOf: folder.appendingPathComponent("Corrected.swift"), encoding: .utf8)
+        let header = starting.components(separatedBy: "\n").prefix { $0.hasPrefix("///") }
+        return header.joined(separator: "\n") + "\n"
+            + ExerciseSource.withoutHeader(corrected).replacing(/\bCorrected(?=[A-Z])/, with: "Article")
     }
 
     @Test func startingCodeIsMadeFromTheArticleVariant() throws {
         for lesson in Catalogue.lessons {
-            let file = Self.packageRoot.appendingPathComponent(ExerciseSource.path(for: lesson))
-            let committed = try String(contentsOf: file, encoding: .utf8)
-            #expect(committed == (try Self.startingCode(lesson)),
-                    "\(ExerciseSource.path(for: lesson)) is not its lesson's article variant: `swift run lab exercise reset \(lesson.number)`")
+            let folder = Self.packageRoot.appendingPathComponent(ExerciseSource.folder(for: lesson))
+            let made = try Self.startingFiles(lesson)
+            let committed = try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted()
+            #expect(committed == made.map(\.name).sorted(), "\(folder.path)")
+            for file in made {
+                let text = try? String(contentsOf: folder.appendingPathComponent(file.name), encoding: .utf8)
+                #expect(text == file.text,
+                        "\(ExerciseSource.folder(for: lesson))/\(file.name) is not what `swift run lab exercise reset \(lesson.number)` makes")
+            }
+            // The student's file is the lesson's article file, header aside.
+            let article = try String(contentsOf: Self.packageRoot.appendingPathComponent(ExerciseSource.lessonFolder(for: lesson))
+                .appendingPathComponent(ExerciseSource.studentFile), encoding: .utf8)
+            let student = try String(contentsOf: Self.packageRoot.appendingPathComponent(ExerciseSource.path(for: lesson)), encoding: .utf8)
+            #expect(ExerciseSource.withoutHeader(student) == ExerciseSource.withoutHeader(article), "\(lesson.lesson)")
         }
     }
 
@@ -178,7 +198,7 @@ import Testing
         #expect(finished.stdout.isEmpty, "\(finished.stdout)")
         let errorLines = finished.stderr.split(separator: "\n")
         #expect(errorLines.count == 1, "\(finished.stderr)")
-        #expect(finished.stderr.hasPrefix("lab exercise check: Sources/Exercises/03-outputstream/main.swift:\(line):"), "\(finished.stderr)")
+        #expect(finished.stderr.hasPrefix("lab exercise check: Sources/Exercises/03-outputstream/Article.swift:\(line):"), "\(finished.stderr)")
         #expect(finished.stderr.contains("error: cannot convert value of type 'String'"), "\(finished.stderr)")
     }
 
@@ -246,11 +266,11 @@ import Testing
                 }
                 return false
             }
-            #expect(waitFor("── watching main.swift", count: 1), "\(child.stdoutSoFar)")
+            #expect(waitFor("── watching Article.swift", count: 1), "\(child.stdoutSoFar)")
             #expect(child.stdoutSoFar.contains("✗ range-colon"))
             let fixed = starting.replacingOccurrences(of: "\"bytes:\\(localSize)-\"", with: "\"bytes=\\(localSize)-\"")
             try fixed.write(to: Self.packageRoot.appendingPathComponent(ExerciseSource.path(for: lesson)), atomically: true, encoding: .utf8)
-            #expect(waitFor("── watching main.swift", count: 2), "\(child.stdoutSoFar)")
+            #expect(waitFor("── watching Article.swift", count: 2), "\(child.stdoutSoFar)")
             #expect(child.stdoutSoFar.contains("✔ range-colon            fixed"), "\(child.stdoutSoFar)")
         }
     }

@@ -1,6 +1,8 @@
 import Foundation
+import LabFixtures
 import LabKit
 import LabServer
+import LabVocabulary
 import Testing
 
 /// `foundation-floor`, the bare URLSession download that `lab compare` measures beside curl, run

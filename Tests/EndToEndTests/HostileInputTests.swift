@@ -1,6 +1,8 @@
 import Foundation
+import LabFixtures
 import LabKit
 import LabServer
+import LabVocabulary
 import Testing
 
 /// Input that used to crash a lesson, hang it, or leak through it: each gets one line on stderr

@@ -1,6 +1,8 @@
 import Foundation
+import LabFixtures
 import LabKit
 import LabServer
+import LabVocabulary
 import Testing
 
 /// Servers that break HTTP's rules, run against the built lessons: none may splice two versions
@@ -203,7 +205,9 @@ struct HostileServerTests {
         (["--max-time", "nan"], "--max-time must be a number of seconds above 0 and at most 86400"),
         (["--idle-timeout", "0"], "--idle-timeout must be a whole number of seconds from 1 to 3600"),
         (["--idle-timeout", "0.5"], "The value '0.5' is invalid for '--idle-timeout <idle-timeout>'"),
-        (["--max-filesize", "lots"], "--max-filesize: bad size \"lots\""),
+        (["--max-filesize", "lots"], "The value 'lots' is invalid for '--max-filesize <max-filesize>': bad size \"lots\": expected "),
+        (["--size", "12QB"], "The value '12QB' is invalid for '--size <size>': bad size \"12QB\": expected "),
+        (["--faults", "drop:lots"], "The value 'drop:lots' is invalid for '--faults <faults>': bad fault \"drop:lots\": "),
         (["--max-filesize", "0"], "--max-filesize must be above 0"),
     ])
     func badLimitsGetOneLineAndExit64(arguments: [String], message: String) throws {

@@ -3,8 +3,10 @@ import Foundation
 import FoundationNetworking
 #endif
 import LabCatalogue
+import LabFixtures
 import LabKit
 import LabServer
+import LabVocabulary
 import Testing
 
 /// lesson-00-small-file, run as a child process against the real embedded server.

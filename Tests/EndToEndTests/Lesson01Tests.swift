@@ -2,8 +2,10 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import LabFixtures
 import LabKit
 import LabServer
+import LabVocabulary
 import Testing
 
 /// lesson-01-in-memory, run as a child process against the real embedded server.

@@ -1,6 +1,8 @@
 import Foundation
+import LabFixtures
 import LabKit
 import LabServer
+import LabVocabulary
 import Testing
 
 /// lesson-03-outputstream, run as a child process against the real embedded server: lesson 03's

@@ -2,8 +2,10 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import LabFixtures
 import LabKit
 import LabServer
+import LabVocabulary
 import Testing
 
 /// lesson-07-multipart-upload, run as a child process; it starts its own embedded server and

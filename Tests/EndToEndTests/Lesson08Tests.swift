@@ -1,6 +1,8 @@
 import Foundation
+import LabFixtures
 import LabKit
 import LabServer
+import LabVocabulary
 import Testing
 
 /// lesson-08-async-await, run as a child process against the real embedded server: its article,

@@ -1,6 +1,8 @@
 import Foundation
+import LabFixtures
 import LabKit
 import LabServer
+import LabVocabulary
 import Testing
 
 let runningInCI = ProcessInfo.processInfo.environment["CI"] == "true"

@@ -1,5 +1,6 @@
 import Foundation
 import LabKit
+import LabVocabulary
 import Testing
 
 /// The checks every lesson that resumes with Range must pass (lessons 02, 03, 04 and 08, whose

@@ -2,8 +2,10 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import LabFixtures
 import LabKit
 import LabServer
+import LabVocabulary
 import Synchronization
 import Testing
 

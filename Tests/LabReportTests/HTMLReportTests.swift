@@ -1,5 +1,6 @@
 import Foundation
 import LabReport
+import LabVocabulary
 import Testing
 
 /// The report, rendered from a results file written and read back, then parsed by libxml2's HTML

@@ -1,4 +1,5 @@
 import LabReport
+import LabVocabulary
 
 /// Results made up in code, covering every case the report draws: memory that stays flat and
 /// memory that grows, resuming and starting over, an expected and an unexpected failure, a

@@ -1,5 +1,6 @@
 import Foundation
 @testable import LabServer
+import LabVocabulary
 import Testing
 
 /// Fault scripts and queries with values at and past every edge: the server answers each one
@@ -57,6 +58,23 @@ struct ExtremeFaultTests {
     }
 
     /// Values at and past every edge, and ordinary ones, so that refused and honoured scripts both run.
+    /// A script the lab renders for a URL reads back as the same script, whatever it holds.
+    @Test func everyScriptThatParsesRendersBackToItself() throws {
+        var generator = SeededGenerator(seed: UInt64.random(in: .min ... .max))
+        var parsed = 0
+        for index in 0..<4_000 {
+            let target = Self.randomTarget(index: index, using: &generator)
+            let query = target.split(separator: "faults=")[1].split(separator: "&")[0].replacingOccurrences(of: "%2B", with: "+")
+            guard let script = try? FaultScript(parsing: query) else { continue }
+            parsed += 1
+            #expect(try FaultScript(parsing: script.description) == script, "\(query) → \(script)")
+        }
+        #expect(parsed > 500)
+        #expect(FaultScript.none.description.isEmpty)
+        #expect(try FaultScript(parsing: "drop:40pct,ok,stall:1048576:2s+throttle:1000").description
+                == "drop:40pct,ok,stall:1MiB:2000ms+throttle:1000")
+    }
+
     static let extremes = ["0", "-1", "101", "9223372036854775807", "9223372036854775808", "-9223372036854775808",
                            "18446744073709551616", "64GiB", "65GiB", "8EiB", "99999999999TiB", ""]
     static let ordinary = ["1", "10", "100", "1000", "1KiB", "64KiB", "1MiB", "3"]

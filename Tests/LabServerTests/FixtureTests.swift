@@ -1,5 +1,7 @@
 import Foundation
+import LabFixtures
 import LabServer
+import LabVocabulary
 import Testing
 
 @Suite("Fixture bytes and validators")

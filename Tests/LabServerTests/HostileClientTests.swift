@@ -1,5 +1,7 @@
 import Foundation
+import LabFixtures
 @testable import LabServer
+import LabVocabulary
 import Testing
 
 /// Clients that make the server do work and leave, or send what is not HTTP.

@@ -1,4 +1,5 @@
 import LabServer
+import LabVocabulary
 import Testing
 
 @Suite("ByteSize and FaultScript parsing")
@@ -16,7 +17,7 @@ struct ParsingTests {
         #expect {
             try ByteSize.parse(text)
         } throws: { error in
-            guard let error = error as? LabServerError else { return false }
+            guard let error = error as? LabError else { return false }
             return error.message.hasPrefix("bad size \"\(text)\"") && !error.message.contains("\n")
         }
     }
@@ -78,7 +79,7 @@ struct ParsingTests {
         ("ok:1", #"bad fault "ok:1": ok takes no value"#),
     ])
     func badFaultScripts(script: String, message: String) {
-        #expect(throws: LabServerError(message)) {
+        #expect(throws: LabError(message)) {
             try FaultScript.parse(script)
         }
     }

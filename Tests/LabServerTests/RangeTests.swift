@@ -1,5 +1,7 @@
 import Foundation
+import LabFixtures
 import LabServer
+import LabVocabulary
 import Testing
 
 @Suite("Full and Range responses")

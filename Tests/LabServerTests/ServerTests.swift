@@ -1,5 +1,7 @@
 import Foundation
+import LabFixtures
 import LabServer
+import LabVocabulary
 import Testing
 
 @Suite("Server endpoints and lifecycle")
@@ -106,7 +108,7 @@ struct ServerTests {
     func portInUse() throws {
         let server = try LabServer.start()
         defer { server.stop() }
-        #expect(throws: LabServerError("cannot listen on 127.0.0.1:\(server.port): address already in use")) {
+        #expect(throws: LabError("cannot listen on 127.0.0.1:\(server.port): address already in use")) {
             try LabServer.start(port: server.port)
         }
     }

@@ -1,4 +1,6 @@
+import LabFixtures
 import LabServer
+import LabVocabulary
 import Testing
 
 @Suite("The shift-range fault")

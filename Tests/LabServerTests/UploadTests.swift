@@ -1,5 +1,7 @@
 import Foundation
+import LabFixtures
 @testable import LabServer
+import LabVocabulary
 import Testing
 
 /// One part of a hand-built multipart body: its header lines (without CRLFs) and its bytes.

@@ -1,66 +1,8 @@
-/// Exercise 08: the article's code from Sources/lesson-08-async-await/main.swift, with
-/// its defects. Fix them here; the lesson itself never changes.
-///
-///     swift run lab exercise check 08   build this and run it against the lab server
-///     swift run lab exercise hint 08    a hint for the first check that fails
-///     swift run lab exercise watch 08   check again on every save
-///     swift run lab exercise reset 08   back to this starting code
-///
-/// Read Lessons/08-async-await.md next to this file. This file was made by `lab exercise reset`.
-import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
+/// Exercise 08: runs your Article.swift as `exercise-08-async-await`. Made by `lab exercise reset`.
+import EmbeddedServer
 import LabKit
-import Synchronization
+import LabVocabulary
 
-Lesson(
-    id: "08-async-await",
-    title: "async/await: data(from:), and bytes(for:) streamed to a file and resumed",
-    defaultSize: 64 << 20,
-    defaultFaults: "drop:40pct,ok",  // the first attempt breaks at 40%, the second one behaves
-    ways: Way.self
-).run { run in
+Lesson(.asyncAwait, program: .exercise).run { run in
     ArticleDownload(run: run)
-}
-
-/// How the corrected variant gets the body, picked with `--way`. The article variant has one way.
-enum Way: String, LessonWay {
-    case chunks
-    case byteByByte = "byte-by-byte"
-    case pause
-    case download
-
-    static let variants: [Variant] = [.corrected]
-
-    var summary: String {
-        switch self {
-        case .chunks: "bytes(for:), the body read chunk by chunk into a file; resumed with Range"
-        case .byteByByte: "the same, read one byte at a time, as `for try await byte in bytes` does"
-        case .pause: "the same, with a Pause button at 25%: a task group cancels the transfer, then it resumes"
-        case .download: "download(for:) to a temporary file, then moved; no resume on Linux"
-        }
-    }
-}
-
-// MARK: - The article's version
-
-/// One call for the whole body, then one write.
-struct ArticleDownload: AsyncLessonDownload {
-    let run: LessonRun
-
-    func downloadFile() async -> AttemptResult {
-        do {
-            // Defect: the whole body is held in memory until the call returns (twice over, on
-            // Linux), so memory grows with the file. A broken transfer keeps nothing: the next
-            // attempt starts again from byte 0.
-            let (data, _) = try await run.sharedSession.data(from: run.url)
-            // Defect: the response is never looked at. A 404's error page is saved as the file.
-            try data.write(to: run.file)
-            run.log("got \(data.count) bytes in one piece and saved them")
-            return .finished
-        } catch {
-            return .failed(error)
-        }
-    }
 }

@@ -2,7 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import LabServer
+import LabVocabulary
 
 /// The resume rules every corrected lesson follows, whatever it writes with (FileHandle,
 /// OutputStream, a session delegate): which request asks for the rest of a partial file, and

@@ -3,7 +3,8 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import LabServer
+import LabFixtures
+import LabVocabulary
 import Synchronization
 
 /// A lesson's strategy: one object per run, like the article's view controller.
@@ -114,98 +115,81 @@ private final class CompletionSlot<Value: Sendable>: Sendable {
     let filled = DispatchSemaphore(value: 0)
 }
 
-/// Everything around a lesson's strategy: the command line, the embedded server, the story of
-/// the HTTP exchange, retries, verification, the summary and the JSON record.
+/// Everything around a lesson's strategy: the command line, the server, the story of the HTTP
+/// exchange, retries, verification, the summary and the JSON record. A lesson's `main.swift`
+/// runs it with `run { … }` from the module EmbeddedServer, which starts the lab server.
 public struct Lesson {
-    public let id: String
-    public let title: String
-    public let defaultSize: Int64
-    public let defaultFaults: String
+    /// Which program this is: the lesson itself, or a student's copy of its article variant.
+    public enum Program: Sendable {
+        case lesson
+        /// `exercise-<id>`: the student's code, whatever `--variant` says.
+        case exercise
+    }
+
+    public let id: LessonID
+    public let program: Program
     /// Each way's `--way` name and its line of help, in order; empty for a lesson with one way.
     let ways: [(name: String, summary: String)]
     /// The variants that have those ways; the others have one way.
     let variantsWithWays: [Variant]
-    public let savesIntoFolder: Bool
-    public let uploads: Bool
 
-    /// A lesson with one way to download.
-    ///
-    /// - Parameters:
-    ///   - id: "03-outputstream"; the executable is `lesson-<id>`.
-    ///   - defaultSize: the embedded server's file size when `--size` is not given.
-    ///   - defaultFaults: the embedded server's fault script when `--faults` is not given.
-    ///   - savesIntoFolder: the lesson names its file itself: `run.file` is then a folder (the
-    ///     app's Documents), and the lesson reports the file it saved with `run.saved(_:)`.
-    ///   - uploads: the lesson sends a file instead of fetching one: `run.url` is the embedded
-    ///     server's `POST /upload` (or `--url`), `run.uploadFile` describes a generated file of
-    ///     `--size` bytes that the lab has written to `run.file` for the lesson to send, and the lesson reports
-    ///     what the server received with `run.verified(_:)`.
-    public init(id: String, title: String, defaultSize: Int64, defaultFaults: String,
-                savesIntoFolder: Bool = false, uploads: Bool = false) {
-        self.init(id: id, title: title, defaultSize: defaultSize, defaultFaults: defaultFaults,
-                  wayList: [], variantsWithWays: [], savesIntoFolder: savesIntoFolder, uploads: uploads)
-    }
-
-    /// A lesson that shows several ways to download: `ways` is its `LessonWay` enum, `--way`
-    /// picks a case, and the first case is the default. The other parameters are as above.
-    public init<Way: LessonWay>(id: String, title: String, defaultSize: Int64, defaultFaults: String,
-                                ways: Way.Type, savesIntoFolder: Bool = false, uploads: Bool = false) {
-        self.init(id: id, title: title, defaultSize: defaultSize, defaultFaults: defaultFaults,
-                  wayList: Way.allCases.map { ($0.rawValue, $0.summary) }, variantsWithWays: Way.variants,
-                  savesIntoFolder: savesIntoFolder, uploads: uploads)
-    }
-
-    private init(id: String, title: String, defaultSize: Int64, defaultFaults: String,
-                 wayList: [(name: String, summary: String)], variantsWithWays: [Variant], savesIntoFolder: Bool,
-                 uploads: Bool) {
+    /// The lesson `id` (its title, defaults, kind and ways are `id`'s).
+    public init(_ id: LessonID, program: Program = .lesson) {
         self.id = id
-        self.title = title
-        self.defaultSize = defaultSize
-        self.defaultFaults = defaultFaults
-        self.ways = wayList
-        self.variantsWithWays = variantsWithWays
-        self.savesIntoFolder = savesIntoFolder
-        self.uploads = uploads
+        self.program = program
+        ways = id.ways?.listed ?? []
+        variantsWithWays = id.ways?.variants ?? []
     }
 
-    /// `lesson-<id>`, or `exercise-<id>` when the program is a student's copy (`lab exercise`).
-    var command: String { isExercise ? "exercise-\(id)" : "lesson-\(id)" }
+    var title: String { id.title }
+    var uploads: Bool { id.kind == .upload }
+    var savesIntoFolder: Bool { id.kind == .downloadIntoFolder }
+    var isExercise: Bool { program == .exercise }
 
-    /// The executable is `exercise-<id>`: the student's code, whatever `--variant` says.
-    var isExercise: Bool {
-        URL(fileURLWithPath: CommandLine.arguments.first ?? "").lastPathComponent == "exercise-\(id)"
+    /// `lesson-<id>`, or `exercise-<id>` for a student's copy (`lab exercise`).
+    var command: String {
+        switch program {
+        case .lesson: id.executable
+        case .exercise: id.exerciseExecutable
+        }
     }
 
-    /// Runs the lesson and exits with an `ExitStatus`.
-    public func run(_ makeDownload: (LessonRun) -> any LessonDownload) -> Never {
+    /// Runs the lesson against the server `startServer` starts (unless `--url` names another)
+    /// and exits with an `ExitStatus`.
+    public func run(startingServer startServer: @escaping () throws -> any LessonServer,
+                    _ makeDownload: (LessonRun) -> any LessonDownload) -> Never {
         precondition(!uploads, "an upload lesson's strategy is a LessonUpload")
-        runAttempts { run in makeDownload(run).downloadFile }
+        runAttempts(startServer) { run in makeDownload(run).downloadFile }
     }
 
     /// Runs a lesson written with async/await and exits with an `ExitStatus`. Each attempt runs
     /// in a Task of its own; the main thread waits for it, as a command-line program must.
-    public func run(_ makeDownload: (LessonRun) -> any AsyncLessonDownload) -> Never {
+    public func run(startingServer startServer: @escaping () throws -> any LessonServer,
+                    _ makeDownload: (LessonRun) -> any AsyncLessonDownload) -> Never {
         precondition(!uploads, "an upload lesson's strategy is a LessonUpload")
-        runAttempts { run in
+        runAttempts(startServer) { run in
             let download = makeDownload(run)
             return { run.waitForCompletion { done in Task { done(await download.downloadFile()) } } }
         }
     }
 
     /// Runs an upload lesson and exits with an `ExitStatus`.
-    public func run(_ makeUpload: (LessonRun) -> any LessonUpload) -> Never {
-        precondition(uploads, "a LessonUpload belongs to a lesson made with uploads: true")
-        runAttempts { run in makeUpload(run).uploadFile }
+    public func run(startingServer startServer: @escaping () throws -> any LessonServer,
+                    _ makeUpload: (LessonRun) -> any LessonUpload) -> Never {
+        precondition(uploads, "a LessonUpload belongs to an upload lesson")
+        runAttempts(startServer) { run in makeUpload(run).uploadFile }
     }
 
-    private func runAttempts(_ makeStrategy: (LessonRun) -> () -> AttemptResult) -> Never {
+    private func runAttempts(_ startServer: @escaping () throws -> any LessonServer,
+                             _ makeStrategy: (LessonRun) -> () -> AttemptResult) -> Never {
         // Past a file size limit (`ulimit -f`) the kernel kills a writer with SIGXFSZ, with no word
         // said. Ignored, the write fails with EFBIG instead, and the lesson reports it.
         signal(SIGXFSZ, SIG_IGN)
         let options = parseOptions()
         let console = Console(storyToStandardError: options.json, quiet: options.quiet)
         do {
-            let result = try LessonProcess(lesson: self, options: options, console: console).run(makeStrategy)
+            let result = try LessonProcess(lesson: self, options: options, console: console, startServer: startServer)
+                .run(makeStrategy)
             exit(result.exitCode)
         } catch {
             Console.error("\(command): \(describe(error))")

@@ -1,14 +1,9 @@
 import ArgumentParser
 import Foundation
-import LabServer
+import LabFixtures
+import LabVocabulary
 
-/// Which version of a lesson's strategy runs.
-public enum Variant: String, Codable, Sendable, CaseIterable, ExpressibleByArgument {
-    /// The article's logic, defects included.
-    case article
-    /// The same strategy with the defects fixed.
-    case corrected
-}
+extension Variant: ExpressibleByArgument {}
 
 /// The command line every lesson shares.
 struct LessonOptions: ParsableArguments {
@@ -33,14 +28,14 @@ struct LessonOptions: ParsableArguments {
     @Option(name: .customLong("write-delay-us"), help: "Simulate a slow disk: sleep this many microseconds after every write.")
     var writeDelayMicroseconds = 0
 
-    @Option(name: .customLong("disk-full-after"), help: "Simulate a disk that fills up after this many bytes (e.g. 10MiB).")
-    var diskFullAfter: String?
+    @Option(name: .customLong("disk-full-after"), help: "Simulate a disk that fills up after this many bytes (e.g. 10MiB).", transform: ByteSize.init(parsing:))
+    var diskFullAfter: ByteSize?
 
-    @Option(help: "Size of the embedded server's file (for an upload lesson: of the file sent), e.g. 64MiB or 1GiB.")
-    var size: String?
+    @Option(help: "Size of the embedded server's file (for an upload lesson: of the file sent), e.g. 64MiB or 1GiB.", transform: ByteSize.init(parsing:))
+    var size: ByteSize?
 
-    @Option(help: "Faults the embedded server injects, one entry per attempt, e.g. \"drop:40pct,ok\". `lab serve` lists them.")
-    var faults: String?
+    @Option(help: "Faults the embedded server injects, one entry per attempt, e.g. \"drop:40pct,ok\". `lab serve` lists them.", transform: FaultScript.init(parsing:))
+    var faults: FaultScript?
 
     @Option(help: "For a lesson that shows several ways to download (lessons 00, 06 and 08): which one; its --help lists them.")
     var way: String?
@@ -51,15 +46,15 @@ struct LessonOptions: ParsableArguments {
     @Option(name: .customLong("max-time"), help: "Give up once the whole run has taken this many seconds (as curl's --max-time). The partial file stays.")
     var maxTime: Double?
 
-    @Option(name: .customLong("max-filesize"), help: "Give up when one response announces or brings more than this, e.g. 1GiB (as curl's --max-filesize).")
-    var maxFilesize: String?
+    @Option(name: .customLong("max-filesize"), help: "Give up when one response announces or brings more than this, e.g. 1GiB (as curl's --max-filesize).", transform: ByteSize.init(parsing:))
+    var maxFilesize: ByteSize?
 
     @Option(name: .customLong("idle-timeout"), help: "End an attempt when nothing has arrived for this many seconds (URLSession's timeoutIntervalForRequest); the next attempt resumes.")
     var idleTimeout = Int(TransferLimits.defaultIdleSeconds)
 
     /// The limits these options set.
     var limits: TransferLimits {
-        TransferLimits(maxSeconds: maxTime, maxFileSize: maxFilesize.flatMap { try? ByteSize.parse($0) },
+        TransferLimits(maxSeconds: maxTime, maxFileSize: maxFilesize?.bytes,
                        idleSeconds: Double(idleTimeout))
     }
 
@@ -91,23 +86,11 @@ struct LessonOptions: ParsableArguments {
         guard (1...3_600).contains(idleTimeout) else {
             throw ValidationError("--idle-timeout must be a whole number of seconds from 1 to 3600")
         }
-        if let maxFilesize {
-            let bytes: Int64
-            do { bytes = try ByteSize.parse(maxFilesize) } catch { throw ValidationError("--max-filesize: \(error)") }
-            guard bytes > 0 else { throw ValidationError("--max-filesize must be above 0") }
+        if let maxFilesize, maxFilesize.bytes <= 0 {
+            throw ValidationError("--max-filesize must be above 0")
         }
-        if let size {
-            let bytes: Int64
-            do { bytes = try ByteSize.parse(size) } catch { throw ValidationError("--size: \(error)") }
-            guard bytes <= Fixture.maximumSize else {
-                throw ValidationError("--size: \(size) is larger than the largest fixture, \(ByteSize.format(Fixture.maximumSize))")
-            }
-        }
-        if let diskFullAfter {
-            do { _ = try ByteSize.parse(diskFullAfter) } catch { throw ValidationError("--disk-full-after: \(error)") }
-        }
-        if let faults {
-            do { _ = try FaultScript.parse(faults) } catch { throw ValidationError("--faults: \(error)") }
+        if let size, size.bytes > Fixture.maximumSize {
+            throw ValidationError("--size: \(size) is larger than the largest fixture, \(ByteSize.format(Fixture.maximumSize))")
         }
     }
 }

@@ -2,7 +2,8 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import LabServer
+import LabFixtures
+import LabVocabulary
 import Synchronization
 
 /// One run of a lesson, from the command line to the exit status.
@@ -10,6 +11,7 @@ struct LessonProcess {
     let lesson: Lesson
     let options: LessonOptions
     let console: Console
+    let startServer: () throws -> any LessonServer
 
     /// `makeStrategy` builds the lesson's object for this run and hands back its attempt: one
     /// press of "Start" (or "Resume").
@@ -18,16 +20,16 @@ struct LessonProcess {
         let processStarted = ContinuousClock.now
         TransferLimits.active = options.limits
         SimulatedDisk.writeDelayMicroseconds.store(options.writeDelayMicroseconds, ordering: .relaxed)
-        let diskCapacity = try options.diskFullAfter.map(ByteSize.parse)
+        let diskCapacity = options.diskFullAfter?.bytes
         if let diskCapacity { SimulatedDisk.capacity.store(Int(diskCapacity), ordering: .relaxed) }
-        let source = try DownloadSource(options: options, lesson: lesson)
+        let source = try DownloadSource(options: options, lesson: lesson, startServer: startServer)
         defer { source.server?.stop() }
         let file = try prepareOutput()
 
         let variant = lesson.isExercise ? "your code" : options.variant.rawValue
         console.line("\(lesson.command): \(lesson.title) [\(variant)\(options.way.map { ", " + $0 } ?? "")]")
         if let server = source.server {
-            console.line("  embedded server \(server.baseURL.absoluteString), faults \"\(source.faults ?? "none")\"")
+            console.line("  embedded server \(server.baseURL.absoluteString), faults \"\(source.faults.attempts.isEmpty ? "none" : source.faults.description)\"")
         }
         if lesson.uploads {
             console.line("  send \(file.path)")
@@ -215,41 +217,40 @@ struct DownloadSource {
     /// The same resource with no faults, for side demonstrations that must not use up the
     /// attempts the fault script counts. For a URL from the command line, that URL.
     let faultFreeURL: URL
-    let server: LabServer?
+    let server: (any LessonServer)?
     let fixture: Fixture?
-    let faults: String?
+    /// The embedded server's faults; `.none` for a clean run or another server.
+    let faults: FaultScript
 
-    init(options: LessonOptions, lesson: Lesson) throws {
+    init(options: LessonOptions, lesson: Lesson, startServer: () throws -> any LessonServer) throws {
+        let fixture = Fixture(name: lesson.id.executable, size: options.size?.bytes ?? lesson.id.defaultSize)
         if lesson.uploads {
             // The file to send is generated here; the server is where it goes.
-            let fixture = Fixture(name: "lesson-\(lesson.id)", size: try options.size.map(ByteSize.parse) ?? lesson.defaultSize)
-            let server = options.url == nil ? try LabServer.start() : nil
+            let server = options.url == nil ? try startServer() : nil
             url = options.url.map { URL(string: $0)! } ?? server!.baseURL.appendingPathComponent("upload")
             faultFreeURL = url
             self.server = server
             self.fixture = fixture
-            faults = nil
+            faults = .none
             return
         }
         if let url = options.url {
             self.url = URL(string: url)!
             faultFreeURL = self.url
             server = nil
-            fixture = nil
-            faults = nil
+            self.fixture = nil
+            faults = .none
             return
         }
-        let size = try options.size.map(ByteSize.parse) ?? lesson.defaultSize
-        let faults = options.faults ?? lesson.defaultFaults
-        let fixture = Fixture(name: "lesson-\(lesson.id)", size: size)
-        let server = try LabServer.start()
+        let faults = options.faults ?? lesson.id.defaultFaults
+        let server = try startServer()
         // A fresh run token gives this process its own attempt counter on the server.
         let run = String(UInt32.random(in: .min ... .max), radix: 16)
-        self.url = server.url(for: fixture, faults: faults.isEmpty ? nil : faults, run: run)
-        faultFreeURL = server.url(for: fixture, faults: nil, run: run + "-fault-free")
+        self.url = server.url(for: fixture, faults: faults, run: run)
+        faultFreeURL = server.url(for: fixture, faults: .none, run: run + "-fault-free")
         self.server = server
         self.fixture = fixture
-        self.faults = faults.isEmpty ? nil : faults
+        self.faults = faults
     }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import LabVocabulary
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -97,7 +98,7 @@ struct ResultRecorder {
         }
 
         return LessonResult(
-            lesson: lesson.id,
+            lesson: lesson.id.rawValue,
             variant: options.variant,
             way: options.way,
             url: ShownURL.redacted(source.url),

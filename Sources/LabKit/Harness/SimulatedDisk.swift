@@ -1,5 +1,5 @@
 import Foundation
-import LabServer
+import LabVocabulary
 import Synchronization
 
 /// Every lesson writes through here (`OutputStream.write(_:)`, `FileHandle.write(contentsOf:)`,

@@ -1,5 +1,5 @@
 import Foundation
-import LabServer
+import LabFixtures
 
 /// The generated file an upload lesson sends: a lab fixture, named here so that a lesson needs
 /// LabKit alone.

@@ -1,4 +1,6 @@
 /// Texts for people: the server's `GET /` page and the fault reference `lab serve` prints.
+import LabFixtures
+import LabVocabulary
 public enum HelpText {
     /// How fault scripts are written, with examples; shared by the index page and `lab serve`.
     public static let faultSyntax = """

@@ -1,4 +1,6 @@
 import Foundation
+import LabFixtures
+import LabVocabulary
 import NIOCore
 import NIOHTTP1
 import NIOPosix
@@ -28,7 +30,7 @@ public final class LabServer: Sendable {
 
     // MARK: Starting and stopping
 
-    /// Binds and starts serving before it returns. Throws a one-line `LabServerError`
+    /// Binds and starts serving before it returns. Throws a one-line `LabError`
     /// (e.g. when the port is in use).
     public static func start(host: String = "127.0.0.1", port: Int = 0) throws -> LabServer {
         try validate(port: port)
@@ -134,11 +136,11 @@ public final class LabServer: Sendable {
 
     private static func validate(port: Int) throws {
         guard (0...65535).contains(port) else {
-            throw LabServerError("bad port \(port): expected 0 to 65535")
+            throw LabError("bad port \(port): expected 0 to 65535")
         }
     }
 
-    private static func listenError(host: String, port: Int, cause: Error) -> LabServerError {
+    private static func listenError(host: String, port: Int, cause: Error) -> LabError {
         let reason: String
         if let ioError = cause as? IOError {
             reason = String(cString: strerror(ioError.errnoCode)).lowercased()
@@ -147,7 +149,7 @@ public final class LabServer: Sendable {
         } else {
             reason = "\(cause)".split(whereSeparator: \.isNewline).joined(separator: " ")
         }
-        return LabServerError("cannot listen on \(host):\(port): \(reason)")
+        return LabError("cannot listen on \(host):\(port): \(reason)")
     }
 
     /// Fault scripts keep ":", "+" and "," readable in the URL; the server reads "+" literally.

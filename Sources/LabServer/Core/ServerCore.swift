@@ -1,3 +1,5 @@
+import LabFixtures
+import LabVocabulary
 import NIOCore
 import NIOPosix
 import Synchronization

@@ -1,5 +1,6 @@
 /// The faults of one attempt, sorted by what they affect: which response is chosen
 /// (redirect, status, ignore-range, shift-range) and how its body is sent (`BodyPlan`).
+import LabVocabulary
 struct AttemptFaults {
     var drop: FaultScript.Offset?
     var bytesPerSecond: Int64?

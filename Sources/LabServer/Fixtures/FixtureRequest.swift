@@ -1,4 +1,6 @@
 import Foundation
+import LabFixtures
+import LabVocabulary
 
 /// Where a request target leads. Parsing is separate from answering so the rules for
 /// URLs can be read (and tested) in one place.
@@ -9,10 +11,10 @@ enum Route {
     case checksum(FixtureRequest)
     case notFound(path: String)
 
-    /// Throws a one-line `LabServerError` for a known path with a bad query (answered with 400).
+    /// Throws a one-line `LabError` for a known path with a bad query (answered with 400).
     init(target: String) throws {
         guard let components = URLComponents(string: target) else {
-            throw LabServerError("bad request target \"\(target)\"")
+            throw LabError("bad request target \"\(target)\"")
         }
         let path = components.percentEncodedPath
         if path == "/" {
@@ -70,7 +72,7 @@ struct FixtureRequest {
         if let sizeText = value("size") {
             let parsed = try ByteSize.parse(sizeText)
             guard parsed <= Fixture.maximumSize else {
-                throw LabServerError("bad size \"\(sizeText)\": the largest fixture is 64GiB")
+                throw LabError("bad size \"\(sizeText)\": the largest fixture is 64GiB")
             }
             size = parsed
         } else {
@@ -79,13 +81,13 @@ struct FixtureRequest {
         faults = try FaultScript.parse(value("faults") ?? "")
         pinnedAttempt = try value("attempt").map { text in
             guard let attempt = Int(text), attempt >= 1 else {
-                throw LabServerError("bad attempt \"\(text)\": expected a number from 1")
+                throw LabError("bad attempt \"\(text)\": expected a number from 1")
             }
             return attempt
         }
         remainingHops = try value("hops").map { text in
             guard let hops = Int(text), hops >= 0 else {
-                throw LabServerError("bad hops \"\(text)\": expected a number from 0")
+                throw LabError("bad hops \"\(text)\": expected a number from 0")
             }
             return hops
         }

@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import Crypto
+import LabVocabulary
 import NIOCore
 
 /// What `POST /upload` accepts. Going past a bound is answered with 413.

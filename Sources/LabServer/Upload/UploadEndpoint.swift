@@ -1,3 +1,5 @@
+import LabFixtures
+import LabVocabulary
 import NIOHTTP1
 
 /// `POST /upload`: what the request head must say, and the JSON answer.

@@ -13,9 +13,11 @@ import LabCatalogue
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import LabFixtures
 import LabKit
 import LabReport
 import LabServer
+import LabVocabulary
 
 struct Compare: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -59,6 +61,9 @@ struct Compare: ParsableCommand {
 
     @Option(help: ArgumentHelp("Write the fixture files of the chosen sizes into DIR/fixtures/ and stop, for a server such as nginx to serve as --server.", valueName: "DIR"))
     var writeFixtures: String?
+
+    @Flag(name: .customLong("update-pages"), help: "Also write the measured section of each lesson page in ./Lessons from this run (as `lab pages` does).")
+    var updatePages = false
 
     @Option(help: "Who measured: a name for this machine in merged reports. Default: the hostname.")
     var label: String?
@@ -144,6 +149,10 @@ struct Compare: ParsableCommand {
         if embedded == nil { try Self.checkAnswers(source, size: plan.sizes.min() ?? plan.faultSize) }
 
         let folder = try outputFolder()
+        var isFolder: ObjCBool = false
+        if updatePages, !(FileManager.default.fileExists(atPath: "Lessons", isDirectory: &isFolder) && isFolder.boolValue) {
+            throw CompareError("--update-pages: there is no Lessons folder here; run it in the package's folder")
+        }
         let resultsFile = folder.appendingPathComponent("results.json")
         let report = folder.appendingPathComponent("report.html")
         // Refused before an hour of measuring, not after.
@@ -175,6 +184,9 @@ struct Compare: ParsableCommand {
             Console.output(report.path)
         } catch {
             throw CompareError("cannot write the results into \(folder.path): \(describe(error))")
+        }
+        if updatePages {
+            for page in try Pages.update("Lessons", from: results) { Console.output(page) }
         }
     }
 

@@ -1,7 +1,9 @@
 import Foundation
 import LabCatalogue
+import LabFixtures
 import LabKit
 import LabReport
+import LabVocabulary
 
 /// Runs a plan: the references first, then every case `repetitions` times, one process at a time
 /// so the processes never compete for the two cores; and sums each case up in a `Run`.

@@ -2,6 +2,7 @@ import Foundation
 import LabCatalogue
 import LabKit
 import LabServer
+import LabVocabulary
 
 /// A lesson as `lab compare` runs it: its entry in the catalogue.
 struct LessonProfile: Sendable {

@@ -1,8 +1,10 @@
 import Foundation
 import LabCatalogue
+import LabFixtures
 import LabKit
 import LabReport
 import LabServer
+import LabVocabulary
 
 /// Runs one lesson process for one case and judges the result by itself: the file's SHA-256 is
 /// checked here, against the fixture's, whatever the lesson claims.

@@ -1,5 +1,7 @@
 import Foundation
+import LabFixtures
 import LabReport
+import LabVocabulary
 
 /// What the report says about the machine, so numbers from different machines can be told apart.
 enum MachineFacts {
@@ -37,7 +39,11 @@ enum MachineFacts {
         let release = (try? String(contentsOfFile: "/etc/os-release", encoding: .utf8)) ?? ""
         let pretty = release.split(separator: "\n").first { $0.hasPrefix("PRETTY_NAME=") }
             .map { $0.dropFirst("PRETTY_NAME=".count).trimmingCharacters(in: CharacterSet(charactersIn: "\"")) }
-        let kernel = ProcessInfo.processInfo.operatingSystemVersionString
+        // Foundation's operatingSystemVersionString is that same pretty name on Linux; the
+        // kernel comes from uname.
+        var names = utsname()
+        let kernel = uname(&names) == 0
+            ? withUnsafeBytes(of: names.release) { "Linux " + String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) } : nil
         return [pretty, kernel].compactMap { $0 }.joined(separator: ", ")
     }
 

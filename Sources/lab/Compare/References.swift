@@ -1,7 +1,9 @@
 import Foundation
+import LabFixtures
 import LabKit
 import LabReport
 import LabServer
+import LabVocabulary
 
 /// The yardsticks measured in the same run as the lessons: the download tools a user might pick
 /// instead, Foundation's own floor, curl sending what lesson 07 sends, and the two limits no

@@ -4,6 +4,7 @@ import Foundation
 import LabCatalogue
 import LabKit
 import LabServer
+import LabVocabulary
 
 /// `lab exercise`: the article's code of each lesson, for a student to fix, checked against the
 /// lab server under the faults that expose each of its defects.
@@ -12,7 +13,7 @@ struct Exercise: ParsableCommand {
         abstract: "Fix the article's code yourself; the lab server checks each defect.",
         discussion: """
             Each lesson has an exercise: the article's code, defects included, in
-            Sources/Exercises/<lesson>/main.swift, built as its own executable. Edit it, then check it:
+            Sources/Exercises/<lesson>/Article.swift, built as its own executable. Edit it, then check it:
             `lab exercise check 02` builds it and runs it against the lab server once per defect, under the
             fault that exposes it, and verifies the bytes from outside.
             """,
@@ -58,7 +59,7 @@ extension Exercise {
                 if next == nil, !state.hasPrefix("done") { next = lesson }
                 lines.append("  \(lesson.number)  \(lesson.lesson.dropFirst(3).padding(toLength: 24, withPad: " ", startingAt: 0)) \(state)")
             }
-            lines.insert("Exercises (Sources/Exercises/<lesson>/main.swift):", at: 0)
+            lines.insert("Exercises (Sources/Exercises/<lesson>/Article.swift):", at: 0)
             if let next {
                 lines += ["", "Next: exercise \(next.number). Read Lessons/\(next.lesson).md, edit \(ExerciseSource.path(for: next)), then:",
                           "  swift run lab exercise check \(next.number)"]
@@ -210,8 +211,8 @@ extension Exercise {
         func run() throws {
             let lesson = try exercise.lesson()
             let workspace = try ExerciseWorkspace.find()
-            let file = workspace.exerciseFile(lesson)
-            let starting = try workspace.startingCode(lesson)
+            let files = try workspace.startingFiles(lesson)
+            let starting = files.first { $0.name == ExerciseSource.studentFile }!.text
             var kept = ""
             if let current = workspace.studentCode(lesson), current != starting {
                 let backup = workspace.root.appendingPathComponent(
@@ -225,8 +226,11 @@ extension Exercise {
                 kept = " (your version is kept at \(backup.path.dropFirst(workspace.root.path.count + 1)))"
             }
             do {
-                try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
-                try starting.write(to: file, atomically: true, encoding: .utf8)
+                let folder = workspace.exerciseFolder(lesson)
+                try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+                for file in files {
+                    try file.text.write(to: folder.appendingPathComponent(file.name), atomically: true, encoding: .utf8)
+                }
             } catch {
                 throw ExerciseError.failure("cannot write \(ExerciseSource.path(for: lesson)): \(error.localizedDescription)")
             }

@@ -39,7 +39,7 @@ enum ExerciseBuild {
         return productsFolder.appendingPathComponent(product)
     }
 
-    /// "Sources/Exercises/02-filehandle/main.swift:42:9: error: cannot find 'x' in scope".
+    /// "Sources/Exercises/02-filehandle/Article.swift:42:9: error: cannot find 'x' in scope".
     static func firstError(in log: String, root: URL) -> String? {
         let prefix = root.standardizedFileURL.path + "/"
         for line in log.split(separator: "\n") where line.contains(": error: ") {

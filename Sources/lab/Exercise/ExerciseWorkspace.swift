@@ -29,20 +29,33 @@ struct ExerciseWorkspace {
     }
 
     func exerciseFile(_ lesson: LessonDefects) -> URL { root.appendingPathComponent(ExerciseSource.path(for: lesson)) }
-    func lessonFile(_ lesson: LessonDefects) -> URL { root.appendingPathComponent(ExerciseSource.lessonPath(for: lesson)) }
+    func exerciseFolder(_ lesson: LessonDefects) -> URL { root.appendingPathComponent(ExerciseSource.folder(for: lesson)) }
 
+    /// Every file of the exercise's starting code, made from the Swift files at the top of the
+    /// lesson's folder.
+    func startingFiles(_ lesson: LessonDefects) throws -> [ExerciseSource.File] {
+        let folderName = ExerciseSource.lessonFolder(for: lesson)
+        let folder = root.appendingPathComponent(folderName)
+        var lessonFiles: [String: String] = [:]
+        do {
+            for name in try FileManager.default.contentsOfDirectory(atPath: folder.path) where name.hasSuffix(".swift") {
+                let file = folder.appendingPathComponent(name)
+                guard OutputFile.isRegularFile(file) else { continue }
+                lessonFiles[name] = try String(contentsOf: file, encoding: .utf8)
+            }
+        } catch {
+            throw ExerciseError.failure("cannot read \(folderName): \(error.localizedDescription)")
+        }
+        do {
+            return try ExerciseSource.files(for: lesson, lessonFiles: lessonFiles)
+        } catch {
+            throw ExerciseError.failure("cannot make exercise \(lesson.number) from \(folderName): \(error)")
+        }
+    }
+
+    /// The starting code of the student's file.
     func startingCode(_ lesson: LessonDefects) throws -> String {
-        let lessonSource: String
-        do {
-            lessonSource = try String(contentsOf: lessonFile(lesson), encoding: .utf8)
-        } catch {
-            throw ExerciseError.failure("cannot read \(ExerciseSource.lessonPath(for: lesson)): \(error.localizedDescription)")
-        }
-        do {
-            return try ExerciseSource.startingCode(for: lesson, fromLessonSource: lessonSource)
-        } catch {
-            throw ExerciseError.failure("cannot make exercise \(lesson.number) from \(ExerciseSource.lessonPath(for: lesson)): \(error)")
-        }
+        try startingFiles(lesson).first { $0.name == ExerciseSource.studentFile }!.text
     }
 
     /// The student's code, or nil when the file is missing or unreadable.

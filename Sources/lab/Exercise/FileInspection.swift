@@ -1,7 +1,9 @@
 import Foundation
 import LabCatalogue
+import LabFixtures
 import LabKit
 import LabServer
+import LabVocabulary
 
 /// Compares a file a program left with the fixture it should hold, byte for byte: the fixture's
 /// bytes are made again, chunk by chunk, so no copy of the fixture is ever kept.

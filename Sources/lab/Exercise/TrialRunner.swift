@@ -1,7 +1,9 @@
 import Foundation
 import LabCatalogue
+import LabFixtures
 import LabKit
 import LabServer
+import LabVocabulary
 
 /// Runs a program (a student's exercise, or a lesson) under one trial against the lab server in
 /// this process, and reports what it saw from outside: how the process ended, the file it left

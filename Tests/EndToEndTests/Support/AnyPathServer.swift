@@ -1,5 +1,7 @@
 import Foundation
+import LabFixtures
 import LabServer
+import LabVocabulary
 import Synchronization
 
 /// A bare HTTP/1.1 server on a free loopback port that serves one fixture at any path, with

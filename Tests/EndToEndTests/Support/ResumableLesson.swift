@@ -1,6 +1,8 @@
 import Foundation
+import LabFixtures
 import LabKit
 import LabServer
+import LabVocabulary
 import Testing
 
 /// Whether `file` holds exactly `pieces`, one after another, each the first `count` bytes of its fixture.

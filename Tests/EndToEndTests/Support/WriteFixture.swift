@@ -1,5 +1,7 @@
 import Foundation
+import LabFixtures
 import LabServer
+import LabVocabulary
 
 /// Writes the first `prefix` bytes of `fixture` to `file`.
 func writeFixture(_ fixture: Fixture, prefix: Int64, to file: URL) throws {

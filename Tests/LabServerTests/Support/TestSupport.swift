@@ -1,6 +1,8 @@
 import Crypto
 import Foundation
+import LabFixtures
 import LabServer
+import LabVocabulary
 
 /// The bytes a fixture must have at `offset ..< offset + count`, straight from `Fixture.fill`.
 func expectedBytes(_ fixture: Fixture, from offset: Int64 = 0, count: Int? = nil) -> [UInt8] {

@@ -1,4 +1,5 @@
 import Foundation
+import LabVocabulary
 
 /// A downloadable file that is never stored anywhere: its bytes are computed on demand
 /// from `name` and `generation`, so a 64 GiB fixture costs no disk and no memory.
@@ -8,7 +9,7 @@ import Foundation
 /// validated across restarts.
 public struct Fixture: Hashable, Sendable {
     /// The largest fixture the lab serves or sends.
-    public static let maximumSize: Int64 = 64 << 30
+    public static let maximumSize = ByteSize.largestFixture
 
     public let name: String
     public let size: Int64
@@ -62,7 +63,7 @@ public struct Fixture: Hashable, Sendable {
     public func write(to file: URL) throws {
         guard FileManager.default.createFile(atPath: file.path, contents: nil),
               let handle = FileHandle(forWritingAtPath: file.path)
-        else { throw LabServerError("cannot create the file") }
+        else { throw LabError("cannot create the file") }
         defer { try? handle.close() }
         var buffer = [UInt8](repeating: 0, count: 1 << 20)
         var offset: Int64 = 0
@@ -72,7 +73,7 @@ public struct Fixture: Hashable, Sendable {
             do {
                 try handle.write(contentsOf: buffer[..<count])
             } catch {
-                throw LabServerError(systemReason(of: error))
+                throw LabError(systemReason(of: error))
             }
             offset += Int64(count)
         }

@@ -21,4 +21,7 @@ public protocol LessonWay: RawRepresentable, CaseIterable, Sendable where RawVal
 
 extension LessonWay {
     public static var variants: [Variant] { Variant.allCases }
+
+    /// Each way's `--way` name and its line of help, the default first.
+    public static var listed: [(name: String, summary: String)] { allCases.map { ($0.rawValue, $0.summary) } }
 }

@@ -10,14 +10,14 @@ import Darwin
 ///
 /// Formatted by hand rather than with a locale-aware formatter, because HTTP dates must be
 /// English and byte-exact: If-Range compares them as strings.
-enum HTTPDate {
+package enum HTTPDate {
     /// 2024-01-01 00:00:00 GMT, the Last-Modified of every generation-0 fixture.
-    static let epochOfGenerationZero: Int64 = 1_704_067_200
+    package static let epochOfGenerationZero: Int64 = 1_704_067_200
 
     private static let weekdays = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
     private static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
 
-    static func format(secondsSince1970: Int64) -> String {
+    package static func format(secondsSince1970: Int64) -> String {
         var time = time_t(secondsSince1970)
         var parts = tm()
         gmtime_r(&time, &parts)

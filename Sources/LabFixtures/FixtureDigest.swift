@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import LabVocabulary
 import Synchronization
 
 /// SHA-256 of a whole fixture, computed by streaming its bytes once and then remembered
@@ -13,7 +14,7 @@ extension Fixture {
         return DigestText.hex(hasher.advance(by: 0)!)
     }
 
-    static func cachedSHA256Digest(of fixture: Fixture) -> [UInt8]? {
+    package static func cachedSHA256Digest(of fixture: Fixture) -> [UInt8]? {
         digestCache.withLock { $0[fixture] }
     }
 
@@ -26,20 +27,20 @@ extension Fixture {
 
 /// Hashes one fixture a slice at a time, so that the work can be shared out fairly and dropped
 /// half-way. One thread at a time may call `advance(by:)`.
-final class FixtureHasher: @unchecked Sendable {
+package final class FixtureHasher: @unchecked Sendable {
     // @unchecked: the hasher is owned by one digest computation, and `DigestWork` hands it to
     // one thread at a time (a computation is queued again only after its slice has returned).
-    let fixture: Fixture
+    package let fixture: Fixture
     private var hasher = SHA256()
     private var offset: Int64 = 0
     private var digest: [UInt8]?
     private static let bufferSize = 1 << 20
 
-    init(_ fixture: Fixture) { self.fixture = fixture }
+    package init(_ fixture: Fixture) { self.fixture = fixture }
 
     /// Hashes up to `bytes` more of the fixture; returns the digest once the whole fixture is in
     /// (and remembers it for the process).
-    func advance(by bytes: Int64) -> [UInt8]? {
+    package func advance(by bytes: Int64) -> [UInt8]? {
         if let digest { return digest }
         let end = offset + min(bytes, fixture.size - offset)
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.bufferSize, alignment: 16)
@@ -60,9 +61,9 @@ final class FixtureHasher: @unchecked Sendable {
 }
 
 /// The two ways a digest is written out.
-enum DigestText {
+package enum DigestText {
     /// Lowercase hex, as `sha256sum` prints it.
-    static func hex(_ digest: [UInt8]) -> String {
+    package static func hex(_ digest: [UInt8]) -> String {
         digest.map { byte in
             let hex = String(byte, radix: 16)
             return byte < 16 ? "0" + hex : hex
@@ -70,7 +71,7 @@ enum DigestText {
     }
 
     /// The `Repr-Digest` field value (RFC 9530): base64 of the raw digest between colons.
-    static func reprDigest(_ digest: [UInt8]) -> String {
+    package static func reprDigest(_ digest: [UInt8]) -> String {
         "sha-256=:\(Data(digest).base64EncodedString()):"
     }
 }

@@ -2,14 +2,21 @@
 ///
 /// Attempts are separated by `,`; faults within one attempt are joined by `+`. The N-th GET
 /// of a URL plays attempt N; attempts past the end of the script behave like `ok`.
-public struct FaultScript: Hashable, Sendable {
+public struct FaultScript: Hashable, Sendable, CustomStringConvertible {
     /// A position in a response body: a byte count, or a percentage of the body being sent
     /// (so `drop:50pct` on a Range response cuts that partial body in half).
-    public enum Offset: Hashable, Sendable {
+    public enum Offset: Hashable, Sendable, CustomStringConvertible {
         case bytes(Int64)
         case percent(Int)
 
-        func resolved(bodyLength: Int64) -> Int64 {
+        public var description: String {
+            switch self {
+            case .bytes(let bytes): ByteSize.format(bytes)
+            case .percent(let percent): "\(percent)pct"
+            }
+        }
+
+        package func resolved(bodyLength: Int64) -> Int64 {
             switch self {
             case .bytes(let bytes): min(bytes, bodyLength)
             case .percent(let percent): bodyLength * Int64(percent) / 100
@@ -17,7 +24,7 @@ public struct FaultScript: Hashable, Sendable {
         }
     }
 
-    public enum Fault: Hashable, Sendable {
+    public enum Fault: Hashable, Sendable, CustomStringConvertible {
         /// Send this much body, then close the connection.
         case drop(after: Offset)
         /// Pace the body to this many bytes per second.
@@ -37,6 +44,20 @@ public struct FaultScript: Hashable, Sendable {
         /// Answer a 206 with a range starting `offset` bytes off the one asked for, truthfully
         /// labelled, as a buggy cache or proxy might.
         case shiftRange(offset: Int64)
+
+        public var description: String {
+            switch self {
+            case .drop(let offset): "drop:\(offset)"
+            case .throttle(let rate): "throttle:\(ByteSize.format(rate))"
+            case .stall(let offset, nil): "stall:\(offset)"
+            case .stall(let offset, let duration?): "stall:\(offset):\(FaultScript.milliseconds(duration))ms"
+            case .ignoreRange, .change: kind
+            case .status(let code): "status:\(code)"
+            case .redirect(let hops): "redirect:\(hops)"
+            case .badLength(let delta): "bad-length:\(FaultScript.signed(delta))"
+            case .shiftRange(let offset): "shift-range:\(FaultScript.signed(offset))"
+            }
+        }
 
         /// Faults of the same kind cannot be combined in one attempt (two drops would be ambiguous).
         var kind: String {
@@ -61,6 +82,9 @@ public struct FaultScript: Hashable, Sendable {
         self.attempts = attempts
     }
 
+    /// Reads `text` (see `parse`).
+    public init(parsing text: String) throws { self = try Self.parse(text) }
+
     /// A script in which every attempt succeeds.
     public static let none = FaultScript(attempts: [])
 
@@ -74,19 +98,26 @@ public struct FaultScript: Hashable, Sendable {
         attempts.prefix(max(0, attempt)).joined().filter { $0 == .change }.count
     }
 
+    /// The script as `parse` reads it back, for the `faults=` query of a URL: `drop:40pct,ok`.
+    /// The empty script is the empty string; an attempt without faults is `ok`.
+    public var description: String {
+        attempts.map { faults in faults.isEmpty ? "ok" : faults.map(\.description).joined(separator: "+") }
+            .joined(separator: ",")
+    }
+
     /// Parses and validates the whole script up front, so a typo is reported on the first
     /// request instead of surfacing in attempt 3. Errors are one line and name the bad token.
     public static func parse(_ text: String) throws -> FaultScript {
         if text.isEmpty { return .none }
         let attempts = try text.split(separator: ",", omittingEmptySubsequences: false).map { attemptText in
             guard !attemptText.isEmpty else {
-                throw LabServerError("bad fault script \"\(text)\": empty attempt (use ok for an attempt without faults)")
+                throw LabError("bad fault script \"\(text)\": empty attempt (use ok for an attempt without faults)")
             }
             var faults: [Fault] = []
             for token in tokens(of: attemptText) {
                 guard let fault = try parseToken(token) else { continue }
                 if faults.contains(where: { $0.kind == fault.kind }) {
-                    throw LabServerError("bad fault \"\(token)\": only one \(fault.kind) per attempt")
+                    throw LabError("bad fault \"\(token)\": only one \(fault.kind) per attempt")
                 }
                 faults.append(fault)
             }
@@ -112,8 +143,8 @@ public struct FaultScript: Hashable, Sendable {
     private static func parseToken(_ token: String) throws -> Fault? {
         let parts = token.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
         let arguments = Array(parts.dropFirst())
-        func fail(_ expectation: String) -> LabServerError {
-            LabServerError("bad fault \"\(token)\": \(expectation)")
+        func fail(_ expectation: String) -> LabError {
+            LabError("bad fault \"\(token)\": \(expectation)")
         }
         func requireArguments(_ count: Int, _ expectation: String) throws {
             guard arguments.count == count else { throw fail(expectation) }
@@ -163,8 +194,8 @@ public struct FaultScript: Hashable, Sendable {
         case "bad-length":
             try requireArguments(1, "expected bad-length:+<bytes> or bad-length:-<bytes>")
             // Added to a body length, it must not overflow; past the largest fixture it means nothing more.
-            guard let delta = parseSignedAmount(arguments[0]), delta != 0, delta.magnitude <= Fixture.maximumSize else {
-                throw fail("expected +<bytes> or -<bytes>, like +100 or -1KiB, at most \(ByteSize.format(Fixture.maximumSize))")
+            guard let delta = parseSignedAmount(arguments[0]), delta != 0, delta.magnitude <= ByteSize.largestFixture else {
+                throw fail("expected +<bytes> or -<bytes>, like +100 or -1KiB, at most \(ByteSize.format(ByteSize.largestFixture))")
             }
             return .badLength(delta: delta)
         case "shift-range":
@@ -179,7 +210,7 @@ public struct FaultScript: Hashable, Sendable {
         }
     }
 
-    private static func parseOffset(_ text: String, orThrow error: LabServerError) throws -> Offset {
+    private static func parseOffset(_ text: String, orThrow error: LabError) throws -> Offset {
         if text.hasSuffix("pct") {
             guard let percent = Int(text.dropLast(3)), (0...100).contains(percent) else { throw error }
             return .percent(percent)
@@ -203,5 +234,13 @@ public struct FaultScript: Hashable, Sendable {
               let value = Double(number), value.isFinite, value * scale <= 3600
         else { return nil }
         return .milliseconds(Int64((value * scale * 1000).rounded()))
+    }
+
+    fileprivate static func milliseconds(_ duration: Duration) -> Int64 {
+        duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
+    }
+
+    fileprivate static func signed(_ amount: Int64) -> String {
+        amount < 0 ? "-" + ByteSize.format(-amount) : "+" + ByteSize.format(amount)
     }
 }

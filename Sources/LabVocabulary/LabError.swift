@@ -1,6 +1,6 @@
-/// The one error type of this module. Its message is a single line, because it ends up
-/// in an HTTP 400 body or on a terminal, where a student should read it at a glance.
-public struct LabServerError: Error, Equatable, Sendable, CustomStringConvertible {
+/// A one-line error: bad input to the lab (a size, a fault script) or a server that cannot
+/// start. It ends up in an HTTP 400 body or on a terminal, where a student reads it at a glance.
+public struct LabError: Error, Equatable, Sendable, CustomStringConvertible {
     public let message: String
 
     public init(_ message: String) {

@@ -35,7 +35,7 @@ public enum Scenario: String, CaseIterable, Sendable {
 
     /// Arguments the lesson gets in this scenario, after its own: the crowded scenario picks
     /// lesson 06's way that downloads the file alongside other transfers.
-    public var lessonArguments: [String] { self == .crowded ? ["--way", "crowd"] : [] }
+    public var lessonArguments: [String] { self == .crowded ? ["--way", RunLoopThreadWay.crowd.rawValue] : [] }
 
     /// Runs only for the lessons whose catalogue entry exposes a defect in it.
     public var isLessonSpecific: Bool { self == .crowded }

@@ -1,0 +1,39 @@
+import Foundation
+import LabFixtures
+import LabKit
+import LabServer
+import LabVocabulary
+
+/// The lab server inside a lesson's process: what a lesson's `main.swift` runs its strategy
+/// against. This module is the only way a lesson links SwiftNIO; its strategy files need
+/// Foundation and LabKit alone.
+extension Lesson {
+    /// Runs the lesson against the lab server (or `--url`) and exits with an `ExitStatus`.
+    public func run(_ makeDownload: (LessonRun) -> any LessonDownload) -> Never {
+        run(startingServer: EmbeddedLabServer.start, makeDownload)
+    }
+
+    /// Runs a lesson written with async/await against the lab server (or `--url`).
+    public func run(_ makeDownload: (LessonRun) -> any AsyncLessonDownload) -> Never {
+        run(startingServer: EmbeddedLabServer.start, makeDownload)
+    }
+
+    /// Runs an upload lesson against the lab server's `POST /upload` (or `--url`).
+    public func run(_ makeUpload: (LessonRun) -> any LessonUpload) -> Never {
+        run(startingServer: EmbeddedLabServer.start, makeUpload)
+    }
+}
+
+private struct EmbeddedLabServer: LessonServer {
+    let server: LabServer
+
+    static func start() throws -> any LessonServer { EmbeddedLabServer(server: try LabServer.start()) }
+
+    var baseURL: URL { server.baseURL }
+
+    func url(for fixture: Fixture, faults: FaultScript, run: String) -> URL {
+        server.url(for: fixture, faults: faults.attempts.isEmpty ? nil : faults.description, run: run)
+    }
+
+    func stop() { server.stop() }
+}

@@ -1,0 +1,27 @@
+/// Copied from Sources/lesson-00-small-file/Shared.swift by `lab exercise reset`: what both
+/// variants use. Your code is in Article.swift.
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import LabKit
+import LabVocabulary
+
+/// The one call, either way. The body arrives all at once: there is nothing to show progress with.
+func fetchInOneCall(_ request: URLRequest, _ run: LessonRun) -> (Data?, URLResponse?, (any Error)?) {
+    switch run.way(SmallFileWay.self) {
+    case .contentsOf:
+        // No response object at all: no status code, no headers, only bytes or an error.
+        do {
+            return (try Data(contentsOf: request.url!), nil, nil)
+        } catch {
+            return (nil, nil, error)
+        }
+    case .completionHandler:
+        return run.waitForCompletion { done in
+            run.sharedSession.dataTask(with: request) { data, response, error in
+                done((data, response, error))
+            }.resume()
+        }
+    }
+}

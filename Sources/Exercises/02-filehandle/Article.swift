@@ -1,0 +1,76 @@
+/// Exercise 02: the article's code from Sources/lesson-02-filehandle/Article.swift, with
+/// its defects. Fix them here; the lesson itself never changes.
+///
+///     swift run lab exercise check 02   build this and run it against the lab server
+///     swift run lab exercise hint 02    a hint for the first check that fails
+///     swift run lab exercise watch 02   check again on every save
+///     swift run lab exercise reset 02   back to this starting code
+///
+/// Read Lessons/02-filehandle.md next to this file. This file was made by `lab exercise reset`.
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import LabKit
+
+/// Reads the local size, asks for the rest, and writes whatever arrives at the end of the file.
+final class ArticleDownload: LessonDownload, URLConnectionDataDelegate {
+    private let run: LessonRun
+    private var totalDataSize: Int64 = 0  // the whole file, as worked out from the first response
+    private var curDataLength: Int64 = 0  // how much has been downloaded
+    // Created on first use and never reset: after close() a second download in this process
+    // would write to a closed handle.
+    private lazy var fileHandle = FileHandle(forWritingAtPath: run.file.path)
+    private var connection: URLConnection?
+    private var outcome: AttemptResult?
+
+    init(_ run: LessonRun) { self.run = run }
+
+    func downloadFile() -> AttemptResult {
+        outcome = nil
+        let attributes = try? FileManager.default.attributesOfItem(atPath: run.file.path)
+        // Defect: the size goes through a 32-bit int (Objective-C's intValue); past 2 GiB it wraps.
+        let localSize = Int64((attributes?[.size] as? NSNumber)?.int32Value ?? 0)
+        curDataLength = localSize
+
+        var request = URLRequest(url: run.url)
+        // Defect: "bytes:N-" with a colon is not a range servers understand (RFC 9110 wants
+        // "bytes=N-"). They ignore it and send the whole file with 200.
+        request.setValue("bytes:\(localSize)-", forHTTPHeaderField: "Range")
+        connection = URLConnection(request: request, delegate: self)
+        RunLoop.current.run(until: { outcome != nil })
+        return outcome!
+    }
+
+    func connection(_ connection: URLConnection, didReceive response: URLResponse) {
+        // As in the listing of "iOS 断点续传", the total is worked out once.
+        guard totalDataSize == 0 else { return }
+        // Defect: total = this response's length + what is on disk. When a 200 brings the whole
+        // file after a partial one, progress runs past 100%.
+        totalDataSize = response.expectedContentLength + curDataLength
+        if curDataLength == 0 {
+            _ = FileManager.default.createFile(atPath: run.file.path, contents: nil)
+        }
+    }
+
+    func connection(_ connection: URLConnection, didReceive data: Data) {
+        curDataLength += Int64(data.count)
+        run.progress.update(received: curDataLength, expected: totalDataSize)
+        // Defect: no look at the status or Content-Range: a 200 carrying the whole file lands
+        // after the partial one. Write errors are dropped, as writeData: offers none to check.
+        _ = try? fileHandle?.seekToEnd()
+        try? fileHandle?.write(contentsOf: data)
+    }
+
+    func connectionDidFinishLoading(_ connection: URLConnection) {
+        run.log("download finished")
+        try? fileHandle?.close()
+        curDataLength = 0
+        outcome = .finished
+    }
+
+    func connection(_ connection: URLConnection, didFailWithError error: any Error) {
+        run.log("download failed")
+        outcome = .failed(error)
+    }
+}

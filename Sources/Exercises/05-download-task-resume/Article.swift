@@ -1,0 +1,102 @@
+/// Exercise 05: the article's code from Sources/lesson-05-download-task-resume/Article.swift, with
+/// its defects. Fix them here; the lesson itself never changes.
+///
+///     swift run lab exercise check 05   build this and run it against the lab server
+///     swift run lab exercise hint 05    a hint for the first check that fails
+///     swift run lab exercise watch 05   check again on every save
+///     swift run lab exercise reset 05   back to this starting code
+///
+/// Read Lessons/05-download-task-resume.md next to this file. This file was made by `lab exercise reset`.
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import LabKit
+
+/// Start, Pause and Resume buttons; resume data kept in a property.
+final class ArticleDownload: NSObject, LessonDownload, ResumableDownloadTaskDelegate, @unchecked Sendable {
+    // @unchecked: the task's callbacks come on its serial delegate queue; downloadFile() reads
+    // the outcome only after `done` is signalled.
+    private let run: LessonRun
+    private var task: ResumableDownloadTask?
+    // Defect: resume data lives in memory only. A kill or a crash loses it: everything starts over.
+    private var partialData: Data?
+    private var pausedOnce = false
+    private var outcome: AttemptResult?
+    private let done = DispatchSemaphore(value: 0)
+
+    init(_ run: LessonRun) { self.run = run }
+
+    func downloadFile() -> AttemptResult {
+        resume()
+        done.wait()
+        return outcome!
+    }
+
+    /// Defect: a new session for every task, and none is ever invalidated. Each one keeps its
+    /// tasks, their transfers and this delegate alive until the process ends.
+    private func session() -> ResumableDownloadSession {
+        ResumableDownloadSession(temporaryFolder: App.temporaryFolder, run: run, delegate: self)
+    }
+
+    /// The Resume button: from the resume data if there is any, else from the beginning.
+    private func resume() {
+        if task == nil {
+            if let partialData, let resumed = try? session().downloadTask(withResumeData: partialData) {
+                task = resumed
+            } else {
+                task = session().downloadTask(with: run.url)
+            }
+        }
+        task?.resume()
+    }
+
+    /// The Pause button: cancel, keeping the resume data.
+    private func pause() {
+        run.log("pause")
+        task?.cancel(byProducingResumeData: { resumeData in
+            self.partialData = resumeData
+            self.task = nil
+            self.run.log("resume, from \(resumeData?.count ?? 0) bytes of resume data held in memory")
+            self.resume()
+        })
+    }
+
+    func downloadTask(_ task: ResumableDownloadTask, didResumeAtOffset fileOffset: Int64, expectedTotalBytes: Int64) {}
+
+    func downloadTask(_ task: ResumableDownloadTask, didWriteData bytesWritten: Int64, totalBytesWritten: Int64,
+                      totalBytesExpectedToWrite: Int64) {
+        run.progress.update(received: totalBytesWritten, expected: totalBytesExpectedToWrite)
+        if !pausedOnce, totalBytesWritten < totalBytesExpectedToWrite,
+           Double(totalBytesWritten) >= App.pausePressedAt * Double(totalBytesExpectedToWrite) {
+            pausedOnce = true
+            pause()
+        }
+    }
+
+    func downloadTask(_ task: ResumableDownloadTask, didFinishDownloadingTo location: URL) {
+        // Defect: the saved file is named after the temporary file, not after the resource.
+        let destination = run.file.appendingPathComponent(location.lastPathComponent)
+        try? FileManager.default.removeItem(at: destination)
+        do {
+            try FileManager.default.copyItem(at: location, to: destination)
+            run.saved(destination)
+        } catch {
+            run.log("could not copy the file out of the temporary folder: \(error.localizedDescription)")
+        }
+        self.task = nil
+    }
+
+    func downloadTask(_ task: ResumableDownloadTask, didCompleteWithError error: (any Error)?) {
+        // Defect: the resume data a broken transfer carries in its error is not looked at.
+        // Only a press of Pause produces any, so after a break the next Resume starts over.
+        if let error {
+            run.log("download failed: \(error.localizedDescription)")
+            self.task = nil
+            outcome = .failed(error)
+        } else {
+            outcome = .finished
+        }
+        done.signal()
+    }
+}

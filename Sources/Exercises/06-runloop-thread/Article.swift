@@ -1,0 +1,69 @@
+/// Exercise 06: the article's code from Sources/lesson-06-runloop-thread/Article.swift, with
+/// its defects. Fix them here; the lesson itself never changes.
+///
+///     swift run lab exercise check 06   build this and run it against the lab server
+///     swift run lab exercise hint 06    a hint for the first check that fails
+///     swift run lab exercise watch 06   check again on every save
+///     swift run lab exercise reset 06   back to this starting code
+///
+/// Read Lessons/06-runloop-thread.md next to this file. This file was made by `lab exercise reset`.
+import CoreFoundation
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import LabKit
+import LabVocabulary
+import Synchronization
+
+// MARK: - Case b, the article's version
+
+/// Starts the connection on a GCD worker and keeps that worker in its run loop until the
+/// connection lets go of it. While the transfer lasts, the worker is lost to every other job
+/// sent to the global queue (case e).
+final class ArticleDownload: StartsInBackground {
+    private let run: LessonRun
+
+    init(_ run: LessonRun) { self.run = run }
+
+    /// The article's way to get a connection off the main thread.
+    static func startInBackground(_ start: @escaping @Sendable () -> Void) {
+        DispatchQueue.global().async {
+            start()
+            // The connection is scheduled in this worker's run loop: run it, or nothing arrives.
+            RunLoop.current.run()
+        }
+    }
+
+    func downloadFile() -> AttemptResult {
+        let transfer = Transfer(run)
+        Self.startInBackground { transfer.start() }
+        // The article's button handler returns here. A command-line program waits for the end.
+        transfer.ended.wait()
+        return transfer.outcome!
+    }
+}
+
+// MARK: - Case c as the download, the article's version
+
+/// §6 of "网络篇 - 03.NSURLConnection应用场景" again: a GCD worker, a delegate queue, and the run
+/// loop run anyway. The listing sets the queue after the connection has started; Apple's
+/// documentation says a started connection cannot be rescheduled, and LabKit's URLConnection
+/// stops the program there, so this keeps the documented order. The run loop has nothing to run
+/// then, so `run()` returns at once: harmless, and useless.
+final class ArticleQueueDownload: LessonDownload {
+    private let run: LessonRun
+    private let queue = OperationQueue()
+
+    init(_ run: LessonRun) { self.run = run }
+
+    func downloadFile() -> AttemptResult {
+        let transfer = Transfer(run, queue: queue)
+        DispatchQueue.global().async {
+            transfer.start()
+            RunLoop.current.run()
+        }
+        transfer.ended.wait()
+        return transfer.outcome!
+    }
+}

@@ -1,0 +1,67 @@
+/// Exercise 07: the article's code from Sources/lesson-07-multipart-upload/Article.swift, with
+/// its defects. Fix them here; the lesson itself never changes.
+///
+///     swift run lab exercise check 07   build this and run it against the lab server
+///     swift run lab exercise hint 07    a hint for the first check that fails
+///     swift run lab exercise watch 07   check again on every save
+///     swift run lab exercise reset 07   back to this starting code
+///
+/// Read Lessons/07-multipart-upload.md next to this file. This file was made by `lab exercise reset`.
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import LabKit
+import LabVocabulary
+
+/// The article's body, byte for byte in shape: built whole in memory, sent in one piece.
+final class ArticleUpload: LessonUpload {
+    private let run: LessonRun
+    init(_ run: LessonRun) { self.run = run }
+
+    func uploadFile() -> AttemptResult {
+        let fixture = run.uploadFile
+        let fileData: Data
+        do {
+            fileData = try Data(contentsOf: run.file)  // the whole file in memory, as the article does
+        } catch {
+            return .failed(error)
+        }
+        // The header names the boundary; each delimiter in the body is "--" plus that boundary.
+        let headerBoundary = "----DownloadLab"
+        let delimiter = Data("------DownloadLab".utf8)
+        let closeDelimiter = Data("------DownloadLab--".utf8)
+        let newLine = Data("\r\n".utf8)
+
+        var body = Data()
+        body.append(delimiter)
+        body.append(newLine)
+        // Defect: the file name goes in as it is; a quote or a line break in it rewrites the headers.
+        body.append(Data("Content-Disposition: form-data; name=\"file\"; filename=\"\(run.file.lastPathComponent)\"".utf8))
+        body.append(newLine)
+        body.append(Data("Content-Type: application/octet-stream".utf8))
+        body.append(newLine)
+        body.append(newLine)
+        body.append(fileData)
+        // Defect: two line breaks. The second one belongs to the next delimiter; the first one
+        // becomes part of the file.
+        body.append(newLine)
+        body.append(newLine)
+        body.append(delimiter)
+        body.append(newLine)
+        body.append(Data("Content-Disposition: form-data; name=\"\(TextField.name)\"".utf8))
+        body.append(newLine)
+        body.append(newLine)
+        body.append(Data(TextField.value.utf8))
+        body.append(newLine)
+        body.append(closeDelimiter)
+
+        var request = URLRequest(url: run.url)
+        request.httpMethod = "POST"
+        request.setValue("multipart/form-data; boundary=\(headerBoundary)", forHTTPHeaderField: "Content-Type")
+        run.log("body built in memory: \(ByteFormat.grouped(Int64(body.count))) bytes")
+        return UploadExchange(run, bodyBytes: Int64(body.count))
+            .send { session in session.uploadTask(with: request, from: body) }
+            .check(run, sent: fixture)
+    }
+}

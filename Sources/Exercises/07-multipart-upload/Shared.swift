@@ -1,0 +1,95 @@
+/// Copied from Sources/lesson-07-multipart-upload/Shared.swift by `lab exercise reset`: what both
+/// variants use. Your code is in Article.swift.
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import LabKit
+import LabVocabulary
+
+/// The text field both variants send beside the file.
+enum TextField {
+    static let name = "note"
+    static let value = "sent by lesson-07-multipart-upload"
+}
+
+// MARK: - The exchange, shared by both variants
+
+/// Sends one request with a body, shows its progress from `didSendBodyData`, and collects the answer.
+final class UploadExchange: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+    // @unchecked: the callbacks run one at a time on the serial delegate queue, and send() reads
+    // the state only after `done` is signalled.
+    private let run: LessonRun
+    /// The body's length, for the progress: URLSession knows none for a stream (it says -1).
+    private let bodyBytes: Int64
+    private var status = 0
+    private var answer = Data()
+    private var answerStarted: ContinuousClock.Instant?
+    private var error: (any Error)?
+    private let done = DispatchSemaphore(value: 0)
+    /// The lab server answers in a few hundred bytes; a server whose answer never ends is given up
+    /// on past these, instead of being held in memory for ever.
+    static let longestAnswer = 1 << 20
+    static let slowestAnswer = Duration.seconds(30)
+
+    init(_ run: LessonRun, bodyBytes: Int64) {
+        self.run = run
+        self.bodyBytes = bodyBytes
+    }
+
+    struct Finished {
+        let status: Int
+        let answer: Data
+        let error: (any Error)?
+        let url: URL
+
+        /// Prints the server's answer and reports what arrived against what was sent.
+        func check(_ run: LessonRun, sent fixture: UploadFile) -> AttemptResult {
+            if let error { return .failed(error) }
+            let text = String(decoding: answer, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            run.log("server answered: \(text)")
+            guard status == 200 else { return .failed(DownloadError.httpStatus(status, url: url.absoluteString)) }
+            guard let decoded = try? JSONDecoder().decode(UploadAnswer.self, from: answer) else {
+                return .failed(URLError(.cannotParseResponse))
+            }
+            run.verify(decoded, part: "file", sent: fixture)
+            return .finished
+        }
+    }
+
+    func send(_ makeTask: (URLSession) -> URLSessionTask) -> Finished {
+        let session = run.makeSession(delegate: self, delegateQueue: BoundedOperationQueue(capacity: 64))
+        makeTask(session).resume()
+        done.wait()
+        session.finishTasksAndInvalidate()
+        return Finished(status: status, answer: answer, error: error, url: run.url)
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didSendBodyData bytesSent: Int64,
+                    totalBytesSent: Int64, totalBytesExpectedToSend: Int64) {
+        run.progress.update(received: totalBytesSent, expected: bodyBytes)
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+                    completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void) {
+        status = (response as? HTTPURLResponse)?.statusCode ?? 0
+        answerStarted = .now
+        completionHandler(.allow)
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        guard error == nil else { return }
+        guard answer.count + data.count <= Self.longestAnswer, answerStarted.map({ .now - $0 <= Self.slowestAnswer }) ?? true
+        else {
+            error = DownloadError.answerTooLong(bytes: Int64(answer.count + data.count), limit: Int64(Self.longestAnswer),
+                                               seconds: Self.slowestAnswer.seconds)
+            return dataTask.cancelAtOnce()
+        }
+        answer.append(data)  // a one-line JSON answer; small whatever the upload's size
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        self.error = self.error ?? error
+        done.signal()
+    }
+}

@@ -1,0 +1,110 @@
+/// Every lesson, declared once. The raw value is the lesson's folder name: its executable is
+/// `lesson-<id>`, its exercise `exercise-<id>`, its page `Lessons/<id>.md`. (Package.swift, which
+/// cannot import this module, lists the same folder names to make the targets; a test holds the
+/// two lists equal.)
+public enum LessonID: String, CaseIterable, Codable, Sendable, Comparable {
+    case smallFile = "00-small-file"
+    case inMemory = "01-in-memory"
+    case fileHandle = "02-filehandle"
+    case outputStream = "03-outputstream"
+    case sessionDataTask = "04-session-data-task"
+    case downloadTaskResume = "05-download-task-resume"
+    case runLoopThread = "06-runloop-thread"
+    case multipartUpload = "07-multipart-upload"
+    case asyncAwait = "08-async-await"
+
+    /// What the lesson's program does with the file.
+    public enum Kind: Sendable {
+        /// Downloads into the file the lab names (`--output`).
+        case download
+        /// Downloads into a folder (the app's Documents) under a name it chooses itself.
+        case downloadIntoFolder
+        /// Sends a file the lab generates to the server.
+        case upload
+    }
+
+    /// "03".
+    public var number: String { String(rawValue.prefix(2)) }
+    public var executable: String { "lesson-\(rawValue)" }
+    public var exerciseExecutable: String { "exercise-\(rawValue)" }
+
+    /// The lesson's heading, as its program and its page show it.
+    public var title: String {
+        switch self {
+        case .smallFile: "A small file in one call"
+        case .inMemory: "Every chunk in one buffer in memory"
+        case .fileHandle: "FileHandle seek-to-end and write, resumed with Range"
+        case .outputStream: "OutputStream append, resumed with Range"
+        case .sessionDataTask: "URLSession data task with a data delegate, resumed with Range"
+        case .downloadTaskResume: "Download task with resume data"
+        case .runLoopThread: "A connection on a background thread, and its run loop"
+        case .multipartUpload: "multipart/form-data upload built by hand, with upload progress"
+        case .asyncAwait: "async/await: data(from:), and bytes(for:) streamed to a file and resumed"
+        }
+    }
+
+    /// A few words for lists: `lab exercise`'s table, the report.
+    public var shortTitle: String {
+        switch self {
+        case .smallFile: "Small file, completion handler"
+        case .inMemory: "In-memory buffer (NSMutableData)"
+        case .fileHandle: "FileHandle seek and append"
+        case .outputStream: "OutputStream append"
+        case .sessionDataTask: "URLSession data task"
+        case .downloadTaskResume: "Download task with resume data"
+        case .runLoopThread: "Connection on a run-loop thread"
+        case .multipartUpload: "Multipart upload"
+        case .asyncAwait: "async/await: data(from:) or bytes(for:)"
+        }
+    }
+
+    public var kind: Kind {
+        switch self {
+        case .downloadTaskResume: .downloadIntoFolder
+        case .multipartUpload: .upload
+        default: .download
+        }
+    }
+
+    /// The ways `--way` picks from, for a lesson that shows several; nil for a lesson with one.
+    public var ways: (any LessonWay.Type)? {
+        switch self {
+        case .smallFile: SmallFileWay.self
+        case .runLoopThread: RunLoopThreadWay.self
+        case .multipartUpload: MultipartUploadWay.self
+        case .asyncAwait: AsyncAwaitWay.self
+        default: nil
+        }
+    }
+
+    /// The embedded server's file size (for the upload lesson: the file sent) without `--size`.
+    public var defaultSize: Int64 {
+        switch self {
+        case .smallFile: 4 << 20
+        case .multipartUpload: 16 << 20
+        default: 64 << 20
+        }
+    }
+
+    /// The embedded server's faults without `--faults`.
+    public var defaultFaults: FaultScript {
+        switch self {
+        // One call has nothing to resume; lesson 05 presses Pause itself, at 40%; the upload
+        // lesson's default run is a clean one.
+        case .smallFile, .downloadTaskResume, .multipartUpload: .none
+        // The first attempt breaks at 40%, the second one behaves (lesson 01 starts over).
+        default: FaultScript(attempts: [[.drop(after: .percent(40))], []])
+        }
+    }
+
+    /// Accepts "3", "03", "03-outputstream", "lesson-03-outputstream" or "exercise-03-outputstream".
+    public init?(named name: String) {
+        var name = Substring(name)
+        for prefix in ["lesson-", "exercise-"] where name.hasPrefix(prefix) { name = name.dropFirst(prefix.count) }
+        let number = name.count == 1 ? "0" + name : name
+        guard let lesson = Self.allCases.first(where: { $0.rawValue == number || $0.number == number }) else { return nil }
+        self = lesson
+    }
+
+    public static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
+}

@@ -1,0 +1,55 @@
+import ArgumentParser
+import Foundation
+import LabKit
+import LabReport
+import LabVocabulary
+
+/// `lab pages`: writes the measured section of each lesson page from a results file.
+struct Pages: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Write the measured section of each lesson page (Lessons/NN-….md) from a results.json.",
+        discussion: """
+            Each page keeps its figures between the lines \(MeasuredSection.begin) and \
+            \(MeasuredSection.end); only that part is rewritten. `lab compare --update-pages` \
+            does the same right after its run.
+            """
+    )
+
+    @Argument(help: "A results.json written by `lab compare`.")
+    var results: String
+
+    @Option(help: "The folder of lesson pages.")
+    var lessons = "Lessons"
+
+    func run() throws {
+        let file = URL(fileURLWithPath: results)
+        guard OutputFile.isRegularFile(file), let data = try? Data(contentsOf: file) else {
+            throw ValidationError("\(results): cannot read it")
+        }
+        let decoded: ComparisonResults
+        do { decoded = try JSONDecoder().decode(ComparisonResults.self, from: data) } catch {
+            throw ValidationError("\(results): not a results.json of `lab compare`")
+        }
+        for page in try Self.update(lessons, from: decoded) { Console.output(page) }
+    }
+
+    /// Rewrites the section of every measured lesson's page in `folder`; returns the pages written.
+    static func update(_ folder: String, from results: ComparisonResults) throws -> [String] {
+        let measured = LessonID.allCases.filter { lesson in results.runs.contains { $0.lesson == lesson.rawValue } }
+        // Every page is read and made first, so that one page without markers leaves them all as they were.
+        let pages = try measured.map { lesson in
+            let path = URL(fileURLWithPath: folder).appendingPathComponent("\(lesson.rawValue).md")
+            guard OutputFile.isRegularFile(path), let page = try? String(contentsOf: path, encoding: .utf8) else {
+                throw ValidationError("\(path.path): cannot read it")
+            }
+            let section = try MeasuredSection.markdown(for: lesson, from: results)
+            return (path, try MeasuredSection.replacing(in: page, named: path.path, with: section))
+        }
+        for (path, text) in pages {
+            do { try Data(text.utf8).write(to: path, options: .atomic) } catch {
+                throw ValidationError("cannot write \(path.path): \(describe(error))")
+            }
+        }
+        return pages.map(\.0.path)
+    }
+}

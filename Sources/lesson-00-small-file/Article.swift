@@ -1,0 +1,24 @@
+/// Lesson 00, the article's variant: the strategy as the article writes it, defects and all.
+/// `diff Article.swift Corrected.swift` shows the fix; Lessons/00-small-file.md explains it.
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import LabKit
+import LabVocabulary
+
+/// Takes whatever the call hands back and saves it.
+final class ArticleDownload: LessonDownload {
+    private let run: LessonRun
+
+    init(_ run: LessonRun) { self.run = run }
+
+    func downloadFile() -> AttemptResult {
+        let (data, _, _) = fetchInOneCall(URLRequest(url: run.url), run)
+        // Defect: neither the error nor the status code is looked at. A 404's error page is
+        // saved as "the file"; a broken transfer saves nothing and still counts as done.
+        try? data?.write(to: run.file)
+        run.log("got \(data?.count ?? 0) bytes in one piece and saved them")
+        return .finished
+    }
+}

@@ -1,0 +1,82 @@
+/// Lesson 02, the corrected variant: the same strategy with the article's defects fixed.
+/// Lessons/02-filehandle.md explains each fix.
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import LabKit
+
+/// Writes only bytes that provably continue the partial file. `PartialFile` (LabKit) holds the
+/// resume rules shared with lessons 03 and 04: Range + If-Range, and what each answer means.
+final class CorrectedDownload: LessonDownload, URLConnectionDataDelegate {
+    private let run: LessonRun
+    private let partial: PartialFile
+    private var fileHandle: FileHandle?
+    private var connection: URLConnection?
+    private var outcome: AttemptResult?
+
+    init(_ run: LessonRun) {
+        self.run = run
+        partial = PartialFile(run)
+    }
+
+    func downloadFile() -> AttemptResult {
+        outcome = nil
+        connection = URLConnection(request: partial.nextRequest(), delegate: self)
+        RunLoop.current.run(until: { outcome != nil })
+        return outcome!
+    }
+
+    func connection(_ connection: URLConnection, didReceive response: URLResponse) {
+        switch partial.decide(response) {
+        case .append(let offset):
+            openFile(writingAt: offset)
+        case .replace:
+            openFile(writingAt: 0)
+        case .complete:
+            break  // nothing is missing; the (empty) body is not written anywhere
+        case .reject(let error):
+            fail(error)
+        }
+    }
+
+    func connection(_ connection: URLConnection, didReceive data: Data) {
+        guard let fileHandle else { return }
+        // Every write is checked: a failed one stops the download, partial file kept.
+        do { try partial.append(data, through: fileHandle) } catch { fail(error) }
+    }
+
+    func connectionDidFinishLoading(_ connection: URLConnection) {
+        closeFile()
+        partial.finished()
+        outcome = .finished
+    }
+
+    func connection(_ connection: URLConnection, didFailWithError error: any Error) {
+        // The partial file and its sidecar stay on disk, ready for the next attempt.
+        closeFile()
+        outcome = .failed(error)
+    }
+
+    /// Puts the write position at the checked `offset`, cutting off anything after it. LabKit
+    /// also creates the file: `FileHandle(forWritingAtPath:)` alone is nil for a file that does
+    /// not exist yet.
+    private func openFile(writingAt offset: Int64) {
+        do {
+            fileHandle = try partial.openForWriting(at: offset)
+        } catch {
+            fail(error)
+        }
+    }
+
+    private func closeFile() {
+        try? fileHandle?.close()
+        fileHandle = nil
+    }
+
+    private func fail(_ error: any Error) {
+        connection?.cancel()
+        closeFile()
+        outcome = .failed(error)
+    }
+}

@@ -1,0 +1,83 @@
+/// Lesson 03, the article's variant: the strategy as the article writes it, defects and all.
+/// `diff Article.swift Corrected.swift` shows the fix; Lessons/03-outputstream.md explains it.
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import LabKit
+
+/// Asks the server for the total with HEAD, reads the local size, and appends whatever arrives.
+final class ArticleDownload: LessonDownload, URLConnectionDataDelegate {
+    private let run: LessonRun
+    private var fileSize: Int64 = 0     // the whole file, as the HEAD request reported it
+    private var currentSize: Int64 = 0  // how much is on disk
+    private var output: OutputStream?
+    private var connection: URLConnection?
+    private var outcome: AttemptResult?
+
+    init(_ run: LessonRun) { self.run = run }
+
+    func downloadFile() -> AttemptResult {
+        outcome = nil
+        getServerFileSize()
+        getLocalFileSize()
+
+        // Defect: equal sizes are taken to mean "complete". Nothing checks that the bytes on
+        // disk belong to the file the server has now.
+        if currentSize == fileSize {
+            run.log("the file is already downloaded; not downloading it again")
+            return .finished
+        }
+        // A local file larger than the server's must be broken: delete it and start over.
+        if currentSize > fileSize {
+            try? FileManager.default.removeItem(at: run.file)
+            currentSize = 0
+        }
+
+        var request = URLRequest(url: run.url)
+        request.setValue("bytes=\(currentSize)-", forHTTPHeaderField: "Range")
+        connection = URLConnection(request: request, delegate: self)
+        // Callbacks arrive on the run loop of the thread that started the connection.
+        RunLoop.current.run(until: { outcome != nil })
+        return outcome!
+    }
+
+    /// Defect: an extra round trip on every start, although a 206's Content-Range carries the total.
+    private func getServerFileSize() {
+        var request = URLRequest(url: run.url)
+        request.httpMethod = "HEAD"
+        // Like the article, ignore any error: the size is then unknown (-1).
+        let response = try? URLConnection.sendSynchronousRequest(request).response
+        fileSize = response?.expectedContentLength ?? -1
+    }
+
+    private func getLocalFileSize() {
+        let attributes = try? FileManager.default.attributesOfItem(atPath: run.file.path)
+        currentSize = (attributes?[.size] as? NSNumber)?.int64Value ?? 0
+    }
+
+    func connection(_ connection: URLConnection, didReceive response: URLResponse) {
+        // Defect: no look at the status. A 200 carrying the whole file (Range ignored), or a 206
+        // of a file that has changed, is appended after the bytes already on disk.
+        output = OutputStream(toFileAtPath: run.file.path, append: true)
+        output?.open()
+    }
+
+    func connection(_ connection: URLConnection, didReceive data: Data) {
+        currentSize += Int64(data.count)
+        run.progress.update(received: currentSize, expected: fileSize)
+        // Defect: the number of bytes actually written is ignored.
+        _ = output?.write(data)
+    }
+
+    func connectionDidFinishLoading(_ connection: URLConnection) {
+        run.log("download finished")
+        output?.close()
+        outcome = .finished
+    }
+
+    func connection(_ connection: URLConnection, didFailWithError error: any Error) {
+        run.log("download failed, please download again")
+        outcome = .failed(error)
+    }
+}

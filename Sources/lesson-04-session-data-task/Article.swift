@@ -1,0 +1,67 @@
+/// Lesson 04, the article's variant: the strategy as the article writes it, defects and all.
+/// `diff Article.swift Corrected.swift` shows the fix; Lessons/04-session-data-task.md explains it.
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import LabKit
+
+/// Asks for the rest with Range and appends whatever arrives.
+final class ArticleDownload: NSObject, LessonDownload, URLSessionDataDelegate, @unchecked Sendable {
+    // @unchecked: URLSession wants a Sendable delegate. Its callbacks run one at a time on the
+    // serial delegate queue, and downloadFile() reads the state only after `done` is signalled.
+    private let run: LessonRun
+    private var currentLength: Int64 = 0  // bytes on disk, counted here
+    private var totalLength: Int64 = 0
+    private var writeHandle: FileHandle?
+    private var outcome: AttemptResult?
+    private let done = DispatchSemaphore(value: 0)
+    private lazy var session = run.makeSession(delegate: self, delegateQueue: BoundedOperationQueue(capacity: 64))
+
+    init(_ run: LessonRun) { self.run = run }
+
+    func downloadFile() -> AttemptResult {
+        let attributes = try? FileManager.default.attributesOfItem(atPath: run.file.path)
+        currentLength = (attributes?[.size] as? NSNumber)?.int64Value ?? 0
+        var request = URLRequest(url: run.url)
+        if currentLength > 0 {
+            request.setValue("bytes=\(currentLength)-", forHTTPHeaderField: "Range")
+        }
+        session.dataTask(with: request).resume()
+        done.wait()
+        return outcome!
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+                    completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void) {
+        // Defect: total = this response's length + what is on disk, and no look at the status
+        // or Content-Range. A 200 with the whole file, or a 206 of a file that has changed, is
+        // appended after the partial one.
+        totalLength = response.expectedContentLength + currentLength
+        if !FileManager.default.fileExists(atPath: run.file.path) {
+            _ = FileManager.default.createFile(atPath: run.file.path, contents: nil)
+        }
+        writeHandle = FileHandle(forWritingAtPath: run.file.path)
+        completionHandler(.allow)
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        _ = try? writeHandle?.seekToEnd()
+        try? writeHandle?.write(contentsOf: data)
+        currentLength += Int64(data.count)
+        run.progress.update(received: currentLength, expected: totalLength)
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        try? writeHandle?.close()
+        writeHandle = nil
+        if let error {
+            run.log("download failed")
+            outcome = .failed(error)
+        } else {
+            run.log("download finished")
+            outcome = .finished
+        }
+        done.signal()
+    }
+}

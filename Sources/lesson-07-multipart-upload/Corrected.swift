@@ -1,0 +1,218 @@
+/// Lesson 07, the corrected variant: the same strategy with the article's defects fixed.
+/// Lessons/07-multipart-upload.md explains each fix.
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import LabKit
+import LabVocabulary
+
+/// A correct body, never whole in memory: a random boundary, names escaped the way browsers do,
+/// and no CRLF of its own after the file.
+final class CorrectedUpload: LessonUpload {
+    private let run: LessonRun
+    init(_ run: LessonRun) { self.run = run }
+
+    func uploadFile() -> AttemptResult {
+        let fixture = run.uploadFile
+        var body = MultipartBody(fileName: run.file.lastPathComponent, fileField: "file",
+                                 fields: [(TextField.name, TextField.value)])
+        var request = URLRequest(url: run.url)
+        request.httpMethod = "POST"
+        switch run.way(MultipartUploadWay.self) {
+        case .stream:
+            // A 128-bit random boundary, as browsers use: no file can be expected to contain it.
+            // A stream has no length for URLSession to announce, so the body goes out chunked.
+            request.setValue("multipart/form-data; boundary=\(body.boundary)", forHTTPHeaderField: "Content-Type")
+            request.httpBodyStream = MultipartBodyStream(body, file: run.file)
+            let length = body.length(around: fixture.size)
+            run.log("body streamed from the file: \(ByteFormat.grouped(length)) bytes, boundary \(body.boundary)")
+            return UploadExchange(run, bodyBytes: length).send { session in session.dataTask(with: request) }
+                .check(run, sent: fixture)
+        case .bodyFile:
+            let bodyFile = FileManager.default.temporaryDirectory
+                .appendingPathComponent("download-lab", isDirectory: true)
+                .appendingPathComponent("lesson-07-body-\(UUID().uuidString)")
+            defer { try? FileManager.default.removeItem(at: bodyFile) }
+            do {
+                body = try MultipartBodyFile.write(body, to: bodyFile, file: run.file)
+            } catch {
+                return .failed(DownloadError.localIO(path: bodyFile.path, reason: describe(error)))
+            }
+            let length = body.length(around: fixture.size)
+            request.setValue("multipart/form-data; boundary=\(body.boundary)", forHTTPHeaderField: "Content-Type")
+            request.setValue(String(length), forHTTPHeaderField: "Content-Length")
+            run.log("body written to a file: \(ByteFormat.grouped(length)) bytes, boundary \(body.boundary)")
+            return UploadExchange(run, bodyBytes: length)
+                .send { session in session.uploadTask(with: request, fromFile: bodyFile) }
+                .check(run, sent: fixture)
+        }
+    }
+}
+
+/// What goes around the file's bytes in a multipart/form-data body (RFC 7578): `head` (the
+/// delimiter and the file part's headers) before them, `tail` (each text field and the closing
+/// delimiter) after them. The CRLF before each delimiter belongs to the delimiter.
+struct MultipartBody {
+    private(set) var boundary: String
+    private let fileName: String
+    private let fileField: String
+    private let fields: [(String, String)]
+
+    init(fileName: String, fileField: String, fields: [(String, String)]) {
+        self.fileName = fileName
+        self.fileField = fileField
+        self.fields = fields
+        boundary = Self.randomBoundary()
+    }
+
+    var head: Data {
+        Data(("--\(boundary)\r\n"
+            + "Content-Disposition: form-data; name=\"\(Self.escaped(fileField))\"; filename=\"\(Self.escaped(fileName))\"\r\n"
+            + "Content-Type: application/octet-stream\r\n\r\n").utf8)
+    }
+
+    var tail: Data {
+        var text = ""
+        for (name, value) in fields {
+            text += "\r\n--\(boundary)\r\nContent-Disposition: form-data; name=\"\(Self.escaped(name))\"\r\n\r\n\(value)"
+        }
+        return Data((text + "\r\n--\(boundary)--\r\n").utf8)
+    }
+
+    /// The body's length around a file of `fileBytes`.
+    func length(around fileBytes: Int64) -> Int64 { Int64(head.count + tail.count) + fileBytes }
+
+    /// A fresh boundary, for a body whose file turned out to contain the old one.
+    mutating func changeBoundary() { boundary = Self.randomBoundary() }
+
+    private static func randomBoundary() -> String {
+        "DownloadLab-" + (0..<4).map { _ in String(UInt32.random(in: .min ... .max), radix: 16) }.joined()
+    }
+
+    /// RFC 7578 / the HTML standard: in a name or file name, `"` becomes %22, CR %0D, LF %0A.
+    static func escaped(_ name: String) -> String {
+        name.replacingOccurrences(of: "\"", with: "%22")
+            .replacingOccurrences(of: "\r", with: "%0D")
+            .replacingOccurrences(of: "\n", with: "%0A")
+    }
+}
+
+/// The body read as a stream: `head`, then the file, then `tail`, each piece as URLSession asks
+/// for it (libcurl asks for 64 KiB at a time). Nothing is copied and memory stays flat.
+///
+/// Foundation on Linux has no bound stream pair (`Stream.getBoundStreams` is unsupported), so
+/// the body is an `InputStream` of its own; URLSession uses only `open()`, `hasBytesAvailable`,
+/// `read(_:maxLength:)` and `close()`.
+final class MultipartBodyStream: InputStream {
+    private enum Piece {
+        case head(sent: Int)
+        case file
+        case tail(sent: Int)
+        case ended
+    }
+
+    private let head: Data
+    private let tail: Data
+    private let file: URL
+    private var input: FileHandle?
+    private var piece = Piece.head(sent: 0)
+    private var status = Stream.Status.notOpen
+    private var failure: (any Error)?
+
+    init(_ body: MultipartBody, file: URL) {
+        head = body.head
+        tail = body.tail
+        self.file = file
+        super.init(data: Data())
+    }
+
+    override var streamStatus: Stream.Status { status }
+    override var streamError: (any Error)? { failure }
+    override var hasBytesAvailable: Bool { status == .open }
+
+    override func open() {
+        do {
+            input = try FileHandle(forReadingFrom: file)
+            status = .open
+        } catch {
+            failure = error
+            status = .error
+        }
+    }
+
+    override func close() {
+        try? input?.close()
+        input = nil
+        status = .closed
+    }
+
+    override func read(_ buffer: UnsafeMutablePointer<UInt8>, maxLength: Int) -> Int {
+        guard status == .open, let input else { return status == .atEnd ? 0 : -1 }
+        while true {
+            switch piece {
+            case .head(let sent) where sent < head.count:
+                let count = min(maxLength, head.count - sent)
+                head.copyBytes(to: buffer, from: sent..<sent + count)
+                piece = .head(sent: sent + count)
+                return count
+            case .head:
+                piece = .file
+            case .file:
+                let count = Foundation.read(input.fileDescriptor, buffer, maxLength)
+                if count > 0 { return count }
+                if count < 0 {
+                    failure = POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
+                    status = .error
+                    return -1
+                }
+                piece = .tail(sent: 0)
+            case .tail(let sent) where sent < tail.count:
+                let count = min(maxLength, tail.count - sent)
+                tail.copyBytes(to: buffer, from: sent..<sent + count)
+                piece = .tail(sent: sent + count)
+                return count
+            case .tail, .ended:
+                piece = .ended
+                status = .atEnd
+                return 0
+            }
+        }
+    }
+}
+
+/// Writes a multipart/form-data body to a file without holding the uploaded file in memory.
+enum MultipartBodyFile {
+    /// Returns the body as written: its boundary is proven absent from the file's bytes (a clash,
+    /// which is astronomically unlikely, means starting over with a new one).
+    static func write(_ body: MultipartBody, to bodyFile: URL, file: URL) throws -> MultipartBody {
+        try FileManager.default.createDirectory(at: bodyFile.deletingLastPathComponent(), withIntermediateDirectories: true)
+        var body = body
+        while try !writeOnce(body, to: bodyFile, file: file) {
+            body.changeBoundary()
+        }
+        return body
+    }
+
+    private static func writeOnce(_ body: MultipartBody, to bodyFile: URL, file: URL) throws -> Bool {
+        guard FileManager.default.createFile(atPath: bodyFile.path, contents: nil),
+              let output = FileHandle(forWritingAtPath: bodyFile.path)
+        else { throw DownloadError.localIO(path: bodyFile.path, reason: "cannot create the body file") }
+        defer { try? output.close() }
+        let input = try FileHandle(forReadingFrom: file)
+        defer { try? input.close() }
+
+        try output.write(contentsOf: body.head)
+        let needle = Data(body.boundary.utf8)
+        var tail = Data()  // the end of the previous chunk, so a boundary split across chunks is seen
+        while let chunk = try input.read(upToCount: 1 << 20), !chunk.isEmpty {
+            if (tail + chunk.prefix(needle.count)).range(of: needle) != nil || chunk.range(of: needle) != nil {
+                return false
+            }
+            tail = chunk.suffix(needle.count - 1)
+            try output.write(contentsOf: chunk)
+        }
+        try output.write(contentsOf: body.tail)
+        return true
+    }
+}

@@ -1,0 +1,32 @@
+import Foundation
+import LabCatalogue
+import LabVocabulary
+import Testing
+
+/// The lab's names are declared once; what cannot import them (Package.swift, the folders) agrees.
+struct VocabularyTests {
+    @Test func packageSwiftListsTheLessonsOfTheVocabulary() throws {
+        let manifest = try String(contentsOf: ExerciseTests.packageRoot.appendingPathComponent("Package.swift"), encoding: .utf8)
+        let list = try #require(manifest.firstMatch(of: /let lessons = \[([^\]]*)\]/)?.output.1)
+        let names = list.matches(of: /"([0-9a-z-]+)"/).map { String($0.output.1) }
+        #expect(names == LessonID.allCases.map(\.rawValue))
+    }
+
+    /// Each lesson's two variants are two files, and its exercise is made from the article's.
+    @Test(arguments: LessonID.allCases)
+    func eachLessonHasItsVariantsInTwoFiles(lesson: LessonID) throws {
+        let folder = ExerciseTests.packageRoot.appendingPathComponent("Sources/\(lesson.executable)")
+        let files = try FileManager.default.contentsOfDirectory(atPath: folder.path)
+        #expect(files.contains("Article.swift") && files.contains("Corrected.swift") && files.contains("main.swift"), "\(files)")
+        #expect(Catalogue.lesson(lesson)?.id == lesson)
+    }
+
+    @Test func aLessonIsFoundByAnyOfItsNames() {
+        for name in ["3", "03", "03-outputstream", "lesson-03-outputstream", "exercise-03-outputstream"] {
+            #expect(LessonID(named: name) == .outputStream, "\(name)")
+        }
+        for name in ["", "9", "3-outputstream", "03-output", "lesson-lesson-03-outputstream"] {
+            #expect(LessonID(named: name) == nil, "\(name)")
+        }
+    }
+}
