@@ -86,7 +86,7 @@ let package = Package(
         ),
         .testTarget(name: "LabKitTests", dependencies: ["LabVocabulary", "LabFixtures", "LabKit", "LabServer"]),
         .testTarget(name: "CLibXML2Tests", dependencies: ["CLibXML2"]),
-        .testTarget(name: "LabReportTests", dependencies: ["LabReport", "CLibXML2"]),
+        .testTarget(name: "LabReportTests", dependencies: ["LabVocabulary", "LabReport", "CLibXML2"]),
         .testTarget(
             name: "EndToEndTests",
             dependencies: [

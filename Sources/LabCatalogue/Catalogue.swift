@@ -4,7 +4,7 @@
 import LabVocabulary
 public struct LessonDefects: Sendable {
     public let id: LessonID
-    /// "02-filehandle": the lesson is `lesson-<id>`, the exercise `exercise-<id>`.
+    /// The id's raw value: the lesson is `lesson-<id>`, the exercise `exercise-<id>`.
     public var lesson: String { id.rawValue }
     /// The lesson's name in tables: the report, `results.json`.
     public var title: String { id.shortTitle }
@@ -48,7 +48,7 @@ public enum Catalogue {
         asyncAwait,
     ]
 
-    /// Accepts "2", "02", "02-filehandle", "lesson-02-filehandle" or "exercise-02-filehandle".
+    /// Accepts any of the names `LessonID(named:)` reads.
     public static func lesson(named name: String) -> LessonDefects? {
         LessonID(named: name).flatMap(lesson)
     }

@@ -1,4 +1,5 @@
 import Foundation
+import LabVocabulary
 
 /// The starting code of an exercise, made from its lesson's folder, so that it can never drift
 /// from the article variant. The exercise gets:

@@ -1,3 +1,4 @@
+import LabVocabulary
 /// What one trial did, seen from outside the program: how it ended, and the bytes it left or sent.
 public struct Observation: Sendable {
     public enum Ending: Sendable, Equatable {
@@ -8,7 +9,7 @@ public struct Observation: Sendable {
 
     public var ending: Ending
     /// The `outcome` of the program's JSON record; nil when it printed none.
-    public var outcome: String?
+    public var outcome: Outcome?
     public var file: FileState
     /// The name of the file the program reported, and the resource's.
     public var fileName: String?
@@ -24,7 +25,7 @@ public struct Observation: Sendable {
     /// For an upload: the server's file part minus the file sent, in bytes.
     public var uploadExtraBytes: Int64?
 
-    public init(ending: Ending, outcome: String?, file: FileState, fileName: String?, resourceName: String, size: Int64,
+    public init(ending: Ending, outcome: Outcome?, file: FileState, fileName: String?, resourceName: String, size: Int64,
                 breakOffset: Int64?, downloadedAgainShare: Double, memoryGrowth: Double?, sentHEAD: Bool,
                 uploadExtraBytes: Int64?) {
         self.ending = ending
@@ -41,7 +42,7 @@ public struct Observation: Sendable {
     }
 
     /// The program said it was done and LabKit's own check of the file then failed: exit 65.
-    public var claimedDone: Bool { ending == .exited(65) && outcome == "verification-failed" }
+    public var claimedDone: Bool { ending == .exited(65) && outcome == .verificationFailed }
     public var verified: Bool { ending == .exited(0) && file == .right }
 
     /// A stop of its own: a non-zero exit other than 65, no crash, nothing wrong left behind.
@@ -84,7 +85,7 @@ extension Symptom {
         case .uploadArrivesLonger(let bytes):
             return observation.ending == .exited(65) && observation.uploadExtraBytes == bytes
         case .starvesTheGlobalQueue:
-            return observation.outcome == "unresponsive"
+            return observation.outcome == .unresponsive
         }
     }
 }

@@ -69,10 +69,10 @@ struct ReportWriter {
             item.append(" · \(Units.date(machine.environment.startedAt)) · preset \(machine.settings.preset)")
             item.append(" · \(machine.settings.repetitions) repetition\(machine.settings.repetitions == 1 ? "" : "s") each")
             item.append(" · \(machine.environment.cpuModel), \(machine.environment.cores) cores · ")
-            item.add("span", ["class": "build", "data-build": machine.environment.buildConfiguration],
+            item.add("span", ["class": "build", "data-build": machine.environment.buildConfiguration.rawValue],
                      text: "\(machine.environment.buildConfiguration) build")
         }
-        if data.machines.contains(where: { $0.environment.buildConfiguration != "release" }) {
+        if data.machines.contains(where: { $0.environment.buildConfiguration != .release }) {
             header.add("p", ["class": "note build-note"], text: """
                 Measured with a debug build, which is what `swift run` builds: it shows how the strategies \
                 compare, but its times are the compiler's as much as the strategy's. For speed figures, run \
@@ -111,7 +111,7 @@ struct ReportWriter {
             }
             for machine in machines {
                 let verdict = Verdict(strategy, on: machine, in: data)
-                let item = lines.add("li", ["data-lesson": strategy.lesson, "data-variant": strategy.variant,
+                let item = lines.add("li", ["data-lesson": strategy.lesson, "data-variant": strategy.variant.rawValue,
                                             "data-machine": machine.label])
                 if verdict.hasUnexpectedFailure { item.set("class", "attention") }
                 if data.isMerged {
@@ -139,29 +139,29 @@ struct ReportWriter {
             """)
         writeMatrixLegend(section)
         let rows = data.strategies.flatMap { strategy in
-            data.machines.compactMap { machine -> (strategy: Strategy, machine: ComparisonResults, cells: [String: Run])? in
-                var cells: [String: Run] = [:]
+            data.machines.compactMap { machine -> (strategy: Strategy, machine: ComparisonResults, cells: [Scenario: Run])? in
+                var cells: [Scenario: Run] = [:]
                 for scenario in data.scenarios {
                     let runs = data.runs(machine, strategy, scenario: scenario)
-                    cells[scenario] = scenario == ReportData.cleanScenario
+                    cells[scenario] = scenario == Scenario.clean
                         ? Self.leastSuccessful(runs)
                         : runs.first { $0.sizeBytes == machine.settings.faultSize } ?? runs.first
                 }
                 return cells.isEmpty ? nil : (strategy, machine, cells)
             }
         }
-        let columns = data.scenarios.map { Column($0 == ReportData.cleanScenario ? "clean (every size)" : $0) }
+        let columns = data.scenarios.map { Column($0 == .clean ? "clean (every size)" : $0.rawValue) }
         let body = table(section, id: "fault-matrix", columns: lessonColumns + columns, caption: nil)
         for (index, (strategy, machine, cells)) in rows.enumerated() {
             let row = lessonCells(body, strategy, machine, continued: index > 0 && rows[index - 1].strategy == strategy)
             for scenario in data.scenarios {
                 guard let run = cells[scenario] else {
-                    row.add("td", ["class": "not-run", "data-scenario": scenario], text: "not run")
+                    row.add("td", ["class": "not-run", "data-scenario": scenario.rawValue], text: "not run")
                     continue
                 }
-                let standsForSeveralSizes = scenario == ReportData.cleanScenario && run.status != .pass
+                let standsForSeveralSizes = scenario == .clean && run.status != .pass
                 let cell = statusCell(row, run, size: standsForSeveralSizes ? run.sizeBytes : nil)
-                cell.set("data-scenario", scenario)
+                cell.set("data-scenario", scenario.rawValue)
                 cell.set("data-downloaded-again", String(run.bytesDownloadedAgain))
                 if run.bytesDownloadedAgain > 0 {
                     cell.add("span", ["class": "again"], text: "again: \(Units.bytes(run.bytesDownloadedAgain))")
@@ -235,12 +235,12 @@ struct ReportWriter {
     /// A new row starting with the lesson, the variant and, when there are several, the machine.
     /// `continued`: the row before is the same lesson × variant on another machine.
     private func lessonCells(_ body: Element, _ strategy: Strategy, _ machine: ComparisonResults, continued: Bool) -> Element {
-        let row = body.add("tr", ["data-lesson": strategy.lesson, "data-variant": strategy.variant,
+        let row = body.add("tr", ["data-lesson": strategy.lesson, "data-variant": strategy.variant.rawValue,
                                   "data-machine": machine.label])
         if continued { row.set("class", "continued") }
         let lesson = row.add("td", ["class": "lesson"], text: data.title(strategy.lesson))
         lesson.add("span", ["class": "lesson-id"], text: strategy.lesson)
-        row.add("td", ["class": "variant \(strategy.variant)"], text: strategy.variant)
+        row.add("td", ["class": "variant \(strategy.variant.rawValue)"], text: strategy.variant.rawValue)
         if data.isMerged { row.add("td", ["class": "label"], text: machine.label) }
         return row
     }
@@ -290,7 +290,7 @@ struct ReportWriter {
             Verification: reading the file back and hashing it, which neither reference does. \
             Corrected variants, clean runs.
             """)
-        typealias Measured = (machine: ComparisonResults, run: Run, reference: String, transfer: Double,
+        typealias Measured = (machine: ComparisonResults, run: Run, reference: ReferenceKind, transfer: Double,
                               referenceSeconds: Double, ratio: Double)
         let measured: [Measured] = data.machines.flatMap { machine in
             machine.runs.sorted { ($0.lesson, $0.sizeBytes) < ($1.lesson, $1.sizeBytes) }.compactMap { run in
@@ -321,7 +321,7 @@ struct ReportWriter {
             numberCell(row, raw: String(entry.transfer), shown: Units.seconds(entry.transfer))
             let verification = run.verificationSeconds ?? 0
             numberCell(row, raw: String(verification), shown: Units.seconds(verification))
-            row.add("td", text: entry.reference)
+            row.add("td", text: entry.reference.rawValue)
             numberCell(row, raw: String(entry.referenceSeconds), shown: Units.seconds(entry.referenceSeconds))
             row.add("td", ["class": "num", "data-ratio": String(entry.ratio)], text: Units.ratio(entry.ratio))
             numberCell(row, raw: String(run.peakRSSBytes), shown: Units.bytes(run.peakRSSBytes))
@@ -336,7 +336,7 @@ struct ReportWriter {
             var previous: Strategy?
             for strategy in data.strategies {
                 for machine in data.machines {
-                    for run in data.runs(machine, strategy, scenario: ReportData.cleanScenario) where run.sizeBytes == size {
+                    for run in data.runs(machine, strategy, scenario: Scenario.clean) where run.sizeBytes == size {
                         let row = lessonCells(body, strategy, machine, continued: previous == strategy)
                         previous = strategy
                         _ = statusCell(row, run)
@@ -345,7 +345,7 @@ struct ReportWriter {
                 }
             }
         }
-        let faultScenarios = data.scenarios.filter { $0 != ReportData.cleanScenario }
+        let faultScenarios = data.scenarios.filter { $0 != Scenario.clean }
         if !faultScenarios.isEmpty {
             let body = table(section, id: "faults",
                              columns: lessonColumns + [Column("Scenario"), Column("Size", numeric: true), Column("Status")]
@@ -358,7 +358,7 @@ struct ReportWriter {
                         for run in data.runs(machine, strategy, scenario: scenario) {
                             let row = lessonCells(body, strategy, machine, continued: previous == strategy)
                             previous = strategy
-                            row.add("td", ["class": "scenario"], text: scenario)
+                            row.add("td", ["class": "scenario"], text: scenario.rawValue)
                             numberCell(row, raw: String(run.sizeBytes), shown: Units.bytes(run.sizeBytes))
                             _ = statusCell(row, run)
                             measurementCells(row, run)
@@ -380,9 +380,9 @@ struct ReportWriter {
                          caption: "References: other clients, and the limits of this machine")
         for machine in data.machines {
             for reference in machine.references {
-                let row = body.add("tr", ["data-reference": reference.kind, "data-machine": machine.label])
+                let row = body.add("tr", ["data-reference": reference.kind.rawValue, "data-machine": machine.label])
                 if data.isMerged { row.add("td", ["class": "label"], text: machine.label) }
-                row.add("td", text: reference.kind)
+                row.add("td", text: reference.kind.rawValue)
                 row.add("td", ["class": "detail"], text: reference.detail)
                 numberCell(row, raw: String(reference.sizeBytes), shown: Units.bytes(reference.sizeBytes))
                 numberCell(row, raw: String(reference.wallSeconds), shown: Units.seconds(reference.wallSeconds))
@@ -412,19 +412,19 @@ struct ReportWriter {
             ("Memory", { (String($0.environment.memoryBytes), Units.bytes($0.environment.memoryBytes)) }),
             ("Operating system", text(\.environment.operatingSystem)),
             ("Swift", text(\.environment.swiftVersion)),
-            ("Build configuration", text(\.environment.buildConfiguration)),
-            ("Server", text(\.environment.serverKind)),
+            ("Build configuration", text(\.environment.buildConfiguration.rawValue)),
+            ("Server", text(\.environment.serverKind.rawValue)),
             ("Server URL", text(\.environment.serverURL)),
             ("Started at", text(\.environment.startedAt)),
             ("Duration", { (String($0.environment.durationSeconds), Units.duration($0.environment.durationSeconds)) }),
-            ("Preset", text(\.settings.preset)),
+            ("Preset", text(\.settings.preset.rawValue)),
             ("Clean sizes", text { $0.settings.sizes.map(Units.bytes).joined(separator: ", ") }),
             ("Fault size", { (String($0.settings.faultSize), Units.bytes($0.settings.faultSize)) }),
             ("Repetitions", { (String($0.settings.repetitions), String($0.settings.repetitions)) }),
             ("Slow-disk write delay", { ("\($0.settings.slowDiskWriteDelayMicroseconds)",
                                          "\($0.settings.slowDiskWriteDelayMicroseconds) µs") }),
             ("Lessons", text { $0.settings.lessons.joined(separator: ", ") }),
-            ("Scenarios", text { $0.settings.scenarios.joined(separator: ", ") }),
+            ("Scenarios", text { $0.settings.scenarios.map(\.rawValue).joined(separator: ", ") }),
         ]
         let columns = [Column("")] + data.machines.map { Column($0.label) }
         let body = table(section, id: "environment", columns: columns, caption: nil)

@@ -52,8 +52,8 @@ public enum MeasuredSection {
     }
 
     private static func faultMatrix(_ runs: [ComparisonResults.Run], _ results: ComparisonResults) -> [String] {
-        let scenarios = Scenario.allCases.filter { scenario in runs.contains { $0.scenario == scenario.rawValue } }
-        let variants = Variant.allCases.filter { variant in runs.contains { $0.variant == variant.rawValue } }
+        let scenarios = Scenario.allCases.filter { scenario in runs.contains { $0.scenario == scenario } }
+        let variants = Variant.allCases.filter { variant in runs.contains { $0.variant == variant } }
         var lines = [
             "Outcomes by scenario (\"clean\" at every size; the fault scenarios at "
                 + "\(Units.bytes(results.settings.faultSize))):",
@@ -64,7 +64,7 @@ public enum MeasuredSection {
         var causes: [String] = []
         for variant in variants {
             let cells = scenarios.map { scenario in
-                let cell = runs.filter { $0.variant == variant.rawValue && $0.scenario == scenario.rawValue }
+                let cell = runs.filter { $0.variant == variant && $0.scenario == scenario }
                 for run in cell where run.status != .pass {
                     causes.append("- \(variant.rawValue), \(scenario.rawValue), \(Units.bytes(run.sizeBytes)): "
                                   + "\(run.cause ?? run.status.rawValue)"
@@ -84,8 +84,8 @@ public enum MeasuredSection {
     }
 
     private static func cleanRuns(_ runs: [ComparisonResults.Run], _ results: ComparisonResults) -> [String] {
-        let clean = runs.filter { $0.scenario == Scenario.clean.rawValue }
-            .sorted { ($0.sizeBytes, $0.variant) < ($1.sizeBytes, $1.variant) }
+        let clean = runs.filter { $0.scenario == .clean }
+            .sorted { ($0.sizeBytes, $0.variant.rawValue) < ($1.sizeBytes, $1.variant.rawValue) }
         guard !clean.isEmpty else { return [] }
         var lines = [
             "Clean runs (the transfer is the lesson's own clock; \"against the floor\" divides it by a bare "
@@ -96,13 +96,13 @@ public enum MeasuredSection {
         ]
         for run in clean {
             let cells = [
-                Units.bytes(run.sizeBytes), run.variant, Units.seconds(run.wallSeconds) + " s",
+                Units.bytes(run.sizeBytes), run.variant.rawValue, Units.seconds(run.wallSeconds) + " s",
                 run.transferSeconds.map { Units.seconds($0) + " s" } ?? "–", Units.rate(run.throughputBytesPerSecond),
                 Units.bytes(run.peakRSSBytes), run.costRatio.map(Units.multiple) ?? "–",
             ]
             lines.append("| " + cells.joined(separator: " | ") + " |")
         }
-        if let curl = results.references.filter({ $0.kind == "curl" }).max(by: { $0.sizeBytes < $1.sizeBytes }) {
+        if let curl = results.references.filter({ $0.kind == .curl }).max(by: { $0.sizeBytes < $1.sizeBytes }) {
             lines += ["", "curl fetched \(Units.bytes(curl.sizeBytes)) in the same run at \(Units.rate(curl.throughputBytesPerSecond))."]
         }
         return lines + [""]

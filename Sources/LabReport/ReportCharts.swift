@@ -37,7 +37,7 @@ extension ReportWriter {
     // MARK: Peak RSS against file size
 
     func writePeakRSSCharts(_ section: Element) {
-        let measured = data.machines.flatMap(\.runs).filter { $0.scenario == ReportData.cleanScenario && $0.status != .refused }
+        let measured = data.machines.flatMap(\.runs).filter { $0.scenario == Scenario.clean && $0.status != .refused }
         guard !measured.isEmpty else {
             section.add("p", ["class": "note"], text: "No clean runs in these results.")
             return
@@ -57,7 +57,7 @@ extension ReportWriter {
 
         for machine in data.machines {
             let strategies = data.strategies.filter { strategy in
-                data.runs(machine, strategy, scenario: ReportData.cleanScenario).contains { $0.status != .refused }
+                data.runs(machine, strategy, scenario: Scenario.clean).contains { $0.status != .refused }
             }
             guard !strategies.isEmpty else { continue }
             let legendTop = Self.plot.bottom + 66
@@ -69,7 +69,7 @@ extension ReportWriter {
             drawFileSizeDiagonal(svg, x, y)
             for strategy in strategies {
                 let look = SeriesLook(strategy, in: data)
-                let runs = data.runs(machine, strategy, scenario: ReportData.cleanScenario).filter { $0.status != .refused }
+                let runs = data.runs(machine, strategy, scenario: Scenario.clean).filter { $0.status != .refused }
                 let group = series(svg, strategy.id, machine: machine)
                 let points = runs.map { (x: x.position(Double($0.sizeBytes)), y: y.position(Double($0.peakRSSBytes))) }
                 if points.count > 1 { polyline(group, points, look) }
@@ -104,7 +104,7 @@ extension ReportWriter {
         let timelines = data.machines.map { machine in
             (machine, data.strategies.compactMap { strategy -> (Strategy, [ComparisonResults.RSSSample])? in
                 guard let size = data.largestCleanSize(machine),
-                      let run = data.runs(machine, strategy, scenario: ReportData.cleanScenario).first(where: { $0.sizeBytes == size }),
+                      let run = data.runs(machine, strategy, scenario: Scenario.clean).first(where: { $0.sizeBytes == size }),
                       run.status != .refused, let samples = run.rssTimeline, !samples.isEmpty else { return nil }
                 return (strategy, samples.sorted { $0.t < $1.t })
             })
@@ -161,8 +161,8 @@ extension ReportWriter {
     }
 
     /// The other clients, in darker and lighter grey: no lesson uses grey.
-    private static let referenceClients = [(kind: "curl", colour: "#444444"), (kind: "wget", colour: "#888888")]
-    private static let limits = ["loopback-limit", "disk-limit"]
+    private static let referenceClients: [(kind: ReferenceKind, colour: String)] = [(.curl, "#444444"), (.wget, "#888888")]
+    private static let limits: [ReferenceKind] = [.loopbackLimit, .diskLimit]
     /// A limit further out than this multiple of the fastest bar is named instead of drawn, so
     /// that it does not squeeze every bar into the left edge.
     private static let limitReach = 1.5
@@ -171,7 +171,7 @@ extension ReportWriter {
         let charts = data.machines.compactMap { machine -> (machine: ComparisonResults, size: Int64, bars: [Bar])? in
             guard let size = data.largestCleanSize(machine) else { return nil }
             var bars = data.strategies.compactMap { strategy -> Bar? in
-                guard let run = data.runs(machine, strategy, scenario: ReportData.cleanScenario).first(where: { $0.sizeBytes == size })
+                guard let run = data.runs(machine, strategy, scenario: Scenario.clean).first(where: { $0.sizeBytes == size })
                 else { return nil }
                 return Bar(series: strategy.id, label: legendLabel(strategy), look: SeriesLook(strategy, in: data),
                            status: run.status, expectedFailure: run.expectedFailure,
@@ -179,8 +179,8 @@ extension ReportWriter {
             }
             for (kind, colour) in Self.referenceClients {
                 guard let reference = data.reference(kind, of: machine, near: size) else { continue }
-                let label = reference.sizeBytes == size ? kind : "\(kind) (\(Units.bytes(reference.sizeBytes)) file)"
-                bars.append(Bar(series: kind, label: label, look: SeriesLook(colour: colour, dashed: false),
+                let label = reference.sizeBytes == size ? kind.rawValue : "\(kind.rawValue) (\(Units.bytes(reference.sizeBytes)) file)"
+                bars.append(Bar(series: kind.rawValue, label: label, look: SeriesLook(colour: colour, dashed: false),
                                 status: .pass, expectedFailure: false, bytesPerSecond: reference.throughputBytesPerSecond))
             }
             return bars.isEmpty ? nil : (machine, size, bars)
@@ -258,8 +258,8 @@ extension ReportWriter {
         let linesTop = rowsTop + Double(limits.count) * 16
         for (index, limit) in limits.enumerated() {
             let labelY = rowsTop + Double(index) * 16 + 10
-            let name = "\(limit.kind.replacingOccurrences(of: "-", with: " ")) \(Units.rate(limit.throughputBytesPerSecond))"
-            let group = svg.add("g", ["class": "limit", "data-limit": limit.kind])
+            let name = "\(limit.kind.rawValue.replacingOccurrences(of: "-", with: " ")) \(Units.rate(limit.throughputBytesPerSecond))"
+            let group = svg.add("g", ["class": "limit", "data-limit": limit.kind.rawValue])
             guard x.contains(limit.throughputBytesPerSecond) else {
                 group.add("text", ["x": ChartFrame.coordinate(x.end), "y": ChartFrame.coordinate(labelY), "text-anchor": "end"],
                           text: name + ", off the scale →")

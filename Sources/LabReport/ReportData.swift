@@ -2,41 +2,32 @@
 import LabVocabulary
 struct Strategy: Hashable, Comparable {
     let lesson: String
-    let variant: String
+    let variant: Variant
 
     /// What `data-series` says: "03-outputstream corrected".
-    var id: String { "\(lesson) \(variant)" }
+    var id: String { "\(lesson) \(variant.rawValue)" }
 
     /// Lessons in id order ("00-…" first); within a lesson the article before its correction.
     static func < (left: Strategy, right: Strategy) -> Bool {
         if left.lesson != right.lesson { return left.lesson < right.lesson }
-        return (variantRank(left.variant), left.variant) < (variantRank(right.variant), right.variant)
+        return Variant.allCases.firstIndex(of: left.variant)! < Variant.allCases.firstIndex(of: right.variant)!
     }
 
-    var isArticle: Bool { variant == "article" }
-
-    private static func variantRank(_ variant: String) -> Int {
-        ["article", "corrected"].firstIndex(of: variant) ?? 2
-    }
+    var isArticle: Bool { variant == .article }
 }
 
 /// The results of every machine, indexed the ways the report reads them.
 struct ReportData {
     typealias Run = ComparisonResults.Run
 
-    static let cleanScenario = "clean"
-    /// The order a student meets the scenarios in: from no fault to the subtle ones.
-    static let scenarioOrder = ["clean", "drop-resume", "kill-rerun", "ignore-range", "entity-changed", "slow-disk"]
     /// The lessons this lab ships, in order; they keep the same colour in every report.
-    static let knownLessons = ["00-small-file", "01-in-memory", "02-filehandle", "03-outputstream",
-                               "04-session-data-task", "05-download-task-resume", "06-runloop-thread",
-                               "07-multipart-upload"]
+    static let knownLessons = LessonID.allCases.map(\.rawValue)
 
     let machines: [ComparisonResults]
     /// Every lesson × variant any machine ran.
     let strategies: [Strategy]
-    /// Every scenario any machine ran, in `scenarioOrder`, unknown ones last.
-    let scenarios: [String]
+    /// Every scenario any machine ran, in the order a student meets them (`Scenario.allCases`).
+    let scenarios: [Scenario]
     /// Every size of a clean run on any machine, smallest first.
     let cleanSizes: [Int64]
     private let titles: [String: String]
@@ -45,11 +36,9 @@ struct ReportData {
         self.machines = machines
         let runs = machines.flatMap(\.runs)
         strategies = Set(runs.map { Strategy(lesson: $0.lesson, variant: $0.variant) }).sorted()
-        scenarios = Set(runs.map(\.scenario)).sorted {
-            let (left, right) = (Self.scenarioOrder.firstIndex(of: $0) ?? .max, Self.scenarioOrder.firstIndex(of: $1) ?? .max)
-            return left != right ? left < right : $0 < $1
-        }
-        cleanSizes = Set(runs.filter { $0.scenario == Self.cleanScenario }.map(\.sizeBytes)).sorted()
+        let ran = Set(runs.map(\.scenario))
+        scenarios = Scenario.allCases.filter(ran.contains)
+        cleanSizes = Set(runs.filter { $0.scenario == .clean }.map(\.sizeBytes)).sorted()
         titles = Dictionary(runs.map { ($0.lesson, $0.title) }, uniquingKeysWith: { first, _ in first })
     }
 
@@ -63,10 +52,10 @@ struct ReportData {
     func title(_ lesson: String) -> String { titles[lesson] ?? lesson }
 
     /// "OutputStream append, corrected".
-    func name(_ strategy: Strategy) -> String { "\(title(strategy.lesson)), \(strategy.variant)" }
+    func name(_ strategy: Strategy) -> String { "\(title(strategy.lesson)), \(strategy.variant.rawValue)" }
 
     /// The runs of one machine for one lesson × variant and scenario, smallest size first.
-    func runs(_ machine: ComparisonResults, _ strategy: Strategy, scenario: String) -> [Run] {
+    func runs(_ machine: ComparisonResults, _ strategy: Strategy, scenario: Scenario) -> [Run] {
         machine.runs
             .filter { $0.lesson == strategy.lesson && $0.variant == strategy.variant && $0.scenario == scenario }
             .sorted { $0.sizeBytes < $1.sizeBytes }
@@ -74,11 +63,11 @@ struct ReportData {
 
     /// The largest file the clean scenario downloaded on this machine.
     func largestCleanSize(_ machine: ComparisonResults) -> Int64? {
-        machine.runs.filter { $0.scenario == Self.cleanScenario }.map(\.sizeBytes).max()
+        machine.runs.filter { $0.scenario == .clean }.map(\.sizeBytes).max()
     }
 
     /// The reference of this kind measured at `size`, or failing that at its largest size.
-    func reference(_ kind: String, of machine: ComparisonResults, near size: Int64) -> ComparisonResults.Reference? {
+    func reference(_ kind: ReferenceKind, of machine: ComparisonResults, near size: Int64) -> ComparisonResults.Reference? {
         let ofKind = machine.references.filter { $0.kind == kind }
         return ofKind.first { $0.sizeBytes == size } ?? ofKind.max { $0.sizeBytes < $1.sizeBytes }
     }

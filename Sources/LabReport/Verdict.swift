@@ -16,12 +16,12 @@ struct Verdict {
     static let startOverShare = 0.25
 
     init(_ strategy: Strategy, on machine: ComparisonResults, in data: ReportData) {
-        let clean = data.runs(machine, strategy, scenario: ReportData.cleanScenario)
+        let clean = data.runs(machine, strategy, scenario: Scenario.clean)
         var phrases: [String] = []
         let passed = clean.filter { $0.status == .pass }
         if let memory = Self.memory(passed) { phrases.append(memory) }
         if let largest = passed.last,
-           let curl = machine.references.first(where: { $0.kind == "curl" && $0.sizeBytes == largest.sizeBytes }),
+           let curl = machine.references.first(where: { $0.kind == .curl && $0.sizeBytes == largest.sizeBytes }),
            curl.throughputBytesPerSecond > 0 {
             phrases.append("\(Units.multiple(largest.throughputBytesPerSecond / curl.throughputBytesPerSecond)) curl")
         }
@@ -29,7 +29,7 @@ struct Verdict {
         var refused = false
         var resumedAfter: [String] = [], startedOverAfter: [String] = []
         var passes: [String] = [], expectedFailures: [String] = [], unexpectedFailures: [String] = []
-        for scenario in data.scenarios where scenario != ReportData.cleanScenario {
+        for scenario in data.scenarios where scenario != Scenario.clean {
             for run in data.runs(machine, strategy, scenario: scenario) {
                 switch run.status {
                 case .pass:
@@ -41,12 +41,12 @@ struct Verdict {
                         let share = run.sizeBytes > 0 ? Double(extra) / Double(run.sizeBytes) : 0
                         if share > Self.startOverShare { startedOverAfter.append(event) } else { resumedAfter.append(event) }
                     } else {
-                        passes.append(scenario)
+                        passes.append(scenario.rawValue)
                     }
                 case .refused:
                     refused = true
                 default:
-                    if run.expectedFailure { expectedFailures.append(scenario) } else { unexpectedFailures.append(scenario) }
+                    if run.expectedFailure { expectedFailures.append(scenario.rawValue) } else { unexpectedFailures.append(scenario.rawValue) }
                 }
             }
         }
@@ -70,7 +70,7 @@ struct Verdict {
     /// A run of the same strategy and size with no network fault: clean, else slow-disk.
     private static func faultFreeBaseline(_ machine: ComparisonResults, _ strategy: Strategy, size: Int64,
                                           in data: ReportData) -> ReportData.Run? {
-        for scenario in [ReportData.cleanScenario, "slow-disk"] {
+        for scenario in [Scenario.clean, .slowDisk] {
             if let run = data.runs(machine, strategy, scenario: scenario).first(where: { $0.sizeBytes == size && $0.status == .pass }) {
                 return run
             }
@@ -79,7 +79,7 @@ struct Verdict {
     }
 
     /// The scenarios that interrupt a download, by what happens to it.
-    private static let interruptions = ["drop-resume": "a drop", "kill-rerun": "a kill"]
+    private static let interruptions: [Scenario: String] = [.dropResume: "a drop", .killRerun: "a kill"]
 
     /// "a drop and a kill", "ignore-range, entity-changed and slow-disk".
     private static func list(_ items: [String]) -> String {

@@ -24,6 +24,20 @@ public struct FaultScript: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// A fault's name in a script; `ok` is an attempt without faults.
+    public enum Name: String, CaseIterable, Sendable, LabName {
+        case ok
+        case drop
+        case throttle
+        case stall
+        case ignoreRange = "ignore-range"
+        case change
+        case status
+        case redirect
+        case badLength = "bad-length"
+        case shiftRange = "shift-range"
+    }
+
     public enum Fault: Hashable, Sendable, CustomStringConvertible {
         /// Send this much body, then close the connection.
         case drop(after: Offset)
@@ -51,7 +65,7 @@ public struct FaultScript: Hashable, Sendable, CustomStringConvertible {
             case .throttle(let rate): "throttle:\(ByteSize.format(rate))"
             case .stall(let offset, nil): "stall:\(offset)"
             case .stall(let offset, let duration?): "stall:\(offset):\(FaultScript.milliseconds(duration))ms"
-            case .ignoreRange, .change: kind
+            case .ignoreRange, .change: kind.rawValue
             case .status(let code): "status:\(code)"
             case .redirect(let hops): "redirect:\(hops)"
             case .badLength(let delta): "bad-length:\(FaultScript.signed(delta))"
@@ -60,17 +74,17 @@ public struct FaultScript: Hashable, Sendable, CustomStringConvertible {
         }
 
         /// Faults of the same kind cannot be combined in one attempt (two drops would be ambiguous).
-        var kind: String {
+        var kind: Name {
             switch self {
-            case .drop: "drop"
-            case .throttle: "throttle"
-            case .stall: "stall"
-            case .ignoreRange: "ignore-range"
-            case .change: "change"
-            case .status: "status"
-            case .redirect: "redirect"
-            case .badLength: "bad-length"
-            case .shiftRange: "shift-range"
+            case .drop: .drop
+            case .throttle: .throttle
+            case .stall: .stall
+            case .ignoreRange: .ignoreRange
+            case .change: .change
+            case .status: .status
+            case .redirect: .redirect
+            case .badLength: .badLength
+            case .shiftRange: .shiftRange
             }
         }
     }
@@ -117,7 +131,7 @@ public struct FaultScript: Hashable, Sendable, CustomStringConvertible {
             for token in tokens(of: attemptText) {
                 guard let fault = try parseToken(token) else { continue }
                 if faults.contains(where: { $0.kind == fault.kind }) {
-                    throw LabError("bad fault \"\(token)\": only one \(fault.kind) per attempt")
+                    throw LabError("bad fault \"\(token)\": only one \(fault.kind.rawValue) per attempt")
                 }
                 faults.append(fault)
             }
@@ -150,20 +164,23 @@ public struct FaultScript: Hashable, Sendable, CustomStringConvertible {
             guard arguments.count == count else { throw fail(expectation) }
         }
 
-        switch parts[0] {
-        case "ok":
+        guard let name = Name(rawValue: parts[0]) else {
+            throw fail("unknown fault (known: \(Name.allCases.map(\.rawValue).joined(separator: ", ")))")
+        }
+        switch name {
+        case .ok:
             try requireArguments(0, "ok takes no value")
             return nil
-        case "drop":
+        case .drop:
             try requireArguments(1, "expected drop:<bytes or Npct>")
             return .drop(after: try parseOffset(arguments[0], orThrow: fail("expected bytes or Npct")))
-        case "throttle":
+        case .throttle:
             try requireArguments(1, "expected throttle:<bytes per second>")
             guard let rate = try? ByteSize.parse(arguments[0]), rate > 0 else {
                 throw fail("expected a positive rate in bytes per second, like 2MiB")
             }
             return .throttle(bytesPerSecond: rate)
-        case "stall":
+        case .stall:
             guard arguments.count == 1 || arguments.count == 2 else {
                 throw fail("expected stall:<bytes or Npct> or stall:<bytes or Npct>:<seconds>s")
             }
@@ -173,40 +190,38 @@ public struct FaultScript: Hashable, Sendable, CustomStringConvertible {
                 throw fail("expected a duration like 2s, 0.5s or 500ms")
             }
             return .stall(after: offset, duration: duration)
-        case "ignore-range":
+        case .ignoreRange:
             try requireArguments(0, "ignore-range takes no value")
             return .ignoreRange
-        case "change":
+        case .change:
             try requireArguments(0, "change takes no value")
             return .change
-        case "status":
+        case .status:
             try requireArguments(1, "expected status:<code>")
             guard let code = Int(arguments[0]), (400...599).contains(code) else {
                 throw fail("expected an error status code from 400 to 599")
             }
             return .status(code: code)
-        case "redirect":
+        case .redirect:
             try requireArguments(1, "expected redirect:<hops>")
             guard let hops = Int(arguments[0]), (1...20).contains(hops) else {
                 throw fail("expected a number of hops from 1 to 20")
             }
             return .redirect(hops: hops)
-        case "bad-length":
+        case .badLength:
             try requireArguments(1, "expected bad-length:+<bytes> or bad-length:-<bytes>")
             // Added to a body length, it must not overflow; past the largest fixture it means nothing more.
             guard let delta = parseSignedAmount(arguments[0]), delta != 0, delta.magnitude <= ByteSize.largestFixture else {
                 throw fail("expected +<bytes> or -<bytes>, like +100 or -1KiB, at most \(ByteSize.format(ByteSize.largestFixture))")
             }
             return .badLength(delta: delta)
-        case "shift-range":
+        case .shiftRange:
             try requireArguments(1, "expected shift-range:+n or shift-range:-n")
             // A zero shift would be a fault that does nothing; reject it like a typo.
             guard let offset = parseSignedAmount(arguments[0]), offset != 0 else {
                 throw fail("expected +n or -n")
             }
             return .shiftRange(offset: offset)
-        default:
-            throw fail("unknown fault (known: ok, drop, throttle, stall, ignore-range, change, status, redirect, bad-length, shift-range)")
         }
     }
 

@@ -2,7 +2,7 @@
 /// `lesson-<id>`, its exercise `exercise-<id>`, its page `Lessons/<id>.md`. (Package.swift, which
 /// cannot import this module, lists the same folder names to make the targets; a test holds the
 /// two lists equal.)
-public enum LessonID: String, CaseIterable, Codable, Sendable, Comparable {
+public enum LessonID: String, CaseIterable, Codable, Sendable, Comparable, LabName {
     case smallFile = "00-small-file"
     case inMemory = "01-in-memory"
     case fileHandle = "02-filehandle"
@@ -25,8 +25,11 @@ public enum LessonID: String, CaseIterable, Codable, Sendable, Comparable {
 
     /// "03".
     public var number: String { String(rawValue.prefix(2)) }
-    public var executable: String { "lesson-\(rawValue)" }
-    public var exerciseExecutable: String { "exercise-\(rawValue)" }
+    public var executable: String { Self.lessonPrefix + rawValue }
+    public var exerciseExecutable: String { Self.exercisePrefix + rawValue }
+
+    public static let lessonPrefix = "lesson-"
+    public static let exercisePrefix = "exercise-"
 
     /// The lesson's heading, as its program and its page show it.
     public var title: String {
@@ -100,7 +103,7 @@ public enum LessonID: String, CaseIterable, Codable, Sendable, Comparable {
     /// Accepts "3", "03", "03-outputstream", "lesson-03-outputstream" or "exercise-03-outputstream".
     public init?(named name: String) {
         var name = Substring(name)
-        for prefix in ["lesson-", "exercise-"] where name.hasPrefix(prefix) { name = name.dropFirst(prefix.count) }
+        for prefix in [Self.lessonPrefix, Self.exercisePrefix] where name.hasPrefix(prefix) { name = name.dropFirst(prefix.count) }
         let number = name.count == 1 ? "0" + name : name
         guard let lesson = Self.allCases.first(where: { $0.rawValue == number || $0.number == number }) else { return nil }
         self = lesson

@@ -11,7 +11,7 @@
 /// Then `Lesson(…, ways: Way.self)` lists them in `--help` and checks `--way` against them, and
 /// `run.way(Way.self)` gives the lesson's code the way that was chosen, for a `switch` that the
 /// compiler checks is complete.
-public protocol LessonWay: RawRepresentable, CaseIterable, Sendable where RawValue == String {
+public protocol LessonWay: LabName, CaseIterable, Sendable {
     /// One line for `--help`: what this way does.
     var summary: String { get }
     /// The variants that have these ways (all, unless the enum says otherwise). The others have

@@ -2,7 +2,7 @@
 /// fault scenario breaks the first transfer at 30%: past lesson 05's first save of resume data
 /// (every 4 MiB) at the default 16 MiB, and before it presses its own Pause at 40%. Then it tests
 /// what the resume meets.
-public enum Scenario: String, CaseIterable, Sendable {
+public enum Scenario: String, CaseIterable, Codable, Sendable, LabName {
     case clean
     case dropResume = "drop-resume"
     case killRerun = "kill-rerun"

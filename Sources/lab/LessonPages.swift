@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import LabVocabulary
 
 /// Where a report links to the lesson pages.
 enum LessonPages {

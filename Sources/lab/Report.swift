@@ -17,6 +17,7 @@
 
 import ArgumentParser
 import Foundation
+import LabVocabulary
 import LabKit
 import LabReport
 

@@ -7,6 +7,7 @@
 /// one is added by listing its type in `Lab.configuration.subcommands`.
 
 import ArgumentParser
+import LabVocabulary
 import LabKit
 
 struct Lab: ParsableCommand {

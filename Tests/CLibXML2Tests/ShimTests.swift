@@ -1,5 +1,6 @@
 import CLibXML2
 import Foundation
+import LabVocabulary
 import Testing
 
 /// The libxml2 shim works from Swift 6 in a module that also imports Foundation: the ICU

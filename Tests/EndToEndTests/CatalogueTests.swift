@@ -9,19 +9,19 @@ struct CatalogueTests {
     @Test(arguments: Catalogue.lessons.map(\.lesson))
     func everyDefectShowsOnTheArticleVariantOnly(lesson name: String) throws {
         let lesson = try #require(Catalogue.lesson(named: name))
-        for variant in ["article", "corrected"] {
-            let finished = try ExerciseTests.lab(["exercise", "check", lesson.number, "--variant", variant, "--json"])
+        for variant in Variant.allCases {
+            let finished = try ExerciseTests.lab(["exercise", "check", lesson.number, "--variant", variant.rawValue, "--json"])
             let records = try ExerciseTests.records(finished.stdout)
-            #expect(records.map(\.check) == ["clean"] + lesson.defects.map(\.id), "\(finished.stderr)")
-            for record in records where record.check != "clean" {
-                if variant == "article" {
+            #expect(records.map(\.check) == [Scenario.clean.rawValue] + lesson.defects.map(\.id), "\(finished.stderr)")
+            for record in records where record.check != Scenario.clean.rawValue {
+                if variant == .article {
                     #expect(!record.passed && record.symptomSeen == true, "\(name) article \(record.check): \(record.detail)")
                 } else {
                     #expect(record.passed && record.symptomSeen == false, "\(name) corrected \(record.check): \(record.detail)")
                 }
             }
             let clean = try #require(records.first)
-            #expect(clean.passed == (variant == "corrected" || !lesson.failingScenarios.contains(.clean)), "\(clean.detail)")
+            #expect(clean.passed == (variant == .corrected || !lesson.failingScenarios.contains(.clean)), "\(clean.detail)")
             #expect(finished.status == (records.allSatisfy(\.passed) ? 0 : 1))
         }
     }
@@ -41,7 +41,7 @@ struct CatalogueTests {
     @Test func compareExpectsOnlyTheFailuresTheCatalogueNames() throws {
         let fileHandle = try #require(Catalogue.lesson(named: "02"))
         func spliced(_ file: FileState) -> Observation {
-            Observation(ending: .exited(65), outcome: "verification-failed", file: file, fileName: "f.bin", resourceName: "f.bin",
+            Observation(ending: .exited(65), outcome: .verificationFailed, file: file, fileName: "f.bin", resourceName: "f.bin",
                         size: 16 << 20, breakOffset: 5_033_164, downloadedAgainShare: 0.3, memoryGrowth: nil, sentHEAD: false,
                         uploadExtraBytes: nil)
         }

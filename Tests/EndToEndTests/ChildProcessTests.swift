@@ -1,4 +1,5 @@
 import Foundation
+import LabVocabulary
 import Testing
 
 /// The test support's own contract: killing a child kills what it started, so a hung `lab` leaves

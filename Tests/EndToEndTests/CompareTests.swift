@@ -31,13 +31,13 @@ struct CompareTests {
         return run
     }
 
-    private func clean(_ results: ComparisonResults, _ lesson: String, size: Int64) -> [ComparisonResults.Run] {
-        results.runs.filter { $0.lesson == lesson && $0.scenario == "clean" && $0.sizeBytes == size }
+    private func clean(_ results: ComparisonResults, _ lesson: LessonID, size: Int64) -> [ComparisonResults.Run] {
+        results.runs.filter { $0.lesson == lesson.rawValue && $0.scenario == .clean && $0.sizeBytes == size }
     }
 
-    private func run(_ results: ComparisonResults, _ lesson: String, _ variant: String,
-                     _ scenario: String) throws -> ComparisonResults.Run {
-        try #require(results.runs.first { $0.lesson == lesson && $0.variant == variant && $0.scenario == scenario },
+    private func run(_ results: ComparisonResults, _ lesson: LessonID, _ variant: Variant,
+                     _ scenario: Scenario) throws -> ComparisonResults.Run {
+        try #require(results.runs.first { $0.lesson == lesson.rawValue && $0.variant == variant && $0.scenario == scenario },
                      "no \(lesson) \(variant) \(scenario) run")
     }
 
@@ -54,16 +54,16 @@ struct CompareTests {
     @Test func coversTheQuickPlan() throws {
         let results = try quick().results
         #expect(results.label == "quick-test")
-        #expect(results.settings.preset == "quick")
+        #expect(results.settings.preset == .quick)
         #expect(results.settings.sizes == [1 << 20, 32 << 20])
-        #expect(results.settings.scenarios == ["clean", "drop-resume", "ignore-range"])
-        #expect(results.environment.serverKind == "embedded")
+        #expect(results.settings.scenarios == [.clean, .dropResume, .ignoreRange])
+        #expect(results.environment.serverKind == .embedded)
         #expect(results.environment.cores == ProcessInfo.processInfo.activeProcessorCount)
         // 9 lessons × 2 variants × 2 sizes clean, then 8 downloading lessons × 2 variants × 2 fault scenarios.
         #expect(results.runs.count == 9 * 2 * 2 + 8 * 2 * 2)
         #expect(results.runs.allSatisfy { $0.repetitions.count == 1 })
         let kinds = Set(results.references.map(\.kind))
-        #expect(kinds.isSuperset(of: ["curl", "foundation-floor", "curl-form", "loopback-limit", "disk-limit"]), "\(kinds)")
+        #expect(kinds.isSuperset(of: [.curl, .foundationFloor, .formUpload, .loopbackLimit, .diskLimit]), "\(kinds)")
     }
 
     /// The yardsticks for the lab's own cost: Foundation's floor and curl -F at every clean
@@ -72,17 +72,17 @@ struct CompareTests {
         let run = try quick()
         let results = run.results
         for size in results.settings.sizes {
-            for kind in ["foundation-floor", "curl-form"] {
+            for kind in [ReferenceKind.foundationFloor, .formUpload] {
                 let reference = try #require(results.references.first { $0.kind == kind && $0.sizeBytes == size }, "\(kind) at \(size)")
                 #expect(reference.wallSeconds > 0 && reference.peakRSSBytes ?? 0 > 1 << 20, "\(kind) at \(size)")
             }
         }
-        let passedClean = results.runs.filter { $0.scenario == "clean" && $0.status == .pass }
+        let passedClean = results.runs.filter { $0.scenario == .clean && $0.status == .pass }
         for lessonRun in passedClean {
-            let uploads = lessonRun.lesson == "07-multipart-upload"
-            if lessonRun.variant == "corrected" {
+            let uploads = lessonRun.lesson == LessonID.multipartUpload.rawValue
+            if lessonRun.variant == .corrected {
                 // Paired: a reference run right before each repetition, and the ratio of each pair.
-                #expect(lessonRun.reference == (uploads ? "curl-form" : "foundation-floor"))
+                #expect(lessonRun.reference == (uploads ? .formUpload : .foundationFloor))
                 #expect(lessonRun.repetitions.allSatisfy { ($0.referenceSeconds ?? 0) > 0 }, "\(lessonRun.lesson)")
                 let ratios = lessonRun.repetitions.map { $0.transferSeconds! / $0.referenceSeconds! }
                 #expect(lessonRun.costRatio == ratios.sorted()[ratios.count / 2], "\(lessonRun.lesson)")
@@ -98,7 +98,7 @@ struct CompareTests {
         // The report has a ratio for every corrected lesson that passed clean, at each size.
         let html = try String(contentsOf: run.folder.appendingPathComponent("report.html"), encoding: .utf8)
         let ratios = html.matches(of: /data-ratio="/).count
-        #expect(ratios == passedClean.filter { $0.variant == "corrected" }.count && ratios >= 16)
+        #expect(ratios == passedClean.filter { $0.variant == .corrected }.count && ratios >= 16)
         #expect(html.contains("data-build=\"debug\""))
     }
 
@@ -109,7 +109,7 @@ struct CompareTests {
         let failed = results.runs.filter { $0.status == .fail }
         var predicted: Set<String> = []
         for lesson in Catalogue.lessons {
-            for scenario in lesson.failingScenarios where results.settings.scenarios.contains(scenario.rawValue) {
+            for scenario in lesson.failingScenarios where results.settings.scenarios.contains(scenario) {
                 predicted.insert("\(lesson.lesson) article \(scenario.rawValue)")
             }
         }
@@ -120,9 +120,9 @@ struct CompareTests {
     @Test func inMemoryLessonNeedsMoreMemoryThanEveryStreamingLesson() throws {
         let results = try quick().results
         let largest = try #require(results.settings.sizes.max())
-        let inMemory = clean(results, "01-in-memory", size: largest)
-        let streaming = ["02-filehandle", "03-outputstream", "04-session-data-task", "05-download-task-resume",
-                         "06-runloop-thread"].flatMap { clean(results, $0, size: largest) }
+        let inMemory = clean(results, .inMemory, size: largest)
+        let streaming = [LessonID.fileHandle, .outputStream, .sessionDataTask, .downloadTaskResume, .runLoopThread]
+            .flatMap { clean(results, $0, size: largest) }
         try #require(inMemory.count == 2 && streaming.count == 10)
         let lowestInMemory = try #require(inMemory.map(\.peakRSSBytes).min())
         let highestStreaming = try #require(streaming.map(\.peakRSSBytes).max())
@@ -132,8 +132,8 @@ struct CompareTests {
 
     @Test func fileHandleArticleFailsIgnoredRangeWhileCorrectedPasses() throws {
         let results = try quick().results
-        let article = try run(results, "02-filehandle", "article", "ignore-range")
-        let corrected = try run(results, "02-filehandle", "corrected", "ignore-range")
+        let article = try run(results, .fileHandle, .article, .ignoreRange)
+        let corrected = try run(results, .fileHandle, .corrected, .ignoreRange)
         #expect(article.status == .fail)
         #expect(article.expectedFailure)
         // The whole file appended after the 30% already there.
@@ -145,11 +145,10 @@ struct CompareTests {
         #expect(!corrected.expectedFailure)
     }
 
-    @Test(arguments: ["02-filehandle", "03-outputstream", "04-session-data-task", "05-download-task-resume",
-                      "06-runloop-thread"])
-    func correctedResumableLessonPassesDropAndResume(lesson: String) throws {
+    @Test(arguments: [LessonID.fileHandle, .outputStream, .sessionDataTask, .downloadTaskResume, .runLoopThread])
+    func correctedResumableLessonPassesDropAndResume(lesson: LessonID) throws {
         let results = try quick().results
-        let corrected = try run(results, lesson, "corrected", "drop-resume")
+        let corrected = try run(results, lesson, .corrected, .dropResume)
         #expect(corrected.status == .pass, "\(corrected.cause ?? "")")
         #expect(corrected.repetitions.allSatisfy { $0.verified })
         // The server's log: at least the whole file.
@@ -159,13 +158,13 @@ struct CompareTests {
     @Test func resumingLessonsFetchOnlyTheRestWhileInMemoryOnesStartOver() throws {
         let results = try quick().results
         let size = results.settings.faultSize
-        for lesson in ["02-filehandle", "03-outputstream", "04-session-data-task", "06-runloop-thread"] {
-            let corrected = try run(results, lesson, "corrected", "drop-resume")
+        for lesson in [LessonID.fileHandle, .outputStream, .sessionDataTask, .runLoopThread] {
+            let corrected = try run(results, lesson, .corrected, .dropResume)
             #expect(corrected.bytesDownloadedAgain == 0, "\(lesson)")
             #expect(corrected.bytesOnWire == size, "\(lesson)")
         }
         // Lesson 01 holds the bytes in memory: after the drop it fetches them all again.
-        let inMemory = try run(results, "01-in-memory", "corrected", "drop-resume")
+        let inMemory = try run(results, .inMemory, .corrected, .dropResume)
         #expect(inMemory.status == .pass)
         #expect(inMemory.bytesDownloadedAgain == size * 3 / 10)
     }
@@ -179,24 +178,24 @@ struct CompareTests {
             }
         }
         // Clean runs carry a memory timeline sampled at 20 Hz or more.
-        for run in results.runs where run.scenario == "clean" && run.sizeBytes == 32 << 20 {
+        for run in results.runs where run.scenario == .clean && run.sizeBytes == 32 << 20 {
             let timeline = try #require(run.rssTimeline, "\(run.lesson) \(run.variant)")
             #expect(timeline.count >= 2, "\(run.lesson) \(run.variant)")
             let gaps = zip(timeline.dropFirst(), timeline).map { $0.t - $1.t }.sorted()
             if !gaps.isEmpty { #expect(gaps[gaps.count / 2] <= 0.05, "\(run.lesson) \(run.variant)") }
         }
-        #expect(results.runs.filter { $0.scenario != "clean" }.allSatisfy { $0.rssTimeline == nil })
+        #expect(results.runs.filter { $0.scenario != .clean }.allSatisfy { $0.rssTimeline == nil })
     }
 
     @Test func theUploadArticleFailsAsExpected() throws {
         let results = try quick().results
-        let article = try #require(clean(results, "07-multipart-upload", size: 1 << 20).first { $0.variant == "article" })
+        let article = try #require(clean(results, .multipartUpload, size: 1 << 20).first { $0.variant == .article })
         #expect(article.status == .fail)
         #expect(article.expectedFailure)
         #expect(article.cause?.contains("1,048,578 bytes") == true, "\(article.cause ?? "")")
         // On the wire: the whole multipart body as the server read it, the file plus a few
         // hundred bytes of delimiters and headers.
-        for run in clean(results, "07-multipart-upload", size: 1 << 20) {
+        for run in clean(results, .multipartUpload, size: 1 << 20) {
             #expect(run.bytesOnWire > 1 << 20 && run.bytesOnWire < (1 << 20) + 4096, "\(run.variant) \(run.bytesOnWire)")
             #expect(run.throughputBytesPerSecond > 0)
         }
@@ -287,36 +286,36 @@ struct CompareKillAndChangeTests {
         ], timeout: 600)
         try #require(finished.status == 0, "\(finished.stderr)")
         let results = try ComparisonResults.read(from: folder.appendingPathComponent("results.json"))
-        func run(_ lesson: String, _ variant: String, _ scenario: String) throws -> ComparisonResults.Run {
-            try #require(results.runs.first { $0.lesson == lesson && $0.variant == variant && $0.scenario == scenario })
+        func run(_ lesson: LessonID, _ variant: Variant, _ scenario: Scenario) throws -> ComparisonResults.Run {
+            try #require(results.runs.first { $0.lesson == lesson.rawValue && $0.variant == variant && $0.scenario == scenario })
         }
         let breakPoint = Self.size * 3 / 10
 
         // Killed at 30%: the partial file is resumed and nothing is fetched twice...
-        let streaming = try run("03-outputstream", "corrected", "kill-rerun")
+        let streaming = try run(.outputStream, .corrected, .killRerun)
         #expect(streaming.status == .pass)
         #expect(streaming.bytesDownloadedAgain == 0)
         // Killed at the stall, not rescued by URLSession's 60 s timeout and a retry.
         #expect(streaming.wallSeconds < 30)
         // ...while a buffer in memory dies with the process, and its 30% comes again.
-        let inMemory = try run("01-in-memory", "corrected", "kill-rerun")
+        let inMemory = try run(.inMemory, .corrected, .killRerun)
         #expect(inMemory.status == .pass)
         #expect(inMemory.bytesDownloadedAgain == breakPoint)
         // The article's FileHandle appends the whole file to the partial one.
-        let appended = try run("02-filehandle", "article", "kill-rerun")
+        let appended = try run(.fileHandle, .article, .killRerun)
         #expect(appended.status == .fail)
         #expect(appended.cause == "file has \(ByteFormat.grouped(Self.size + breakPoint)) bytes, expected \(ByteFormat.grouped(Self.size))")
         // Lesson 05 survives a kill either way. How much it fetches again also depends on when
         // its own Pause lands, so the resume data's worth is checked by Lesson05Tests instead.
-        for variant in ["article", "corrected"] {
-            #expect(try run("05-download-task-resume", variant, "kill-rerun").status == .pass)
+        for variant in Variant.allCases {
+            #expect(try run(.downloadTaskResume, variant, .killRerun).status == .pass)
         }
 
         // The file changed between attempts: If-Range brings the whole new file; the article
         // splices old bytes with new ones, and lab compare's own digest check catches it.
-        let checked = try run("03-outputstream", "corrected", "entity-changed")
+        let checked = try run(.outputStream, .corrected, .entityChanged)
         #expect(checked.status == .pass)
-        let spliced = try run("03-outputstream", "article", "entity-changed")
+        let spliced = try run(.outputStream, .article, .entityChanged)
         #expect(spliced.status == .fail)
         #expect(spliced.expectedFailure)
         #expect(spliced.cause == "right size, wrong bytes (SHA-256 differs)")
@@ -332,11 +331,11 @@ struct CompareKillAndChangeTests {
         ])
         try #require(finished.status == 0, "\(finished.stderr)")
         let results = try ComparisonResults.read(from: folder.appendingPathComponent("results.json"))
-        let curl = try #require(results.references.first { $0.kind == "curl" })
+        let curl = try #require(results.references.first { $0.kind == .curl })
         let peak = try #require(curl.peakRSSBytes)
         #expect(peak > 1 << 20 && peak < 24 << 20, "curl peaked at \(peak) bytes")
         #expect(results.runs.count == 1)
-        #expect(results.settings.preset == "custom")
+        #expect(results.settings.preset == .custom)
     }
 }
 
@@ -401,9 +400,9 @@ struct CompareAgainstNginxTests {
                                                     "--lessons", "01,03", "--repetitions", "1", "-o", folder.path] + sizes)
         #expect(finished.status == 0, "\(finished.stderr)")
         let results = try ComparisonResults.read(from: folder.appendingPathComponent("results.json"))
-        #expect(results.environment.serverKind == "external")
+        #expect(results.environment.serverKind == .external)
         // Crowded needs no fault injection either, but only lesson 06 runs it.
-        #expect(results.settings.scenarios == ["clean", "slow-disk"])
+        #expect(results.settings.scenarios == [.clean, .slowDisk])
         // 2 lessons × 2 variants × 2 sizes clean, and × 1 size slow-disk.
         #expect(results.runs.count == 12)
         for run in results.runs {

@@ -26,7 +26,7 @@ import Testing
     struct Record: Decodable {
         let exercise: String
         let check: String
-        let status: String
+        let status: CheckStatus
         let passed: Bool
         let detail: String
         let command: String
@@ -132,8 +132,8 @@ import Testing
             #expect(mine.map(\.check) == ["clean"] + lesson.defects.map(\.id))
             #expect(Set(mine.filter { !$0.passed }.map(\.check)) == Self.predictedFailures(lesson), "\(lesson.lesson): \(mine)")
             // Each defect shows itself the way the catalogue says the article's code does.
-            for record in mine where record.check != "clean" {
-                #expect(record.status == "still-there" && record.symptomSeen == true, "\(lesson.lesson) \(record.check): \(record.detail)")
+            for record in mine where record.check != Scenario.clean.rawValue {
+                #expect(record.status == .stillThere && record.symptomSeen == true, "\(lesson.lesson) \(record.check): \(record.detail)")
             }
         }
     }
@@ -223,7 +223,7 @@ import Testing
         let records = try Self.records(crashed.stdout)
         #expect(records.count == 5)
         for record in records {
-            #expect(record.status == "crashed" && record.detail.hasSuffix("crashed (signal 4)"), "\(record)")
+            #expect(record.status == .crashed && record.detail.hasSuffix("crashed (signal 4)"), "\(record)")
         }
     }
 

@@ -15,11 +15,7 @@ final class HostileInputTests {
 
     init() throws { bench = try TestBench() }
 
-    static let lessons = [
-        "lesson-00-small-file", "lesson-01-in-memory", "lesson-02-filehandle", "lesson-03-outputstream",
-        "lesson-04-session-data-task", "lesson-05-download-task-resume", "lesson-06-runloop-thread",
-        "lesson-07-multipart-upload", "lesson-08-async-await",
-    ]
+    static let lessons = LessonID.allCases.map(\.executable)
 
     /// Lines the lesson itself wrote on stderr as errors (the story may go there too).
     static func errorLines(_ finished: ChildProcess.Finished, _ executable: String) -> [Substring] {
@@ -40,17 +36,17 @@ final class HostileInputTests {
     /// `ulimit -f 4096` (4 MiB): past it the kernel's SIGXFSZ would end a writer with no word said.
     /// The signal is set back to its default first, as in a login shell: an ignored signal is
     /// inherited, and the test runner's may be.
-    @Test(arguments: lessons.map { ($0, "corrected") } + [("lesson-03-outputstream", "article")])
-    func fileSizeLimitIsALocalError(executable: String, variant: String) throws {
+    @Test(arguments: lessons.map { ($0, Variant.corrected) } + [(LessonID.outputStream.executable, .article)])
+    func fileSizeLimitIsALocalError(executable: String, variant: Variant) throws {
         let output = directory.appendingPathComponent("\(executable)-\(variant)-\(UUID().uuidString)")
         let lesson = ChildProcess.buildDirectory.appendingPathComponent(executable).path
         let finished = try ChildProcess.runProgram(URL(fileURLWithPath: "/usr/bin/env"), [
             "--default-signal=XFSZ", "/bin/sh", "-c", "ulimit -f 4096; exec \"$0\" \"$@\"", lesson,
-            "--size", "16MiB", "--variant", variant, "--output", output.path, "--quiet",
+            "--size", "16MiB", "--variant", variant.rawValue, "--output", output.path, "--quiet",
         ], timeout: 120)
         let lines = Self.errorLines(finished, executable)
         #expect(lines.count == 1, "\(finished.stderr)")
-        if variant == "corrected" {
+        if variant == .corrected {
             #expect(finished.status == ExitStatus.localIOFailed.rawValue, "\(finished.stderr)")
             #expect(lines.first?.contains("File too large") == true, "\(finished.stderr)")
         } else {
@@ -91,7 +87,7 @@ final class HostileInputTests {
         let result = try finished.result()
         #expect(result.outcome == .verified)
         #expect(result.expectedSHA256 == fixture.sha256Hex())
-        #expect(result.requests.map(\.method) == ["GET", "HEAD"])
+        #expect(result.requests.map(\.method) == [.get, .head])
         #expect(result.requests.first?.reprDigestSHA256 == nil)
     }
 

@@ -2,6 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import LabVocabulary
 import Testing
 
 /// `lab inspect-resume-data FILE`, run as a child process on blobs built here by hand.

@@ -1,5 +1,6 @@
 import Foundation
 import LabReport
+import LabVocabulary
 import Testing
 
 /// `lab report FILE… -o PAGE`, run as a child process: the page is written, and every wrong
@@ -8,13 +9,13 @@ struct LabReportCommandTests {
     static func results(label: String) -> ComparisonResults {
         let environment = ComparisonResults.Environment(
             hostname: "host-\(label)", cpuModel: "Test CPU", cores: 2, memoryBytes: 4 << 30,
-            operatingSystem: "Linux", swiftVersion: "6.3.1", buildConfiguration: "release", serverKind: "embedded",
+            operatingSystem: "Linux", swiftVersion: "6.3.1", buildConfiguration: .release, serverKind: .embedded,
             serverURL: "http://127.0.0.1:1", startedAt: "2025-11-22T10:10:07Z", durationSeconds: 12.5)
         let settings = ComparisonResults.Settings(
-            preset: "quick", sizes: [1 << 20], faultSize: 1 << 20, lessons: ["03-outputstream"], scenarios: ["clean"],
+            preset: .quick, sizes: [1 << 20], faultSize: 1 << 20, lessons: [LessonID.outputStream.rawValue], scenarios: [.clean],
             repetitions: 1, slowDiskWriteDelayMicroseconds: 200)
         let run = ComparisonResults.Run(
-            lesson: "03-outputstream", title: "OutputStream append", variant: "corrected", scenario: "clean",
+            lesson: LessonID.outputStream.rawValue, title: LessonID.outputStream.shortTitle, variant: .corrected, scenario: .clean,
             sizeBytes: 1 << 20, status: .pass, expectedFailure: false, cause: nil, wallSeconds: 0.05, cpuSeconds: 0.03,
             peakRSSBytes: 20 << 20, throughputBytesPerSecond: 20_971_520, bytesOnWire: 1 << 20, bytesDownloadedAgain: 0,
             repetitions: [], rssTimeline: [.init(t: 0, rssBytes: 10 << 20), .init(t: 0.05, rssBytes: 20 << 20)])

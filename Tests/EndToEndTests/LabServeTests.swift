@@ -1,5 +1,6 @@
 import Foundation
 import LabKit
+import LabVocabulary
 import Testing
 
 /// `lab serve`, run as a child process.

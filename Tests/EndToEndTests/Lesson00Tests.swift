@@ -12,7 +12,7 @@ import Testing
 /// lesson-00-small-file, run as a child process against the real embedded server.
 @Suite(.serialized)
 final class Lesson00Tests {
-    static let ways = ["completion-handler", "contents-of"]
+    static let ways = SmallFileWay.allCases
 
     private let bench: TestBench
     var server: LabServer { bench.server }
@@ -20,11 +20,11 @@ final class Lesson00Tests {
 
     init() throws { bench = try TestBench() }
 
-    private func lesson(_ variant: Variant, way: String, url: URL, extra: [String] = []) throws
+    private func lesson(_ variant: Variant, way: SmallFileWay, url: URL, extra: [String] = []) throws
         -> (ChildProcess.Finished, URL) {
-        let output = directory.appendingPathComponent("\(variant)-\(way)-\(UUID().uuidString).bin")
+        let output = directory.appendingPathComponent("\(variant)-\(way.rawValue)-\(UUID().uuidString).bin")
         let finished = try ChildProcess.run("lesson-00-small-file", [
-            "--url", url.absoluteString, "--output", output.path, "--variant", variant.rawValue, "--way", way, "--json",
+            "--url", url.absoluteString, "--output", output.path, "--variant", variant.rawValue, "--way", way.rawValue, "--json",
         ] + extra)
         return (finished, output)
     }
@@ -36,30 +36,30 @@ final class Lesson00Tests {
 
     /// The default run, as `swift run lesson-00-small-file` does it, with each way.
     @Test(arguments: ways)
-    func defaultRunVerifies(way: String) throws {
-        let output = directory.appendingPathComponent("default-\(way).bin")
+    func defaultRunVerifies(way: SmallFileWay) throws {
+        let output = directory.appendingPathComponent("default-\(way.rawValue).bin")
         // No --way for the first way: it is the default.
-        let wayArguments = way == Self.ways[0] ? [] : ["--way", way]
+        let wayArguments = way == Self.ways[0] ? [] : ["--way", way.rawValue]
         let finished = try ChildProcess.run("lesson-00-small-file", ["--json", "--output", output.path] + wayArguments)
         #expect(finished.status == 0, "\(finished.stderr)")
         let result = try finished.result()
         let fixture = Fixture(name: "lesson-00-small-file", size: 4 << 20)
         #expect(result.outcome == .verified)
         #expect(result.exitCode == 0)
-        #expect(result.way == way)
+        #expect(result.way == way.rawValue)
         #expect(result.attempts == 1)
         #expect(result.fileBytes == fixture.size)
         #expect(result.actualSHA256 == fixture.sha256Hex())
         #expect(try FileDigest.sha256Hex(of: output) == fixture.sha256Hex())
         #expect(finished.stderr.contains("got 4194304 bytes in one piece, as announced, and saved them"))
         // HEAD for the size first; Data(contentsOf:) shows the lab no response, so its GET has no status.
-        #expect(result.requests.map(\.method) == ["HEAD", "GET"])
-        #expect(result.requests.map(\.status) == [200, way == "contents-of" ? nil : 200])
+        #expect(result.requests.map(\.method) == [.head, .get])
+        #expect(result.requests.map(\.status) == [200, way == .contentsOf ? nil : 200])
     }
 
     /// The article looks at neither the error nor the status: a 404 "succeeds".
     @Test(arguments: ways)
-    func articleSavesTheErrorPage(way: String) async throws {
+    func articleSavesTheErrorPage(way: SmallFileWay) async throws {
         let fixture = Fixture(name: "missing", size: 1 << 20)
         // The same script on a fresh run token: the server's answer to attempt 1, fetched without the lesson.
         let (errorPage, response) = try await URLSession.shared.data(
@@ -77,12 +77,12 @@ final class Lesson00Tests {
         #expect(result.exitCode == ExitStatus.verificationFailed.rawValue)
         #expect(served(run: run).map(\.status) == [404])
         switch way {
-        case "completion-handler":
+        case .completionHandler:
             #expect(finished.stderr.contains("got \(errorPage.count) bytes in one piece and saved them"), "\(finished.stderr)")
             #expect(try Data(contentsOf: output) == errorPage)
             #expect(result.fileBytes == Int64(errorPage.count))
             #expect(result.error?.message.hasPrefix("SHA-256 mismatch: expected \(fixture.sha256Hex()), got ") == true)
-        default:
+        case .contentsOf:
             // On Linux Data(contentsOf:) throws for a 404. The article ignores the error, saves
             // nothing, and still reports success.
             #expect(finished.stderr.contains("got 0 bytes in one piece and saved them"), "\(finished.stderr)")
@@ -93,7 +93,7 @@ final class Lesson00Tests {
     }
 
     @Test(arguments: [(404, "HTTP 404 Not Found"), (500, "HTTP 500 Internal Server Error")], ways)
-    func correctedRefusesAnErrorStatus(status: (code: Int, message: String), way: String) throws {
+    func correctedRefusesAnErrorStatus(status: (code: Int, message: String), way: SmallFileWay) throws {
         let run = UUID().uuidString
         let url = server.url(for: Fixture(name: "error", size: 1 << 20), faults: "status:\(status.code)", run: run)
         let (finished, output) = try lesson(.corrected, way: way, url: url)
@@ -105,11 +105,11 @@ final class Lesson00Tests {
         #expect(result.outcome == .transferFailed)
         #expect(result.attempts == 1)
         // The HEAD already told; no GET was sent.
-        #expect(served(run: run).map(\.method) == ["HEAD"])
+        #expect(served(run: run).map(\.method) == [.head])
     }
 
     @Test(arguments: ways)
-    func correctedRefusesMoreThanItsMemoryLimit(way: String) throws {
+    func correctedRefusesMoreThanItsMemoryLimit(way: SmallFileWay) throws {
         let run = UUID().uuidString
         // The limit the catalogue gives `lab compare`, so the report calls this refusal right.
         let limit = try #require(Catalogue.lesson(named: "00")?.correctedRefusesAbove)
@@ -119,13 +119,13 @@ final class Lesson00Tests {
         #expect(finished.stderr.hasPrefix("lesson-00-small-file: refusing to hold "), "\(finished.stderr)")
         #expect(finished.stderr.contains("bytes in memory (limit 67,108,864, 64.0 MiB)"), "\(finished.stderr)")
         #expect(fileSize(output) == -1)
-        #expect(served(run: run).map(\.method) == ["HEAD"])
+        #expect(served(run: run).map(\.method) == [.head])
     }
 
     /// Data(contentsOf:) wraps the broken transfer's URLError in a Cocoa error; it must still count
     /// as a broken transfer worth another attempt.
     @Test(arguments: ways)
-    func correctedRetriesADroppedTransfer(way: String) throws {
+    func correctedRetriesADroppedTransfer(way: SmallFileWay) throws {
         let fixture = Fixture(name: "dropped", size: 4 << 20)
         let run = UUID().uuidString
         let url = server.url(for: fixture, faults: "drop:40pct,ok", run: run)
@@ -138,7 +138,7 @@ final class Lesson00Tests {
         #expect(result.resumedFrom.isEmpty)
         #expect(try FileDigest.sha256Hex(of: output) == fixture.sha256Hex())
         let requests = served(run: run)
-        #expect(requests.map(\.method) == ["HEAD", "GET", "HEAD", "GET"])
+        #expect(requests.map(\.method) == [.head, .get, .head, .get])
         // The whole body again: one call has nothing to resume from.
         #expect(requests.map(\.range) == [nil, nil, nil, nil])
         #expect(abs(requests[1].bodyBytesSent - fixture.size * 40 / 100) <= 64 << 10)
@@ -148,7 +148,7 @@ final class Lesson00Tests {
     @Test func articleCountsADroppedTransferAsDone() throws {
         let fixture = Fixture(name: "dropped", size: 4 << 20)
         let url = server.url(for: fixture, faults: "drop:40pct,ok", run: UUID().uuidString)
-        let (finished, output) = try lesson(.article, way: "completion-handler", url: url,
+        let (finished, output) = try lesson(.article, way: .completionHandler, url: url,
                                             extra: ["--sha256", fixture.sha256Hex()])
         #expect(finished.status == ExitStatus.verificationFailed.rawValue)
         #expect(finished.stderr.contains("got 0 bytes in one piece and saved them"), "\(finished.stderr)")

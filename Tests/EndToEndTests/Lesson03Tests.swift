@@ -29,7 +29,7 @@ final class Lesson03Tests {
         #expect(result.attempts == 1)
         #expect(result.resumedFrom.isEmpty)
         // The article asks HEAD first; the corrected variant goes straight to GET.
-        #expect(result.requests.map(\.method) == (variant == .article ? ["HEAD", "GET"] : ["GET"]))
+        #expect(result.requests.map(\.method) == (variant == .article ? [.head, .get] : [.get]))
     }
 
     @Test func changedFileIsSplicedByTheArticle() throws {
@@ -55,7 +55,7 @@ final class Lesson03Tests {
             case .article:
                 #expect(second.finished.status == ExitStatus.verificationFailed.rawValue)
                 #expect(second.finished.stderr.contains("the file is already downloaded"))
-                #expect(result.requests.map(\.method) == ["HEAD"])
+                #expect(result.requests.map(\.method) == [.head])
                 #expect(result.actualSHA256 == fixture.sha256Hex())
             case .corrected:
                 #expect(second.finished.status == 0, "\(second.finished.stderr)")

@@ -40,7 +40,7 @@ final class Lesson06Tests {
         let result = try finished.result()
         let fixture = Fixture(name: Self.executable, size: 64 << 20)
         #expect(result.variant == variant)
-        #expect(result.way == "story")
+        #expect(result.way == RunLoopThreadWay.story.rawValue)
         #expect(result.outcome == .verified)
         #expect(result.actualSHA256 == fixture.sha256Hex())
         #expect(result.attempts == 2)
@@ -191,7 +191,7 @@ final class Lesson06Tests {
             Self.executable, ["--json", "--way", "delegate-queue", "--variant", variant.rawValue, "--output", output.path])
         #expect(finished.status == 0, "\(finished.stderr)")
         let result = try finished.result()
-        #expect(result.way == "delegate-queue")
+        #expect(result.way == RunLoopThreadWay.delegateQueue.rawValue)
         #expect(result.outcome == .verified)
         #expect(result.attempts == 2)
         #expect(result.bytesDownloadedAgain <= 64 << 10)
@@ -229,7 +229,7 @@ final class Lesson06Tests {
         let finished = try ChildProcess.run(Self.executable, ["--help"])
         #expect(finished.status == 0)
         #expect(finished.stdout.hasPrefix("lesson-06-runloop-thread: A connection on a background thread, and its run loop\n"))
-        for way in ["story", "run-loop", "delegate-queue"] { #expect(finished.stdout.contains("\n  \(way) ")) }
+        for way in [RunLoopThreadWay.story, .runLoop, .delegateQueue].map(\.rawValue) { #expect(finished.stdout.contains("\n  \(way) ")) }
     }
 
     // MARK: - Reading the story

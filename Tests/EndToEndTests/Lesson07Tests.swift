@@ -22,13 +22,13 @@ final class Lesson07Tests {
         try? FileManager.default.removeItem(at: directory)
     }
 
-    private func lesson(_ variant: Variant, size: Int64, output: URL? = nil, way: String? = nil,
+    private func lesson(_ variant: Variant, size: Int64, output: URL? = nil, way: MultipartUploadWay? = nil,
                         timeout: TimeInterval = 300) throws -> ChildProcess.Finished {
         let output = output ?? directory.appendingPathComponent("\(variant)-\(UUID().uuidString).bin")
         return try ChildProcess.run(
             "lesson-07-multipart-upload",
             ["--size", String(size), "--output", output.path, "--variant", variant.rawValue, "--json"]
-                + (way.map { ["--way", $0] } ?? []),
+                + (way.map { ["--way", $0.rawValue] } ?? []),
             timeout: timeout)
     }
 
@@ -36,12 +36,12 @@ final class Lesson07Tests {
 
     /// Both ways of the corrected variant: the body streamed part after part (the default), and
     /// the body written to a file first.
-    @Test(arguments: [nil, "stream", "body-file"])
-    func correctedUploadArrivesWithTheSameBytesAndDigest(way: String?) throws {
+    @Test(arguments: [nil] + MultipartUploadWay.allCases)
+    func correctedUploadArrivesWithTheSameBytesAndDigest(way: MultipartUploadWay?) throws {
         let size: Int64 = 3_000_017
         let finished = try lesson(.corrected, size: size, way: way)
         #expect(finished.status == 0, "\(finished.stderr)")
-        let story = way == "body-file" ? "body written to a file: 3,000," : "body streamed from the file: 3,000,"
+        let story = way == .bodyFile ? "body written to a file: 3,000," : "body streamed from the file: 3,000,"
         #expect(finished.stderr.contains(story), "\(finished.stderr)")
         let result = try finished.result()
         #expect(result.outcome == .verified)
@@ -49,7 +49,7 @@ final class Lesson07Tests {
         #expect(result.resourceBytes == size)
         #expect(result.expectedSHA256 == fixture(size: size).sha256Hex())
         #expect(result.actualSHA256 == fixture(size: size).sha256Hex())
-        #expect(result.requests.map(\.method) == ["POST"])
+        #expect(result.requests.map(\.method) == [.post])
         #expect(result.requests.first?.status == 200)
         // The server's answer is the check: nothing is read back here.
         #expect(result.verificationSeconds == 0)
@@ -94,7 +94,7 @@ final class Lesson07Tests {
 
     /// The ways are the corrected variant's: asking the article for one is one line and exit 64.
     @Test func articleHasNoWays() throws {
-        let finished = try lesson(.article, size: 1000, way: "stream")
+        let finished = try lesson(.article, size: 1000, way: .stream)
         #expect(finished.status == ExitStatus.usage.rawValue)
         #expect(finished.stderr == "lesson-07-multipart-upload: --way: the article variant has one way; "
                 + "the ways are the corrected variant's\n")

@@ -41,7 +41,7 @@ final class Lesson08Tests {
         let resumedAt = download.gets[0].bodyBytesSent
         #expect(download.gets[1].range == "bytes=\(resumedAt)-")
         #expect(download.gets[1].ifRange == fixture.etag)
-        #expect(try download.finished.result().way == "byte-by-byte")
+        #expect(try download.finished.result().way == AsyncAwaitWay.byteByByte.rawValue)
     }
 
     /// The Pause button cancels the transfer's Task at 25%: the transfer stops, what was already

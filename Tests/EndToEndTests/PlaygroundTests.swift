@@ -1,4 +1,5 @@
 import Foundation
+import LabVocabulary
 import Testing
 
 /// The playgrounds are opened in Xcode; here they are at least type-checked, so they never rot.

@@ -31,7 +31,7 @@ struct ResumingLessonsTests {
 
     @Test(arguments: lessons)
     func ignoredRangeIsCaughtOnlyByTheCorrectedVariant(lesson: String) throws {
-        try ResumableLesson(lesson).checkIgnoredRange(articleAppends: lesson != "lesson-08-async-await")
+        try ResumableLesson(lesson).checkIgnoredRange(articleAppends: lesson != LessonID.asyncAwait.executable)
     }
 
     @Test(arguments: lessons)

@@ -3,6 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import LabKit
+import LabVocabulary
 import Testing
 
 struct ContentRangeTests {

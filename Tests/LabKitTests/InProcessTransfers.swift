@@ -1,3 +1,4 @@
+import LabVocabulary
 import Testing
 
 /// The suites whose URLSession transfers run inside the test process, one suite at a time.

@@ -4,6 +4,7 @@ import FoundationNetworking
 #endif
 import LabFixtures
 import LabKit
+import LabVocabulary
 import Testing
 
 /// Blobs of each documented form, built here by hand (PropertyListSerialization, NSKeyedArchiver,

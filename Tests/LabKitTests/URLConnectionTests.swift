@@ -185,7 +185,7 @@ extension InProcessTransfers {
             #expect(response.expectedContentLength == fixture.size)
             #expect((response as? HTTPURLResponse)?.value(forHTTPHeaderField: "ETag") == fixture.etag)
             #expect(data.isEmpty)
-            let logged = try #require(HTTPExchangeLog.shared.exchanges.last { $0.method == "HEAD" })
+            let logged = try #require(HTTPExchangeLog.shared.exchanges.last { $0.method == .head })
             #expect(logged.status == 200)
             #expect(logged.reprDigestSHA256 == fixture.sha256Hex())
         }

@@ -1,5 +1,6 @@
 import Foundation
 import LabKit
+import LabVocabulary
 import Testing
 
 /// `FileHandle(forWritingTo:at:)`, through which every resuming lesson opens its file: the bytes

@@ -22,7 +22,7 @@ struct HTMLReportTests {
     }
 
     private static func row(_ rows: [ParsedPage.Element], _ run: ComparisonResults.Run) -> ParsedPage.Element? {
-        rows.first { $0["data-lesson"] == run.lesson && $0["data-variant"] == run.variant }
+        rows.first { $0["data-lesson"] == run.lesson && $0["data-variant"] == run.variant.rawValue }
     }
 
     /// The raw values of a row's numeric cells, in column order.
@@ -38,7 +38,7 @@ struct HTMLReportTests {
     @Test func everyCleanRunIsInTheTableOfItsSizeWithItsExactNumbers() throws {
         let (results, _, page) = try Self.roundTrip(Fixture.results())
         for size in Fixture.sizes {
-            let runs = results.runs.filter { $0.scenario == "clean" && $0.sizeBytes == size }
+            let runs = results.runs.filter { $0.scenario == .clean && $0.sizeBytes == size }
             let rows = page.table("size-\(size)")
             #expect(rows.count == runs.count, "size \(size)")
             for run in runs {
@@ -47,24 +47,25 @@ struct HTMLReportTests {
                 #expect(row.all("td").contains { $0["data-status"] == run.status.rawValue })
             }
         }
-        let megabytes = try #require(page.table("size-\(Fixture.sizes[2])").first { $0["data-lesson"] == "03-outputstream" && $0["data-variant"] == "corrected" })
+        let megabytes = try #require(page.table("size-\(Fixture.sizes[2])").first { $0["data-lesson"] == LessonID.outputStream.rawValue && $0["data-variant"] == Variant.corrected.rawValue })
         #expect(megabytes.all("td").contains { $0["data-value"] == "40123458" && $0.text == "38.3 MiB" })
     }
 
     @Test func faultAndReferenceTablesHoldTheirNumbers() throws {
         let (results, _, page) = try Self.roundTrip(Fixture.results())
-        let faults = results.runs.filter { $0.scenario != "clean" }
+        let faults = results.runs.filter { $0.scenario != .clean }
         let rows = page.table("faults")
         #expect(rows.count == faults.count)
         for run in faults {
             let row = try #require(rows.first {
-                $0["data-lesson"] == run.lesson && $0["data-variant"] == run.variant && $0.all("td").contains { $0.text == run.scenario }
+                $0["data-lesson"] == run.lesson && $0["data-variant"] == run.variant.rawValue
+                    && $0.all("td").contains { $0.text == run.scenario.rawValue }
             })
             #expect(Self.values(row) == [String(run.sizeBytes)] + Self.measurements(run))
         }
 
         let references = page.table("references")
-        #expect(references.map { $0["data-reference"] } == results.references.map(\.kind))
+        #expect(references.map { $0["data-reference"] } == results.references.map(\.kind.rawValue))
         for (row, reference) in zip(references, results.references) {
             #expect(Self.values(row) == [String(reference.sizeBytes), String(reference.wallSeconds),
                                          String(reference.throughputBytesPerSecond)] + (reference.peakRSSBytes.map { [String($0)] } ?? []))
@@ -76,9 +77,9 @@ struct HTMLReportTests {
         let (results, _, page) = try Self.roundTrip(Fixture.results())
         let rows = page.table("fault-matrix")
         #expect(rows.count == 5)
-        for run in results.runs where run.scenario != "clean" {
+        for run in results.runs where run.scenario != .clean {
             let row = try #require(Self.row(rows, run))
-            let cell = try #require(row.all("td", "data-scenario", run.scenario).first)
+            let cell = try #require(row.all("td", "data-scenario", run.scenario.rawValue).first)
             #expect(cell["data-status"] == run.status.rawValue, "\(run.lesson) \(run.variant) \(run.scenario)")
             #expect(cell["data-expected"] == String(run.expectedFailure))
             #expect(cell["data-downloaded-again"] == String(run.bytesDownloadedAgain))
@@ -87,10 +88,10 @@ struct HTMLReportTests {
             let standsOut = cell.all("span").contains { $0.hasClass("unexpected") }
             #expect(standsOut == (run.status == .fail && !run.expectedFailure))
         }
-        let refusedClean = try #require(rows.first { $0["data-lesson"] == "00-small-file" }?.all("td", "data-scenario", "clean").first)
-        #expect(refusedClean["data-status"] == "refused")
+        let refusedClean = try #require(rows.first { $0["data-lesson"] == LessonID.smallFile.rawValue }?.all("td", "data-scenario", "clean").first)
+        #expect(refusedClean["data-status"] == ComparisonResults.RunStatus.refused.rawValue)
         #expect(refusedClean.text.contains("at 256 MiB"))
-        let notRun = try #require(rows.first { $0["data-lesson"] == "01-in-memory" }?.all("td", "data-scenario", "ignore-range").first)
+        let notRun = try #require(rows.first { $0["data-lesson"] == LessonID.inMemory.rawValue }?.all("td", "data-scenario", "ignore-range").first)
         #expect(notRun["data-status"] == nil && notRun.text == "not run")
     }
 
@@ -142,7 +143,7 @@ struct HTMLReportTests {
             let item = try #require(verdict(lesson, variant))
             // The serializer may start a line inside the item; a browser shows no space there.
             #expect(item.text.trimmingCharacters(in: .whitespacesAndNewlines) == line)
-            #expect(item.hasClass("attention") == (lesson == "03-outputstream" && variant == "corrected"))
+            #expect(item.hasClass("attention") == (lesson == LessonID.outputStream.rawValue && variant == Variant.corrected.rawValue))
         }
     }
 
@@ -204,19 +205,19 @@ struct HTMLReportTests {
         #expect(page.root.all("ul").first { $0.hasClass("machines") }?.all("strong").map(\.text) == labels)
         for size in Fixture.sizes {
             let rows = page.table("size-\(size)")
-            let expected = (lab.runs + laptop.runs).filter { $0.scenario == "clean" && $0.sizeBytes == size }
+            let expected = (lab.runs + laptop.runs).filter { $0.scenario == .clean && $0.sizeBytes == size }
             #expect(rows.count == expected.count)
             #expect(rows.map { $0.all("td").first { $0.hasClass("label") }?.text } == rows.map { $0["data-machine"] })
             for machine in [lab, laptop] {
-                for run in machine.runs where run.scenario == "clean" && run.sizeBytes == size {
+                for run in machine.runs where run.scenario == .clean && run.sizeBytes == size {
                     let row = try #require(rows.first {
-                        $0["data-machine"] == machine.label && $0["data-lesson"] == run.lesson && $0["data-variant"] == run.variant
+                        $0["data-machine"] == machine.label && $0["data-lesson"] == run.lesson && $0["data-variant"] == run.variant.rawValue
                     })
                     #expect(Self.values(row) == Self.measurements(run))
                 }
             }
         }
-        #expect(page.table("faults").count == (lab.runs + laptop.runs).filter { $0.scenario != "clean" }.count)
+        #expect(page.table("faults").count == (lab.runs + laptop.runs).filter { $0.scenario != .clean }.count)
         #expect(Set(page.table("fault-matrix").compactMap { $0["data-machine"] }) == Set(labels))
         #expect(page.table("references").count == 8)
         #expect(page.root.all("table", "data-table", "environment").first?.all("thead").first?.all("th").map(\.text) == ["", "lab-linux", "laptop"])
@@ -233,7 +234,7 @@ struct HTMLReportTests {
             let lessonLines = ["03-outputstream article", "03-outputstream corrected"]
             #expect(laptopSeries == (chart == "throughput" ? lessonLines + ["curl", "wget"] : lessonLines), "\(chart)")
         }
-        let verdicts = page.root.all("li").filter { $0["data-lesson"] == "03-outputstream" && $0["data-variant"] == "article" }
+        let verdicts = page.root.all("li").filter { $0["data-lesson"] == LessonID.outputStream.rawValue && $0["data-variant"] == Variant.article.rawValue }
         #expect(verdicts.compactMap { $0["data-machine"] } == labels)
     }
 }
@@ -255,20 +256,20 @@ struct PartialResultsTests {
     }
 
     @Test func onlyFaultScenariosGiveTheMatrixAndFaultTableButNoCharts() throws {
-        let page = try Self.page(Fixture.allRuns.filter { $0.scenario != "clean" }, references: false)
+        let page = try Self.page(Fixture.allRuns.filter { $0.scenario != .clean }, references: false)
         #expect(Self.charts(page).isEmpty)
         #expect(page.root.all("table").compactMap { $0["data-table"] } == ["fault-matrix", "faults", "environment"])
-        #expect(page.table("faults").count == Fixture.allRuns.filter { $0.scenario != "clean" }.count)
+        #expect(page.table("faults").count == Fixture.allRuns.filter { $0.scenario != .clean }.count)
     }
 
     @Test func oneCleanSizeWithoutTimelinesOrReferences() throws {
-        let runs = Fixture.allRuns.filter { $0.scenario == "clean" && $0.sizeBytes == Fixture.mebibyte }
+        let runs = Fixture.allRuns.filter { $0.scenario == .clean && $0.sizeBytes == Fixture.mebibyte }
         let page = try Self.page(runs, references: false)
         #expect(Self.charts(page) == ["peak-rss", "throughput"])
         #expect(page.root.all("table").compactMap { $0["data-table"] }
                 == ["fault-matrix", "size-\(Fixture.mebibyte)", "environment"])
         #expect(page.root.all("svg", "data-chart", "throughput").first?.all("g").filter { $0.hasClass("series") }.count == runs.count)
-        let verdict = page.root.all("li").first { $0["data-lesson"] == "03-outputstream" && $0["data-variant"] == "corrected" }
+        let verdict = page.root.all("li").first { $0["data-lesson"] == LessonID.outputStream.rawValue && $0["data-variant"] == Variant.corrected.rawValue }
         #expect(verdict?.text.trimmingCharacters(in: .whitespacesAndNewlines) == "OutputStream append, corrected: peak 38.3 MiB at 1 MiB")
     }
 
@@ -287,15 +288,15 @@ struct LabCostReportTests {
 
     /// The fixture with one corrected run at the largest size measured against Foundation's
     /// floor: its clock, its verification, its paired reference and their ratio.
-    private static func results(build: String = "release") -> (ComparisonResults, ComparisonResults.Run) {
+    private static func results(build: BuildConfiguration = .release) -> (ComparisonResults, ComparisonResults.Run) {
         var results = Fixture.results()
         results.environment.buildConfiguration = build
         let index = results.runs.firstIndex {
-            $0.lesson == "03-outputstream" && $0.variant == "corrected" && $0.scenario == "clean" && $0.sizeBytes == Fixture.sizes[2]
+            $0.lesson == LessonID.outputStream.rawValue && $0.variant == .corrected && $0.scenario == .clean && $0.sizeBytes == Fixture.sizes[2]
         }!
         results.runs[index].transferSeconds = 0.275
         results.runs[index].verificationSeconds = 0.0625
-        results.runs[index].reference = "foundation-floor"
+        results.runs[index].reference = .foundationFloor
         results.runs[index].referenceSeconds = 0.25
         results.runs[index].costRatio = 1.0625
         return (results, results.runs[index])
@@ -326,13 +327,13 @@ struct LabCostReportTests {
         #expect(page.root.all("section", "id", "cost").first?.text.contains("No corrected lesson passed") == true)
     }
 
-    @Test(arguments: ["debug", "release"])
-    func theHeaderNamesTheBuild(build: String) throws {
+    @Test(arguments: BuildConfiguration.allCases)
+    func theHeaderNamesTheBuild(build: BuildConfiguration) throws {
         let (results, _) = Self.results(build: build)
         let page = try ParsedPage(HTMLReport(results: [results], lessonPagesPath: nil).render())
         let header = try #require(page.root.all("header").first)
-        #expect(header.all("span", "data-build", build).first?.text == "\(build) build")
+        #expect(header.all("span", "data-build", build.rawValue).first?.text == "\(build.rawValue) build")
         let advice = header.all("p").contains { $0.text.contains("swift run -c release lab compare") }
-        #expect(advice == (build == "debug"))
+        #expect(advice == (build == .debug))
     }
 }

@@ -1,5 +1,6 @@
 import CLibXML2
 import Foundation
+import LabVocabulary
 
 /// A rendered page read back by libxml2's HTML parser, as plain values: what a browser would
 /// see, not what the renderer meant to write.

@@ -19,23 +19,23 @@ enum ReportFixture {
                         lessons: Set<String>? = nil) -> ComparisonResults {
         let environment = ComparisonResults.Environment(
             hostname: hostname, cpuModel: "Test CPU 9000 @ 3.1GHz", cores: 8, memoryBytes: 17_179_869_184,
-            operatingSystem: "Ubuntu 24.04.1 LTS", swiftVersion: "Swift version 6.3.1", buildConfiguration: "release",
-            serverKind: "embedded", serverURL: "http://127.0.0.1:40211", startedAt: "2025-11-22T10:10:07Z",
+            operatingSystem: "Ubuntu 24.04.1 LTS", swiftVersion: "Swift version 6.3.1", buildConfiguration: .release,
+            serverKind: .embedded, serverURL: "http://127.0.0.1:40211", startedAt: "2025-11-22T10:10:07Z",
             durationSeconds: 842.25)
         let runs = allRuns.filter { lessons?.contains($0.lesson) ?? true }
         let settings = ComparisonResults.Settings(
-            preset: "default", sizes: sizes, faultSize: faultSize, lessons: Array(Set(runs.map(\.lesson))).sorted(),
-            scenarios: ["clean", "drop-resume", "kill-rerun", "ignore-range"], repetitions: 3,
+            preset: .default, sizes: sizes, faultSize: faultSize, lessons: Array(Set(runs.map(\.lesson))).sorted(),
+            scenarios: [.clean, .dropResume, .killRerun, .ignoreRange], repetitions: 3,
             slowDiskWriteDelayMicroseconds: 200)
         let largest = sizes[2]
         let references = [
-            ComparisonResults.Reference(kind: "curl", detail: "curl 8.5.0 -o FILE", sizeBytes: largest, wallSeconds: 0.4267,
+            ComparisonResults.Reference(kind: .curl, detail: "curl 8.5.0 -o FILE", sizeBytes: largest, wallSeconds: 0.4267,
                                         throughputBytesPerSecond: curlThroughput, peakRSSBytes: 9_437_184),
-            ComparisonResults.Reference(kind: "wget", detail: "wget 1.21.4 -O FILE", sizeBytes: largest, wallSeconds: 0.5121,
+            ComparisonResults.Reference(kind: .wget, detail: "wget 1.21.4 -O FILE", sizeBytes: largest, wallSeconds: 0.5121,
                                         throughputBytesPerSecond: 524_171_264.5, peakRSSBytes: 7_340_032),
-            ComparisonResults.Reference(kind: "loopback-limit", detail: "read to /dev/null", sizeBytes: largest,
+            ComparisonResults.Reference(kind: .loopbackLimit, detail: "read to /dev/null", sizeBytes: largest,
                                         wallSeconds: 0.1067, throughputBytesPerSecond: 2_516_582_400, peakRSSBytes: nil),
-            ComparisonResults.Reference(kind: "disk-limit", detail: "write 1 MiB blocks, fsync", sizeBytes: largest,
+            ComparisonResults.Reference(kind: .diskLimit, detail: "write 1 MiB blocks, fsync", sizeBytes: largest,
                                         wallSeconds: 0.2133, throughputBytesPerSecond: 1_258_291_200, peakRSSBytes: nil),
         ]
         return ComparisonResults(label: label, environment: environment, settings: settings,
@@ -48,53 +48,53 @@ enum ReportFixture {
         var runs: [Run] = []
         for (index, size) in sizes.enumerated() {
             let flat = 20_971_520 + Int64(index) * 1_048_576
-            runs.append(run("01-in-memory", "Every chunk in one buffer", "article", "clean", size,
+            runs.append(run("01-in-memory", "Every chunk in one buffer", .article, .clean, size,
                             peak: 18_874_368 + 2 * size, throughput: 150 * Double(mebibyte) + Double(index)))
-            runs.append(run("01-in-memory", "Every chunk in one buffer", "corrected", "clean", size,
+            runs.append(run("01-in-memory", "Every chunk in one buffer", .corrected, .clean, size,
                             peak: 18_874_368 + size, throughput: 180 * Double(mebibyte) + Double(index)))
-            runs.append(run("03-outputstream", "OutputStream append", "article", "clean", size,
+            runs.append(run("03-outputstream", "OutputStream append", .article, .clean, size,
                             peak: flat + 123, throughput: 240 * Double(mebibyte) + 0.25))
-            runs.append(run("03-outputstream", "OutputStream append", "corrected", "clean", size,
+            runs.append(run("03-outputstream", "OutputStream append", .corrected, .clean, size,
                             peak: 40_123_456 + Int64(index), throughput: 300 * Double(mebibyte) + 0.5))
             if size < 256 * mebibyte {
-                runs.append(run("00-small-file", "Small file in one call", "corrected", "clean", size,
+                runs.append(run("00-small-file", "Small file in one call", .corrected, .clean, size,
                                 peak: 17_825_792 + size, throughput: 400 * Double(mebibyte)))
             } else {
-                runs.append(run("00-small-file", "Small file in one call", "corrected", "clean", size, status: .refused,
+                runs.append(run("00-small-file", "Small file in one call", .corrected, .clean, size, status: .refused,
                                 cause: "refused: 268435456 bytes is more than the 64 MiB it will hold",
                                 peak: 12_582_912, throughput: 0))
             }
         }
         let fault = faultSize
         runs += [
-            run("01-in-memory", "Every chunk in one buffer", "article", "kill-rerun", fault, again: fault * 3 / 5),
-            run("01-in-memory", "Every chunk in one buffer", "corrected", "kill-rerun", fault, again: fault / 2),
-            run("03-outputstream", "OutputStream append", "article", "kill-rerun", fault, again: 65_536),
-            run("03-outputstream", "OutputStream append", "article", "ignore-range", fault, status: .fail, expected: true,
+            run("01-in-memory", "Every chunk in one buffer", .article, .killRerun, fault, again: fault * 3 / 5),
+            run("01-in-memory", "Every chunk in one buffer", .corrected, .killRerun, fault, again: fault / 2),
+            run("03-outputstream", "OutputStream append", .article, .killRerun, fault, again: 65_536),
+            run("03-outputstream", "OutputStream append", .article, .ignoreRange, fault, status: .fail, expected: true,
                 cause: "verification failed: SHA-256 mismatch, a 200 reply was appended", again: 13_421_773),
-            run("03-outputstream", "OutputStream append", "article", "drop-resume", fault, again: 4_096),
-            run("03-outputstream", "OutputStream append", "corrected", "kill-rerun", fault, again: 131_072),
-            run("03-outputstream", "OutputStream append", "corrected", "ignore-range", fault, again: 13_421_773),
-            run("03-outputstream", "OutputStream append", "corrected", "drop-resume", fault, status: .fail,
+            run("03-outputstream", "OutputStream append", .article, .dropResume, fault, again: 4_096),
+            run("03-outputstream", "OutputStream append", .corrected, .killRerun, fault, again: 131_072),
+            run("03-outputstream", "OutputStream append", .corrected, .ignoreRange, fault, again: 13_421_773),
+            run("03-outputstream", "OutputStream append", .corrected, .dropResume, fault, status: .fail,
                 cause: hostileCause, again: 0),
-            run("00-small-file", "Small file in one call", "corrected", "drop-resume", fault, status: .refused,
+            run("00-small-file", "Small file in one call", .corrected, .dropResume, fault, status: .refused,
                 cause: "refused: too large to hold in memory", peak: 12_582_912, throughput: 0),
         ]
         return runs
     }()
 
-    static func run(_ lesson: String, _ title: String, _ variant: String, _ scenario: String, _ size: Int64,
+    static func run(_ lesson: String, _ title: String, _ variant: Variant, _ scenario: Scenario, _ size: Int64,
                     status: ComparisonResults.RunStatus = .pass, expected: Bool = false, cause: String? = nil,
                     peak: Int64 = 22_020_096, throughput: Double = 250 * Double(mebibyte), again: Int64 = 0) -> Run {
         let wall = throughput > 0 ? Double(size) / throughput : 0.0125
-        let timeline: [ComparisonResults.RSSSample]? = scenario == "clean" && size == sizes[2] && status != .refused
+        let timeline: [ComparisonResults.RSSSample]? = scenario == .clean && size == sizes[2] && status != .refused
             ? (0...10).map { ComparisonResults.RSSSample(t: wall * Double($0) / 10, rssBytes: peak * Int64($0 + 1) / 11) }
             : nil
         return Run(lesson: lesson, title: title, variant: variant, scenario: scenario, sizeBytes: size, status: status,
                    expectedFailure: expected, cause: cause, wallSeconds: wall, cpuSeconds: wall * 0.625,
                    peakRSSBytes: peak, throughputBytesPerSecond: throughput, bytesOnWire: size + again,
                    bytesDownloadedAgain: again,
-                   repetitions: [.init(exitCode: status == .pass ? 0 : 1, outcome: status == .pass ? "verified" : "transfer-failed",
+                   repetitions: [.init(exitCode: status == .pass ? 0 : 1, outcome: status == .pass ? .verified : .transferFailed,
                                        verified: status == .pass, wallSeconds: wall, cpuSeconds: wall * 0.625,
                                        peakRSSBytes: peak, throughputBytesPerSecond: throughput, bytesOnWire: size + again,
                                        bytesDownloadedAgain: again, error: cause)],

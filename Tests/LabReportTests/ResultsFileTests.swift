@@ -1,5 +1,6 @@
 import Foundation
 import LabReport
+import LabVocabulary
 import Testing
 
 /// `ComparisonResults.read` takes only files of its own schema and says in one line what is wrong.

@@ -54,9 +54,9 @@ struct AttemptTests {
         _ = try fetch(server, "GET", path, headers: [("Range", "bytes=5-"), ("If-Range", fixture.etag)])
         _ = try fetch(server, "HEAD", path)
         #expect(server.requestLog == [
-            LoggedRequest(method: "GET", target: path, range: "bytes=5-", ifRange: fixture.etag,
+            LoggedRequest(method: .get, target: path, range: "bytes=5-", ifRange: fixture.etag,
                           status: 206, bodyBytesSent: 10, attempt: 1),
-            LoggedRequest(method: "HEAD", target: path, range: nil, ifRange: nil,
+            LoggedRequest(method: .head, target: path, range: nil, ifRange: nil,
                           status: 200, bodyBytesSent: 0, attempt: 2),
         ])
     }

@@ -126,7 +126,7 @@ struct BoundedMemoryTests {
         let long = "/fixtures/x?pad=" + String(repeating: "p", count: 60_000) + "&run=token-42"
         var numbers: [Int] = []
         for index in 0..<(BoundedRequestLog.maximumEntries + 500) {
-            numbers.append(log.append(LoggedRequest(method: "GET", target: index.isMultiple(of: 2) ? long : "/short\(index)",
+            numbers.append(log.append(LoggedRequest(method: .get, target: index.isMultiple(of: 2) ? long : "/short\(index)",
                                                     range: String(repeating: "r", count: 16_000), ifRange: nil,
                                                     status: 200, bodyBytesSent: 0, attempt: 1)))
         }

@@ -89,7 +89,7 @@ struct UploadTests {
         #expect(response.status == 200)
         #expect(response.header("Content-Type") == "application/json")
         #expect(response.bodyText == Self.expectedJSON)
-        #expect(server.requestLog.last?.method == "POST")
+        #expect(server.requestLog.last?.method == .post)
         #expect(server.requestLog.last?.target == "/upload")
         #expect(server.requestLog.last?.status == 200)
         // What the upload sent, for `lab compare`'s bytes on the wire.

@@ -1,4 +1,5 @@
 import Foundation
+import LabVocabulary
 
 /// A serial `OperationQueue` that holds at most `capacity` operations.
 ///

@@ -4,6 +4,7 @@ import FoundationNetworking
 #endif
 #if canImport(Glibc)
 import Glibc
+import LabVocabulary
 #endif
 
 extension URLSessionTask {

@@ -1,6 +1,7 @@
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
+import LabVocabulary
 #endif
 
 /// Failures that a lesson's own checks detect (the corrected variants make these checks).

@@ -1,6 +1,7 @@
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
+import LabVocabulary
 #endif
 
 /// A parsed `Content-Range` response header (RFC 9110 §14.4), for checking that a 206 or 416

@@ -2,6 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import LabVocabulary
 import Synchronization
 
 /// The calls of `URLSessionDownloadDelegate` that the articles implement.

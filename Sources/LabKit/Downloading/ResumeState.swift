@@ -1,4 +1,5 @@
 import Foundation
+import LabVocabulary
 
 /// What a resumable download remembers next to its partial file: which resource the bytes came
 /// from, the validator that proves it has not changed, and how long it is.

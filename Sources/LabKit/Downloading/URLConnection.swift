@@ -3,6 +3,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import LabVocabulary
 import Synchronization
 
 /// The four callbacks of `NSURLConnectionDataDelegate` that the articles implement.

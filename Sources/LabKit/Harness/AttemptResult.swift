@@ -1,6 +1,7 @@
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
+import LabVocabulary
 #endif
 
 /// What one press of "Start" or "Resume" came to.

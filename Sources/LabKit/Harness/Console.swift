@@ -1,4 +1,5 @@
 import Foundation
+import LabVocabulary
 import Synchronization
 
 /// Where a lesson's story goes: stdout normally, stderr when stdout carries the JSON record,

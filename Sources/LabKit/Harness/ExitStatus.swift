@@ -1,4 +1,5 @@
 /// How a lesson process ends. The codes follow sysexits(3), so scripts can tell the cases apart.
+import LabVocabulary
 public enum ExitStatus: Int32, Codable, Sendable {
     /// Downloaded, and the SHA-256 matched; or downloaded with no SHA-256 to check against, which
     /// the record's outcome (`unverified`) and a warning on stderr say.

@@ -77,7 +77,7 @@ struct LessonProcess {
             let fileBytesBefore = PartialFile.size(of: file)
             lastResult = attempt()
             let fileGrowth = PartialFile.size(of: file) - fileBytesBefore
-            if fileGrowth > 0, !lesson.uploads, !HTTPExchangeLog.shared.exchanges.dropFirst(exchangesBefore).contains(where: { $0.method == "GET" }) {
+            if fileGrowth > 0, !lesson.uploads, !HTTPExchangeLog.shared.exchanges.dropFirst(exchangesBefore).contains(where: { $0.method == .get }) {
                 // A call such as Data(contentsOf:) shows the lab no request or response; what
                 // landed in the file is all there is to count.
                 HTTPExchangeLog.shared.unobserved(url: source.url, bodyBytes: fileGrowth)

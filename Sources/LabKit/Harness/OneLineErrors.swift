@@ -1,4 +1,5 @@
 import ArgumentParser
+import LabVocabulary
 
 extension ParsableArguments {
     /// Ends the process after a parsing or running error. `--help` prints in full on stdout;

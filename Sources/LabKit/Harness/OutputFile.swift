@@ -1,4 +1,5 @@
 import Foundation
+import LabVocabulary
 
 /// A file the person names for the lab to write (`lab report -o`, the files of `lab compare -o`,
 /// a lesson's `--output`). The lab writes such a file by renaming a new one over it, which would

@@ -1,4 +1,5 @@
 import Foundation
+import LabVocabulary
 
 /// What the kernel says this process has used so far.
 public enum ProcessMetrics {

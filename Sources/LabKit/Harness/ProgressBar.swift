@@ -1,4 +1,5 @@
 import Foundation
+import LabVocabulary
 import Synchronization
 
 /// Shows how far a download is: a redrawn bar with bytes, percent, speed and ETA on a terminal,

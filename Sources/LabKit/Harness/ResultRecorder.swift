@@ -33,7 +33,7 @@ struct ResultRecorder {
 
         var actual: String?
         var verificationSeconds = 0.0
-        var outcome: LessonResult.Outcome
+        var outcome: Outcome
         var status: ExitStatus
         var failure: LessonResult.ErrorRecord?
         switch lastResult {
@@ -98,7 +98,7 @@ struct ResultRecorder {
         }
 
         return LessonResult(
-            lesson: lesson.id.rawValue,
+            lesson: lesson.id,
             variant: options.variant,
             way: options.way,
             url: ShownURL.redacted(source.url),
@@ -159,7 +159,7 @@ struct ResultRecorder {
     /// The offsets that GET requests asked to resume from (`Range: bytes=N-` with N > 0).
     static func resumeOffsets(in exchanges: [HTTPExchange]) -> [Int64] {
         exchanges.compactMap { exchange in
-            guard exchange.method == "GET", let range = exchange.range, range.hasPrefix("bytes="),
+            guard exchange.method == .get, let range = exchange.range, range.hasPrefix("bytes="),
                   range.hasSuffix("-"), let offset = Int64(range.dropFirst("bytes=".count).dropLast()), offset > 0
             else { return nil }
             return offset

@@ -1,4 +1,5 @@
 import Foundation
+import LabVocabulary
 
 /// URLs as the lab shows them in stories, records and error lines.
 public enum ShownURL {

@@ -1,4 +1,5 @@
 import Foundation
+import LabVocabulary
 
 // Telling threads apart, for the lessons that show which thread a callback ran on.
 

@@ -2,6 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import LabVocabulary
 import Synchronization
 
 /// How long a run may take, and how much one response may bring: the lab's `--max-time` and

@@ -1,11 +1,12 @@
 import Foundation
 import LabFixtures
+import LabVocabulary
 
 /// The generated file an upload lesson sends: a lab fixture, named here so that a lesson needs
 /// LabKit alone.
 public typealias UploadFile = Fixture
 
-/// The embedded server's answer to `POST /upload` (README, "The embedded server").
+/// The embedded server's answer to `POST /upload` (docs/server-and-faults.md).
 public struct UploadAnswer: Decodable, Sendable {
     public struct File: Decodable, Sendable {
         public var name: String

@@ -1,4 +1,5 @@
 import Foundation
+import LabVocabulary
 
 /// How a run is told on screen: the HTTP lines that matter, then a summary.
 enum ExchangeStory {
@@ -31,14 +32,14 @@ enum ExchangeStory {
         case .verified: lines.append("✔ verified: SHA-256 \(result.actualSHA256 ?? "")")
         case .unverified: lines.append("⚠ downloaded, NOT verified (no expected SHA-256; pass --sha256): \(result.actualSHA256 ?? "")")
         case .verificationFailed: lines.append("✗ verification failed: \(result.error?.message ?? "")")
-        case .transferFailed, .ioFailed, .badInput, .unresponsive, .timedOut:
+        case .transferFailed, .ioFailed, .badInput, .unresponsive, .timedOut, .crashed:
             lines.append("✗ \(result.outcome.rawValue): \(result.error?.message ?? "")")
         }
         func row(_ name: String, _ value: String) -> String {
             "  " + name.padding(toLength: 18, withPad: " ", startingAt: 0) + value
         }
         // An upload (lesson 07) reports what the server received; nothing is on disk or resumed.
-        let isUpload = result.requests.contains { $0.method == "POST" }
+        let isUpload = result.requests.contains { $0.method == .post }
         lines.append(row("bytes", "\(ByteFormat.grouped(result.fileBytes)) "
                          + (isUpload ? "received by the server" : "on disk") + " (\(ByteFormat.iec(result.fileBytes)))"))
         lines.append(row("time", String(format: "%.2f s in %d attempt%@", result.wallSeconds, result.attempts,

@@ -2,23 +2,8 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import LabVocabulary
 import Synchronization
-
-/// One request a lesson sent and what came back, as the lab's network inspector saw it.
-public struct HTTPExchange: Codable, Sendable, Equatable {
-    public var method: String
-    public var url: String
-    public var range: String?
-    public var ifRange: String?
-    public var status: Int?
-    public var contentRange: String?
-    public var contentLength: Int64?
-    public var etag: String?
-    /// The SHA-256 the server published for the whole representation (RFC 9530 `Repr-Digest`), in hex.
-    public var reprDigestSHA256: String?
-    public var bodyBytes: Int64 = 0
-    public var error: String?
-}
 
 /// Records every exchange made through `URLConnection`, so a lesson's code stays free of logging
 /// while the run still shows the request line, `Range`, status and `Content-Range` that matter.
@@ -58,7 +43,7 @@ public final class HTTPExchangeLog: Sendable {
 
     func begin(_ request: URLRequest) -> Int {
         let exchange = HTTPExchange(
-            method: request.httpMethod ?? "GET",
+            method: request.httpMethod.map(RequestMethod.init(rawValue:)) ?? .get,
             url: request.url.map(ShownURL.redacted) ?? "",
             range: request.value(forHTTPHeaderField: "Range"),
             ifRange: request.value(forHTTPHeaderField: "If-Range")
@@ -72,7 +57,7 @@ public final class HTTPExchangeLog: Sendable {
     }
 
     func unobserved(url: URL, bodyBytes: Int64) {
-        let exchange = HTTPExchange(method: "GET", url: ShownURL.redacted(url), bodyBytes: bodyBytes)
+        let exchange = HTTPExchange(method: .get, url: ShownURL.redacted(url), bodyBytes: bodyBytes)
         let observer = state.withLock { state in
             state.exchanges.append(exchange)
             return state.observer

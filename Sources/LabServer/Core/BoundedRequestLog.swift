@@ -102,7 +102,7 @@ extension LoggedRequest {
 
     /// Roughly what the entry's text holds in memory.
     var textBytes: Int {
-        method.utf8.count + target.utf8.count + (range?.utf8.count ?? 0) + (ifRange?.utf8.count ?? 0)
+        method.rawValue.utf8.count + target.utf8.count + (range?.utf8.count ?? 0) + (ifRange?.utf8.count ?? 0)
             + uploadedFiles.reduce(0) { $0 + $1.field.utf8.count + $1.filename.utf8.count + $1.sha256Hex.utf8.count }
             + 64
     }

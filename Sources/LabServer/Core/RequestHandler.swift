@@ -332,7 +332,7 @@ final class RequestHandler: ChannelInboundHandler {
             headers.add(name: "Connection", value: "close")
         }
         let logIndex = core.record(LoggedRequest(
-            method: request.method.rawValue, target: request.uri,
+            method: RequestMethod(rawValue: request.method.rawValue), target: request.uri,
             range: request.headers.first(name: "Range"), ifRange: request.headers.first(name: "If-Range"),
             status: Int(status.code), bodyBytesSent: 0, attempt: attempt, requestBodyBytes: requestBodyBytes,
             uploadedFiles: uploadedFiles

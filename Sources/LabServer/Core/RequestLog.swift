@@ -1,6 +1,8 @@
+import LabVocabulary
+
 /// One request as the server saw and answered it, for tests that check what a client did.
 public struct LoggedRequest: Hashable, Sendable {
-    public var method: String
+    public var method: RequestMethod
     /// The request target as sent, e.g. `/fixtures/a?size=1MiB&faults=drop:10pct`.
     public var target: String
     public var range: String?
@@ -23,7 +25,7 @@ public struct LoggedRequest: Hashable, Sendable {
         public var sha256Hex: String
     }
 
-    public init(method: String, target: String, range: String?, ifRange: String?,
+    public init(method: RequestMethod, target: String, range: String?, ifRange: String?,
                 status: Int, bodyBytesSent: Int64, attempt: Int, requestBodyBytes: Int64 = 0,
                 uploadedFiles: [UploadedFile] = []) {
         self.method = method

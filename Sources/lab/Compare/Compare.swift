@@ -84,7 +84,7 @@ struct Compare: ParsableCommand {
     func plan() throws -> ComparisonPlan {
         var plan = quick ? ComparisonPlan.quick : full ? .full : .defaultPlan
         let adjusted = [sizes, faultSize, lessons, variants, scenarios].contains { $0 != nil } || repetitions != nil
-        if adjusted { plan.preset = "custom" }
+        if adjusted { plan.preset = .custom }
         if let sizes { plan.sizes = try Self.list(sizes, "--sizes") { try Self.size($0, "--sizes") }.sorted() }
         if let faultSize { plan.faultSize = try Self.size(faultSize, "--fault-size") }
         if let lessons {
@@ -169,7 +169,7 @@ struct Compare: ParsableCommand {
 
         let cases = plan.cases.count
         Console.error("lab compare: \(cases) runs × \(plan.repetitions) repetition\(plan.repetitions == 1 ? "" : "s") "
-            + "against \(source.kind == "embedded" ? "the embedded server" : source.baseURL.absoluteString); writing to \(folder.path)")
+            + "against \(source.kind == .embedded ? "the embedded server" : source.baseURL.absoluteString); writing to \(folder.path)")
         let comparison = Comparison(plan: plan, source: source, executables: executables, workFolder: workFolder,
                                     progress: { Console.error($0) })
         let results = try comparison.run(label: label ?? ProcessInfo.processInfo.hostName)

@@ -42,7 +42,7 @@ struct Comparison {
             source: source, startedAt: startedAt, duration: (ContinuousClock.now - started).seconds)
         let settings = ComparisonResults.Settings(
             preset: plan.preset, sizes: plan.sizes, faultSize: plan.faultSize, lessons: plan.lessons.map(\.id),
-            scenarios: plan.scenarios.map(\.rawValue), repetitions: plan.repetitions,
+            scenarios: plan.scenarios, repetitions: plan.repetitions,
             slowDiskWriteDelayMicroseconds: Scenario.slowDiskWriteDelayMicroseconds)
         return ComparisonResults(label: label, environment: environment, settings: settings,
                                  references: references, runs: runs)
@@ -67,7 +67,7 @@ struct Comparison {
             measured.append(disk)
         }
         for reference in measured {
-            progress("reference  \(reference.kind.padding(toLength: 16, withPad: " ", startingAt: 0)) "
+            progress("reference  \(reference.kind.rawValue.padding(toLength: 16, withPad: " ", startingAt: 0)) "
                 + "\(ByteFormat.iec(reference.sizeBytes).padding(toLength: 8, withPad: " ", startingAt: 0)) "
                 + "\(String(format: "%6.2f s", reference.wallSeconds))  \(ByteFormat.iec(Int64(reference.throughputBytesPerSecond)))/s")
         }
@@ -95,8 +95,8 @@ struct Comparison {
         let referenceSeconds = medianOfAll(repetitions.map(\.referenceSeconds))
         let typical = measured.first { $0.repetition.wallSeconds == medianWall }!
         return ComparisonResults.Run(
-            lesson: runCase.lesson.id, title: runCase.lesson.title, variant: runCase.variant.rawValue,
-            scenario: runCase.scenario.rawValue, sizeBytes: runCase.size, status: status,
+            lesson: runCase.lesson.id, title: runCase.lesson.title, variant: runCase.variant,
+            scenario: runCase.scenario, sizeBytes: runCase.size, status: status,
             expectedFailure: status == .fail && isPredicted(runCase, measured), cause: cause,
             wallSeconds: medianWall,
             cpuSeconds: median(repetitions.map(\.cpuSeconds)),
@@ -109,7 +109,7 @@ struct Comparison {
             transferSeconds: medianOfAll(repetitions.map(\.transferSeconds)),
             verificationSeconds: medianOfAll(repetitions.map(\.verificationSeconds)),
             // Named only where it ran: without curl, the upload has no curl -F beside it.
-            reference: referenceSeconds == nil ? nil : runCase.pairedReference?.rawValue,
+            reference: referenceSeconds == nil ? nil : runCase.pairedReference?.kind,
             referenceSeconds: referenceSeconds,
             // Each repetition against its own reference run, then the middle of those ratios:
             // a machine that slows down for a while slows both sides of a pair.
@@ -141,8 +141,8 @@ struct Comparison {
         default: run.expectedFailure ? "fail (expected): \(run.cause ?? "")" : "FAIL: \(run.cause ?? "")"
         }
         return "\(counter) \(run.lesson.padding(toLength: 24, withPad: " ", startingAt: 0)) "
-            + "\(run.variant.padding(toLength: 9, withPad: " ", startingAt: 0)) "
-            + "\(run.scenario.padding(toLength: 14, withPad: " ", startingAt: 0)) "
+            + "\(run.variant.rawValue.padding(toLength: 9, withPad: " ", startingAt: 0)) "
+            + "\(run.scenario.rawValue.padding(toLength: 14, withPad: " ", startingAt: 0)) "
             + "\(ByteFormat.iec(run.sizeBytes).leftPadded(to: 7)) "
             + "\(String(format: "%6.2f s", run.wallSeconds)) \(ByteFormat.iec(run.peakRSSBytes).leftPadded(to: 9))  \(verdict)"
     }

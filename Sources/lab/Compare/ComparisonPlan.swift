@@ -8,7 +8,7 @@ import LabVocabulary
 struct LessonProfile: Sendable {
     let lesson: LessonDefects
 
-    /// "03-outputstream": the executable is `lesson-<id>` and the page `Lessons/<id>.md`.
+    /// The lesson id's raw value: the executable is `lesson-<id>` and the page `Lessons/<id>.md`.
     var id: String { lesson.lesson }
     var title: String { lesson.title }
     /// The lesson sends the file (POST /upload) instead of fetching it; it runs only clean.
@@ -24,16 +24,16 @@ struct LessonProfile: Sendable {
 
     static let all = Catalogue.lessons.map(LessonProfile.init)
 
-    /// Accepts "3", "03", "03-outputstream" or "lesson-03-outputstream"; not an exercise's
-    /// name, since `lab compare` runs the lessons.
+    /// Accepts the names `LessonID(named:)` reads, but not an exercise's, since `lab compare`
+    /// runs the lessons.
     static func named(_ name: String) -> LessonProfile? {
-        name.hasPrefix("exercise-") ? nil : Catalogue.lesson(named: name).map(LessonProfile.init)
+        name.hasPrefix(LessonID.exercisePrefix) ? nil : Catalogue.lesson(named: name).map(LessonProfile.init)
     }
 }
 
 /// Sizes, lessons, scenarios and repetitions of one comparison.
 struct ComparisonPlan {
-    var preset: String
+    var preset: Preset
     var sizes: [Int64]
     var faultSize: Int64
     var lessons: [LessonProfile]
@@ -42,16 +42,16 @@ struct ComparisonPlan {
     var repetitions: Int
 
     static let defaultPlan = ComparisonPlan(
-        preset: "default", sizes: [1 << 20, 32 << 20, 128 << 20], faultSize: 16 << 20,
+        preset: .default, sizes: [1 << 20, 32 << 20, 128 << 20], faultSize: 16 << 20,
         lessons: LessonProfile.all, variants: Variant.allCases, scenarios: Scenario.allCases, repetitions: 3)
 
     static let quick = ComparisonPlan(
-        preset: "quick", sizes: [1 << 20, 32 << 20], faultSize: 8 << 20,
+        preset: .quick, sizes: [1 << 20, 32 << 20], faultSize: 8 << 20,
         lessons: LessonProfile.all, variants: Variant.allCases,
         scenarios: [.clean, .dropResume, .ignoreRange], repetitions: 1)
 
     static let full = ComparisonPlan(
-        preset: "full", sizes: [1 << 20, 32 << 20, 128 << 20, 256 << 20, 1 << 30], faultSize: 64 << 20,
+        preset: .full, sizes: [1 << 20, 32 << 20, 128 << 20, 256 << 20, 1 << 30], faultSize: 64 << 20,
         lessons: LessonProfile.all, variants: Variant.allCases, scenarios: Scenario.allCases, repetitions: 3)
 
     /// The runs in the order they happen: every clean size first, smallest first, so the
@@ -88,7 +88,7 @@ struct RunCase {
     /// The reference that does this run's transfer with nothing around it, run right before
     /// each repetition so that both meet the machine in the same state: corrected variants,
     /// clean runs (the report's "lab's own cost").
-    var pairedReference: References.Kind? {
+    var pairedReference: References.Paired? {
         guard scenario == .clean, variant == .corrected, !expectsRefusal else { return nil }
         return lesson.uploads ? .formUpload : .foundationFloor
     }

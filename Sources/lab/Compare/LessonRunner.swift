@@ -92,7 +92,7 @@ struct LessonRunner {
         }
         let ending = finished.ending(record: record, timeout: Self.timeout(for: runCase.size))
         return Observation(
-            ending: ending, outcome: record?.outcome.rawValue, file: file, fileName: record.map { URL(fileURLWithPath: $0.output).lastPathComponent },
+            ending: ending, outcome: record?.outcome, file: file, fileName: record.map { URL(fileURLWithPath: $0.output).lastPathComponent },
             resourceName: expected.name, size: runCase.size,
             breakOffset: runCase.scenario.faults == nil ? nil : runCase.size * Int64(Scenario.breakPercent) / 100,
             downloadedAgainShare: 0, memoryGrowth: nil, sentHEAD: false, uploadExtraBytes: uploadExtra)
@@ -140,7 +140,7 @@ struct LessonRunner {
         }
         return ComparisonResults.Repetition(
             exitCode: finished.exitCode ?? -1,
-            outcome: record?.outcome.rawValue ?? (finished.timedOut ? "timed-out" : "crashed"),
+            outcome: record?.outcome ?? (finished.timedOut ? .timedOut : .crashed),
             verified: verified,
             wallSeconds: finished.wallSeconds,
             cpuSeconds: finished.cpuSeconds,
@@ -232,10 +232,10 @@ enum FixtureSource {
         URL(string: baseURL.absoluteString.trimmingSuffix("/") + "/upload?run=\(token)")!
     }
 
-    var kind: String {
+    var kind: ServerKind {
         switch self {
-        case .embedded: "embedded"
-        case .external: "external"
+        case .embedded: .embedded
+        case .external: .external
         }
     }
 
@@ -248,20 +248,20 @@ enum FixtureSource {
 
     /// Response body bytes sent for GETs of one run token; nil when the server is not ours.
     func bodyBytesSent(run token: String) -> Int64? {
-        requests(method: "GET", run: token)?.reduce(0) { $0 + $1.bodyBytesSent }
+        requests(method: .get, run: token)?.reduce(0) { $0 + $1.bodyBytesSent }
     }
 
     /// Request body bytes read for POSTs of one run token; nil when the server is not ours.
     func requestBodyBytes(run token: String) -> Int64? {
-        requests(method: "POST", run: token)?.reduce(0) { $0 + $1.requestBodyBytes }
+        requests(method: .post, run: token)?.reduce(0) { $0 + $1.requestBodyBytes }
     }
 
     /// The file parts the server stored for the uploads of one run token.
     func uploadedFiles(run token: String) -> [LoggedRequest.UploadedFile] {
-        requests(method: "POST", run: token)?.flatMap(\.uploadedFiles) ?? []
+        requests(method: .post, run: token)?.flatMap(\.uploadedFiles) ?? []
     }
 
-    private func requests(method: String, run token: String) -> [LoggedRequest]? {
+    private func requests(method: RequestMethod, run token: String) -> [LoggedRequest]? {
         guard case .embedded(let server) = self else { return nil }
         return server.requests(run: token, method: method)
     }

@@ -21,11 +21,11 @@ enum MachineFacts {
     }
 
     /// Debug builds are what `swift run` makes; they are slower, which the report says.
-    static var buildConfiguration: String {
+    static var buildConfiguration: BuildConfiguration {
         #if DEBUG
-        "debug"
+        .debug
         #else
-        "release"
+        .release
         #endif
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import LabVocabulary
 import LabCatalogue
 import LabKit
 import LabReport

@@ -16,9 +16,16 @@ struct References {
     let foundationFloor: URL
 
     /// The references that a lesson's own run is paired with.
-    enum Kind: String {
-        case foundationFloor = "foundation-floor"
-        case formUpload = "curl-form"
+    enum Paired {
+        case foundationFloor
+        case formUpload
+
+        var kind: ReferenceKind {
+            switch self {
+            case .foundationFloor: .foundationFloor
+            case .formUpload: .formUpload
+            }
+        }
     }
 
     /// A program on PATH, or nil.
@@ -34,18 +41,18 @@ struct References {
     /// FileHandle and does nothing else. None of them reads the file back to verify it; the
     /// lessons' verification is timed on its own (`verificationSeconds`).
     func clients(size: Int64, repetitions: Int) throws -> [ComparisonResults.Reference] {
-        let clients: [(kind: String, program: URL?, detail: String, arguments: (_ file: String, _ url: String) -> [String])] = [
-            ("curl", Self.which("curl"), "curl -sS -o FILE URL", { ["-sS", "-o", $0, $1] }),
-            ("wget", Self.which("wget"), "wget -q -O FILE URL", { ["-q", "-O", $0, $1] }),
-            (Kind.foundationFloor.rawValue, foundationFloor,
+        let clients: [(kind: ReferenceKind, program: URL?, detail: String, arguments: (_ file: String, _ url: String) -> [String])] = [
+            (.curl, Self.which("curl"), "curl -sS -o FILE URL", { ["-sS", "-o", $0, $1] }),
+            (.wget, Self.which("wget"), "wget -q -O FILE URL", { ["-q", "-O", $0, $1] }),
+            (.foundationFloor, foundationFloor,
              "foundation-floor URL FILE: a URLSession data delegate writes each chunk to a FileHandle, nothing else",
              { [$1, $0] }),
         ]
         var references: [ComparisonResults.Reference] = []
         for client in clients {
             guard let program = client.program else { continue }
-            let runs = try measure("\(client.kind)-\(size)", repetitions: repetitions) { folder in
-                try download(with: program, named: client.kind, arguments: client.arguments, size: size, in: folder)
+            let runs = try measure("\(client.kind.rawValue)-\(size)", repetitions: repetitions) { folder in
+                try download(with: program, named: client.kind.rawValue, arguments: client.arguments, size: size, in: folder)
             }
             references.append(reference(client.kind, detail: client.detail, size: size, runs: runs))
         }
@@ -54,11 +61,11 @@ struct References {
 
     /// One run of `kind` at `size`, for pairing with one repetition of a lesson: nil when its
     /// program is not there (curl -F without curl).
-    func once(_ kind: Kind, size: Int64) throws -> MeasuredProcess.Finished? {
+    func once(_ kind: Paired, size: Int64) throws -> MeasuredProcess.Finished? {
         switch kind {
         case .foundationFloor:
             return try measure("paired-floor-\(size)", repetitions: 1) { folder in
-                try download(with: foundationFloor, named: kind.rawValue, arguments: { [$1, $0] }, size: size, in: folder)
+                try download(with: foundationFloor, named: kind.kind.rawValue, arguments: { [$1, $0] }, size: size, in: folder)
             }.first
         case .formUpload:
             guard let curl = Self.which("curl") else { return nil }
@@ -89,7 +96,7 @@ struct References {
         let runs = try measure("curl-form-\(size)", repetitions: repetitions) { folder in
             try formUploadOnce(with: curl, size: size, in: folder)
         }
-        return reference(Kind.formUpload.rawValue, detail: "curl -F file=@FILE URL: the same multipart upload as lesson 07",
+        return reference(.formUpload, detail: "curl -F file=@FILE URL: the same multipart upload as lesson 07",
                          size: size, runs: runs)
     }
 
@@ -121,7 +128,7 @@ struct References {
             guard finished.exitCode == 0 else { throw CompareError("curl could not read \(url.absoluteString)") }
             return finished
         }
-        return reference("loopback-limit", detail: "curl -o /dev/null: server and loopback, no disk", size: size, runs: runs)
+        return reference(.loopbackLimit, detail: "curl -o /dev/null: server and loopback, no disk", size: size, runs: runs)
     }
 
     /// The destination's file system: dd writes the same number of bytes where the lessons
@@ -135,7 +142,7 @@ struct References {
             guard finished.exitCode == 0 else { throw CompareError("dd could not write to \(folder.path)") }
             return finished
         }
-        return reference("disk-limit", detail: "dd bs=1M conv=fdatasync into the lessons' folder", size: size, runs: runs)
+        return reference(.diskLimit, detail: "dd bs=1M conv=fdatasync into the lessons' folder", size: size, runs: runs)
     }
 
     /// Runs `once` `repetitions` times, each in a fresh folder that is removed afterwards.
@@ -148,7 +155,7 @@ struct References {
         }
     }
 
-    private func reference(_ kind: String, detail: String, size: Int64,
+    private func reference(_ kind: ReferenceKind, detail: String, size: Int64,
                            runs: [MeasuredProcess.Finished]) -> ComparisonResults.Reference {
         let wall = median(runs.map(\.wallSeconds))
         return ComparisonResults.Reference(

@@ -56,8 +56,8 @@ extension Exercise {
             var lines: [String] = []
             for lesson in Catalogue.lessons {
                 let state = try Self.state(of: lesson, in: workspace, progress: progress)
-                if next == nil, !state.hasPrefix("done") { next = lesson }
-                lines.append("  \(lesson.number)  \(lesson.lesson.dropFirst(3).padding(toLength: 24, withPad: " ", startingAt: 0)) \(state)")
+                if next == nil, state != .done { next = lesson }
+                lines.append("  \(lesson.number)  \(lesson.lesson.dropFirst(3).padding(toLength: 24, withPad: " ", startingAt: 0)) \(state.shown)")
             }
             lines.insert("Exercises (Sources/Exercises/<lesson>/Article.swift):", at: 0)
             if let next {
@@ -70,17 +70,38 @@ extension Exercise {
         }
 
         /// "not started", "failing 3 of 8 checks", "done", "edited, not checked yet", …
+        /// Where a student is with one exercise, as the last check of this very code found it.
+        enum State: Equatable {
+            case missing(number: String)
+            case doesNotCompile
+            case done
+            case failing(count: Int, of: Int)
+            case notStarted(checks: Int)
+            case editedNotChecked(checks: Int)
+
+            var shown: String {
+                switch self {
+                case .missing(let number): "missing: `swift run lab exercise reset \(number)`"
+                case .doesNotCompile: "does not compile"
+                case .done: "done"
+                case .failing(let count, let total): "failing \(count) of \(total) checks"
+                case .notStarted(let checks): "not started (\(checks) checks)"
+                case .editedNotChecked(let checks): "edited, not checked yet (\(checks) checks)"
+                }
+            }
+        }
+
         static func state(of lesson: LessonDefects, in workspace: ExerciseWorkspace,
-                          progress: ExerciseWorkspace.Progress) throws -> String {
+                          progress: ExerciseWorkspace.Progress) throws -> State {
             let total = lesson.defects.count + 1
-            guard let code = workspace.studentCode(lesson) else { return "missing: `swift run lab exercise reset \(lesson.number)`" }
+            guard let code = workspace.studentCode(lesson) else { return .missing(number: lesson.number) }
             let checked = progress.exercises[lesson.lesson].flatMap { $0.sourceSHA256 == ExerciseWorkspace.sha256(code) ? $0 : nil }
             if let checked {
-                if !checked.compiles { return "does not compile" }
-                return checked.isDone ? "done" : "failing \(checked.failing.count) of \(checked.total) checks"
+                if !checked.compiles { return .doesNotCompile }
+                return checked.isDone ? .done : .failing(count: checked.failing.count, of: checked.total)
             }
-            if code == (try workspace.startingCode(lesson)) { return "not started (\(total) checks)" }
-            return "edited, not checked yet (\(total) checks)"
+            if code == (try workspace.startingCode(lesson)) { return .notStarted(checks: total) }
+            return .editedNotChecked(checks: total)
         }
     }
 
@@ -277,7 +298,7 @@ struct ExerciseRun {
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("lab-exercise-\(getpid())")
         defer { try? FileManager.default.removeItem(at: scratch) }
         let runner = TrialRunner(server: server, program: program, extraArguments: variant.map { ["--variant", $0.rawValue] } ?? [],
-                                 uploads: lesson.uploads, workFolder: scratch, timeout: timeout)
+                                 lesson: lesson.id, workFolder: scratch, timeout: timeout)
         let checks = ExerciseCheck(lesson: lesson, runner: runner, executable: product)
 
         if !json {

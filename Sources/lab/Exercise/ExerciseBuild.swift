@@ -1,4 +1,5 @@
 import Foundation
+import LabVocabulary
 
 /// Builds one product of the package with `swift build`, in the configuration `lab` itself was
 /// built in, and finds the executable next to `lab`. Only the first compiler error is kept: a
@@ -13,7 +14,7 @@ enum ExerciseBuild {
 
     static func build(product: String, in root: URL, ignoringLock: Bool) throws -> URL {
         var arguments = ["swift", "build", "--product", product]
-        if productsFolder.lastPathComponent == "release" { arguments += ["-c", "release"] }
+        if BuildConfiguration(rawValue: productsFolder.lastPathComponent) == .release { arguments += ["-c", "release"] }
         if ignoringLock { arguments.append("--ignore-lock") }
         // One `lab` build at a time: two at once in one .build folder would trip over each other.
         let ownLock = try BuildLock(root.appendingPathComponent(".build/lab-exercises/build.lock"))

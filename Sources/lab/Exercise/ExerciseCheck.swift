@@ -1,4 +1,5 @@
 import Foundation
+import LabVocabulary
 import LabCatalogue
 import LabKit
 import LabServer
@@ -12,26 +13,15 @@ struct ExerciseCheck {
     let executable: String
 
     /// The clean download every exercise starts with.
-    static let cleanCheck = "clean"
+    /// The clean download's check is named after its scenario.
+    static let cleanCheck = Scenario.clean.rawValue
     static let cleanTrial = Trial(faults: "", size: 1 << 20)
 
     struct Outcome: Codable {
-        enum Status: String, Codable {
-            case fixed
-            case stillThere = "still-there"
-            /// The clean download's check: it verifies, or it fails.
-            case verifies
-            case fails
-            case timedOut = "timed-out"
-            case crashed
-            case notRun = "not-run"
-            case doesNotCompile = "does-not-compile"
-        }
-
         var exercise: String
         var check: String
         var summary: String
-        var status: Status
+        var status: CheckStatus
         /// What happened, in one line: the fault, the exit, the file.
         var detail: String
         /// The command that shows it by hand.
@@ -105,9 +95,9 @@ struct ExerciseCheck {
         case .signal: parts.append("killed")
         case .exited(let status):
             let said = switch observation.outcome {
-            case "verification-failed": ", it said it was done"
+            case .verificationFailed: ", it said it was done"
             case nil: ", no JSON record"
-            case let outcome?: " (\(outcome))"
+            case let outcome?: " (\(outcome.rawValue))"
             }
             parts.append("exit \(status)\(said)")
         }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Crypto
 import Foundation
+import LabVocabulary
 import LabCatalogue
 import LabKit
 

@@ -13,7 +13,8 @@ struct TrialRunner {
     let program: URL
     /// `--variant article` when a lesson itself is checked; nothing for an exercise.
     let extraArguments: [String]
-    let uploads: Bool
+    /// The lesson whose program this is: an upload lesson's trials send a file.
+    let lesson: LessonID
     /// Scratch space: one folder per trial, removed afterwards.
     let workFolder: URL
     /// Every run is stopped after this long and reported as timed out.
@@ -27,6 +28,8 @@ struct TrialRunner {
     }
 
     /// `cleanPeakRSS`, the clean run's peak, is given when the trial measures memory.
+    private var uploads: Bool { lesson.kind == .upload }
+
     func run(_ trial: Trial, name: String, cleanPeakRSS: Int64?) throws -> Ran {
         let folder = workFolder.appendingPathComponent(name)
         try? FileManager.default.removeItem(at: folder)
@@ -90,7 +93,7 @@ struct TrialRunner {
         var file: FileState
         var uploadExtra: Int64?
         if uploads {
-            let sentFile = Fixture(name: "lesson-\(record?.lesson ?? "07-multipart-upload")", size: trial.size)
+            let sentFile = Fixture(name: lesson.executable, size: trial.size)
             if let stored = log.lazy.flatMap(\.uploadedFiles).first {
                 uploadExtra = stored.bytes - trial.size
                 file = stored.bytes > trial.size ? .longer(bytes: stored.bytes)
@@ -103,11 +106,11 @@ struct TrialRunner {
             file = FileInspection.state(of: written, against: Fixture(name: fixture.name, size: fixture.size, generation: generation))
         }
         let observation = Observation(
-            ending: ending, outcome: record?.outcome.rawValue, file: file, fileName: written.lastPathComponent,
+            ending: ending, outcome: record?.outcome, file: file, fileName: written.lastPathComponent,
             resourceName: fixture.name, size: trial.size, breakOffset: Self.breakOffset(of: trial),
             downloadedAgainShare: uploads ? 0 : Double(max(0, sent - trial.size)) / Double(trial.size),
             memoryGrowth: cleanPeakRSS.map { Double(finished.peakRSSBytes - $0) / Double(trial.size) },
-            sentHEAD: log.contains { $0.method == "HEAD" }, uploadExtraBytes: uploadExtra)
+            sentHEAD: log.contains { $0.method == .head }, uploadExtraBytes: uploadExtra)
         return Ran(observation: observation, peakRSSBytes: finished.peakRSSBytes, seconds: finished.wallSeconds)
     }
 
@@ -123,12 +126,12 @@ struct TrialRunner {
 
 extension LabServer {
     /// The requests of one run token, oldest first; `method` keeps only those.
-    func requests(run token: String, method: String? = nil) -> [LoggedRequest] {
+    func requests(run token: String, method: RequestMethod? = nil) -> [LoggedRequest] {
         requestLog.filter { ($0.method == method || method == nil) && $0.target.hasSuffix("run=\(token)") }
     }
 
     /// Response body bytes sent for the GETs of one run token.
     func bodyBytesSent(run token: String) -> Int64 {
-        requests(run: token, method: "GET").reduce(0) { $0 + $1.bodyBytesSent }
+        requests(run: token, method: .get).reduce(0) { $0 + $1.bodyBytesSent }
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import LabKit
 import LabServer
+import LabVocabulary
 
 /// A built executable of this package, run as a real child process.
 struct ChildProcess {

@@ -1,4 +1,5 @@
 import Foundation
+import LabVocabulary
 
 /// A TCP socket bound to 127.0.0.1 on a port the kernel picks, or nil when that fails.
 func boundLoopbackSocket() -> (descriptor: Int32, port: Int)? {

@@ -44,7 +44,7 @@ final class ResumableLesson {
         /// This run's requests as the server saw them, oldest first.
         let wire: [LoggedRequest]
         /// Its GETs only: a lesson may ask HEAD first (lesson 03's article does).
-        var gets: [LoggedRequest] { wire.filter { $0.method == "GET" } }
+        var gets: [LoggedRequest] { wire.filter { $0.method == .get } }
     }
 
     /// Runs the lesson with `--json` against `fixture`, served with `faults`. Runs with the same

@@ -5,6 +5,7 @@ import Darwin
 #endif
 import Foundation
 import LabServer
+import LabVocabulary
 
 /// A response exactly as it came off the wire.
 struct RawResponse {

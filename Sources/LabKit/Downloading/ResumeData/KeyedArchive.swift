@@ -1,6 +1,7 @@
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
+import LabVocabulary
 #endif
 
 // MARK: - Keyed archives, read without NSKeyedUnarchiver

@@ -1,6 +1,7 @@
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
+import LabVocabulary
 #endif
 
 // MARK: - Property lists

@@ -1,6 +1,7 @@
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
+import LabVocabulary
 #endif
 
 /// Apple-format *resume data*: the blob `URLSessionDownloadTask.cancel(byProducingResumeData:)`

@@ -1,9 +1,8 @@
 import Foundation
-import LabVocabulary
 
 /// What `lab compare` measured: the contents of `results.json`, and what `lab report` reads.
 ///
-/// Every field is described in the README's "results.json" section; a test holds the two
+/// Every field is described in docs/results-schema.md; a test holds the two
 /// together. Optional fields are absent from the file when they have no value.
 public struct ComparisonResults: Codable, Sendable, Equatable {
     public static let currentSchema = "download-lab.results/1"
@@ -34,17 +33,17 @@ public struct ComparisonResults: Codable, Sendable, Equatable {
         public var operatingSystem: String
         public var swiftVersion: String
         /// "debug" or "release": how the lesson executables were built.
-        public var buildConfiguration: String
+        public var buildConfiguration: BuildConfiguration
         /// "embedded" (a LabServer inside `lab compare`) or "external" (`--server`).
-        public var serverKind: String
+        public var serverKind: ServerKind
         public var serverURL: String
         /// When the comparison started, ISO 8601 in UTC.
         public var startedAt: String
         public var durationSeconds: Double
 
         public init(hostname: String, cpuModel: String, cores: Int, memoryBytes: Int64,
-                    operatingSystem: String, swiftVersion: String, buildConfiguration: String,
-                    serverKind: String, serverURL: String, startedAt: String, durationSeconds: Double) {
+                    operatingSystem: String, swiftVersion: String, buildConfiguration: BuildConfiguration,
+                    serverKind: ServerKind, serverURL: String, startedAt: String, durationSeconds: Double) {
             self.hostname = hostname
             self.cpuModel = cpuModel
             self.cores = cores
@@ -62,21 +61,21 @@ public struct ComparisonResults: Codable, Sendable, Equatable {
     /// What was asked for.
     public struct Settings: Codable, Sendable, Equatable {
         /// "default", "quick", "full" or "custom".
-        public var preset: String
+        public var preset: Preset
         /// File sizes of the clean scenario, smallest first.
         public var sizes: [Int64]
         /// The file size every fault scenario uses.
         public var faultSize: Int64
-        /// Lesson ids, e.g. "03-outputstream".
+        /// Lesson ids (`LessonID` raw values).
         public var lessons: [String]
-        /// Scenario names (see `Scenario` in the README).
-        public var scenarios: [String]
+        /// The scenarios that ran (docs/compare-and-report.md#scenarios).
+        public var scenarios: [Scenario]
         public var repetitions: Int
         /// The write delay of the slow-disk scenario.
         public var slowDiskWriteDelayMicroseconds: Int
 
-        public init(preset: String, sizes: [Int64], faultSize: Int64, lessons: [String],
-                    scenarios: [String], repetitions: Int, slowDiskWriteDelayMicroseconds: Int) {
+        public init(preset: Preset, sizes: [Int64], faultSize: Int64, lessons: [String],
+                    scenarios: [Scenario], repetitions: Int, slowDiskWriteDelayMicroseconds: Int) {
             self.preset = preset
             self.sizes = sizes
             self.faultSize = faultSize
@@ -90,7 +89,7 @@ public struct ComparisonResults: Codable, Sendable, Equatable {
     /// A yardstick measured in the same run: another client, or a physical limit.
     public struct Reference: Codable, Sendable, Equatable {
         /// "curl", "wget", "loopback-limit" or "disk-limit".
-        public var kind: String
+        public var kind: ReferenceKind
         /// What ran, e.g. "curl 7.88.1 -o FILE" or "read to /dev/null".
         public var detail: String
         public var sizeBytes: Int64
@@ -100,7 +99,7 @@ public struct ComparisonResults: Codable, Sendable, Equatable {
         /// Absent for a limit measured inside `lab compare` itself.
         public var peakRSSBytes: Int64?
 
-        public init(kind: String, detail: String, sizeBytes: Int64, wallSeconds: Double,
+        public init(kind: ReferenceKind, detail: String, sizeBytes: Int64, wallSeconds: Double,
                     throughputBytesPerSecond: Double, peakRSSBytes: Int64?) {
             self.kind = kind
             self.detail = detail
@@ -113,7 +112,7 @@ public struct ComparisonResults: Codable, Sendable, Equatable {
 
     /// One lesson, variant, scenario and size, run `settings.repetitions` times.
     /// How a case came out, over all its repetitions.
-    public enum RunStatus: String, Codable, Sendable {
+    public enum RunStatus: String, Codable, Sendable, LabName {
         /// Every repetition downloaded the file, and it verified.
         case pass
         case fail
@@ -123,13 +122,13 @@ public struct ComparisonResults: Codable, Sendable, Equatable {
     }
 
     public struct Run: Codable, Sendable, Equatable {
-        /// The lesson id, e.g. "03-outputstream".
+        /// The lesson id (a `LessonID` raw value; a file from elsewhere may name others).
         public var lesson: String
         /// A short name for people, e.g. "OutputStream append".
         public var title: String
         /// "article" or "corrected".
-        public var variant: String
-        public var scenario: String
+        public var variant: Variant
+        public var scenario: Scenario
         public var sizeBytes: Int64
         public var status: RunStatus
         /// A failure the lesson's article variant is there to show.
@@ -152,7 +151,7 @@ public struct ComparisonResults: Codable, Sendable, Equatable {
         /// The reference `kind` that does the same transfer with nothing around it, run right
         /// before each repetition: `foundation-floor` for a download, `curl-form` for an upload.
         /// Absent where no reference was paired (article variants, fault scenarios).
-        public var reference: String?
+        public var reference: ReferenceKind?
         /// Median wall time of the paired reference runs.
         public var referenceSeconds: Double?
         /// Median over the repetitions of transfer ÷ its paired reference's wall time.
@@ -161,12 +160,12 @@ public struct ComparisonResults: Codable, Sendable, Equatable {
         /// RSS of the median repetition while it ran; absent when not sampled.
         public var rssTimeline: [RSSSample]?
 
-        public init(lesson: String, title: String, variant: String, scenario: String, sizeBytes: Int64,
+        public init(lesson: String, title: String, variant: Variant, scenario: Scenario, sizeBytes: Int64,
                     status: RunStatus, expectedFailure: Bool, cause: String?, wallSeconds: Double,
                     cpuSeconds: Double, peakRSSBytes: Int64, throughputBytesPerSecond: Double,
                     bytesOnWire: Int64, bytesDownloadedAgain: Int64, repetitions: [Repetition],
                     rssTimeline: [RSSSample]?, transferSeconds: Double? = nil, verificationSeconds: Double? = nil,
-                    reference: String? = nil, referenceSeconds: Double? = nil, costRatio: Double? = nil) {
+                    reference: ReferenceKind? = nil, referenceSeconds: Double? = nil, costRatio: Double? = nil) {
             self.lesson = lesson
             self.title = title
             self.variant = variant
@@ -196,7 +195,7 @@ public struct ComparisonResults: Codable, Sendable, Equatable {
         public var exitCode: Int32
         /// The lesson's own outcome ("verified", "transfer-failed", …), or "crashed" /
         /// "timed-out" when it printed no record.
-        public var outcome: String
+        public var outcome: Outcome
         /// The harness's own check: the file's SHA-256 and size match the resource.
         public var verified: Bool
         public var wallSeconds: Double
@@ -216,7 +215,7 @@ public struct ComparisonResults: Codable, Sendable, Equatable {
         /// The lesson's one-line error, if any.
         public var error: String?
 
-        public init(exitCode: Int32, outcome: String, verified: Bool, wallSeconds: Double,
+        public init(exitCode: Int32, outcome: Outcome, verified: Bool, wallSeconds: Double,
                     cpuSeconds: Double, peakRSSBytes: Int64, throughputBytesPerSecond: Double,
                     bytesOnWire: Int64, bytesDownloadedAgain: Int64, error: String?,
                     transferSeconds: Double? = nil, verificationSeconds: Double? = nil) {

@@ -1,0 +1,12 @@
+/// What one check of an exercise found (`lab exercise check`; in its JSON as `status`).
+public enum CheckStatus: String, Codable, Sendable, CaseIterable, LabName {
+    case fixed
+    case stillThere = "still-there"
+    /// The clean download's check: it verifies, or it fails.
+    case verifies
+    case fails
+    case timedOut = "timed-out"
+    case crashed
+    case notRun = "not-run"
+    case doesNotCompile = "does-not-compile"
+}
