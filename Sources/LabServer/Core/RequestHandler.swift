@@ -10,18 +10,26 @@ final class RequestHandler: ChannelInboundHandler {
     typealias OutboundOut = HTTPServerResponsePart
 
     private let core: ServerCore
-    private var requestHead: HTTPRequestHead?
-    private var streamer: BodyStreamer?
-    private var upload = UploadState.none
     private let uploadLimits: MultipartLimits
+    private var state = State.idle
 
-    private enum UploadState {
-        case none
-        /// Parsing the body of a `POST /upload`.
-        case receiving(MultipartParser)
-        /// Already answered with an error (before the body ended); the rest of the body is
-        /// read and dropped, up to `discardLimit` bytes, then the connection closes.
-        case refused(discarded: Int64, answered: EventLoopFuture<Void>)
+    /// Where this connection is with its request. NIO's pipelining helper hands over one request
+    /// at a time and holds back the next until this one's response has ended, so the states
+    /// follow each other in this order; a request part that arrives in any other state ends the
+    /// connection (see `channelRead`).
+    private enum State {
+        /// Between requests.
+        case idle
+        /// A request whose body, if it has one, is read and ignored; it is answered at its end.
+        case reading(HTTPRequestHead)
+        /// A `POST /upload` whose body is parsed on the event loop as it arrives, so the socket is
+        /// read no faster than it is hashed and nothing piles up in memory.
+        case receivingUpload(HTTPRequestHead, MultipartParser)
+        /// A `POST /upload` already answered with an error before its body ended: the rest of the
+        /// body is read and dropped, up to `discardLimit` bytes, and the connection closes after it.
+        case refusingUpload(discarded: Int64, answered: EventLoopFuture<Void>)
+        /// A fixture's body going out.
+        case sending(BodyStreamer)
     }
 
     /// A client that goes on sending after a refusal is cut off after this much.
@@ -33,31 +41,42 @@ final class RequestHandler: ChannelInboundHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        switch unwrapInboundIn(data) {
-        case .head(let head):
-            requestHead = head
+        switch (unwrapInboundIn(data), state) {
+        case (.head(let head), .idle):
+            state = .reading(head)
             if head.method == .POST, UploadEndpoint.matches(head.uri) {
                 beginUpload(head, context: context)
             }
-        case .body(let buffer):
-            // Only /upload reads request bodies; every other endpoint ignores them.
-            readUploadBody(buffer, context: context)
-        case .end:
-            // Answer only once the whole request has been read, so its bytes cannot be
-            // mistaken for the next request.
-            guard let head = requestHead else { return }
-            requestHead = nil
-            switch upload {
-            case .none:
-                respond(to: head, context: context)
-            case .receiving(var parser):
-                upload = .none
-                finishUpload(&parser, request: head, context: context)
-            case .refused(_, let answered):
-                // The answer went out before the body ended; the connection closes after it.
-                upload = .none
-                answered.assumeIsolated().whenComplete { _ in context.close(promise: nil) }
+        case (.body, .reading):
+            break  // only /upload reads request bodies; every other endpoint ignores them
+        case (.body(let buffer), .receivingUpload(let head, var parser)):
+            state = .idle  // the parser is mutated in place, not copied
+            do {
+                try parser.feed(buffer)
+                state = .receivingUpload(head, parser)
+            } catch {
+                refuseUpload(RefusedUpload(error), request: head, context: context)
             }
+        case (.body(let buffer), .refusingUpload(let discarded, let answered)):
+            let total = discarded + Int64(buffer.readableBytes)
+            state = .refusingUpload(discarded: total, answered: answered)
+            if total > Self.discardLimit { context.close(promise: nil) }
+        // Answered only once the whole request has been read, so its bytes cannot be mistaken
+        // for the next request.
+        case (.end, .reading(let head)):
+            state = .idle
+            respond(to: head, context: context)
+        case (.end, .receivingUpload(let head, var parser)):
+            state = .idle
+            finishUpload(&parser, request: head, context: context)
+        case (.end, .refusingUpload(_, let answered)):
+            // The answer went out before the body ended; the connection closes after it.
+            state = .idle
+            answered.assumeIsolated().whenComplete { _ in context.close(promise: nil) }
+        case (.head, _), (.body, _), (.end, _):
+            // Out of order: NIO's HTTP handlers never deliver this. Guessing what the client
+            // meant could splice two requests, so the connection ends instead.
+            context.close(promise: nil)
         }
     }
 
@@ -69,9 +88,8 @@ final class RequestHandler: ChannelInboundHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        streamer?.cancel()
-        streamer = nil
-        upload = .none
+        if case .sending(let streamer) = state { streamer.cancel() }
+        state = .idle
         context.fireChannelInactive()
     }
 
@@ -226,14 +244,14 @@ final class RequestHandler: ChannelInboundHandler {
             plan: faults.bodyPlan(bodyLength: length),
             onBytesWritten: { [core] bytes in core.recordBodyBytes(bytes, at: logIndex) },
             onEnd: { ending in
-                self.streamer = nil
+                self.state = .idle
                 switch ending {
                 case .complete: self.endResponse(request: request, context: context)
                 case .closeConnection: self.closeAfterPendingWrites(context: context)
                 }
             }
         )
-        self.streamer = streamer
+        state = .sending(streamer)
         streamer.start()
     }
 
@@ -244,35 +262,11 @@ final class RequestHandler: ChannelInboundHandler {
         case .failure(let refusal):
             refuseUpload(refusal, request: head, context: context)
         case .success(let boundary):
-            upload = .receiving(MultipartParser(boundary: boundary, limits: uploadLimits))
+            state = .receivingUpload(head, MultipartParser(boundary: boundary, limits: uploadLimits))
             // curl and URLSession wait for this before sending a large body.
             if head.headers.first(name: "Expect")?.lowercased() == "100-continue" {
                 let interim = HTTPResponseHead(version: head.version, status: .continue)
                 context.writeAndFlush(wrapOutboundOut(.head(interim)), promise: nil)
-            }
-        }
-    }
-
-    /// The body is parsed on the event loop as it arrives, so the socket is read no faster
-    /// than it is hashed and nothing piles up in memory.
-    private func readUploadBody(_ buffer: ByteBuffer, context: ChannelHandlerContext) {
-        switch upload {
-        case .none:
-            break
-        case .receiving(var parser):
-            upload = .none // the parser is mutated in place, not copied
-            do {
-                try parser.feed(buffer)
-                upload = .receiving(parser)
-            } catch {
-                guard let head = requestHead else { return }
-                refuseUpload(RefusedUpload(error), request: head, context: context)
-            }
-        case .refused(let discarded, let answered):
-            let total = discarded + Int64(buffer.readableBytes)
-            upload = .refused(discarded: total, answered: answered)
-            if total > Self.discardLimit {
-                context.close(promise: nil)
             }
         }
     }
@@ -296,7 +290,7 @@ final class RequestHandler: ChannelInboundHandler {
     private func refuseUpload(_ refusal: RefusedUpload, request: HTTPRequestHead, context: ChannelHandlerContext) {
         let answered = sendText(refusal.status, refusal.reason, extraHeaders: request.isKeepAlive ? [("Connection", "close")] : [],
                  request: request, context: context)
-        upload = .refused(discarded: 0, answered: answered)
+        state = .refusingUpload(discarded: 0, answered: answered)
     }
 
     // MARK: Writing responses
