@@ -401,7 +401,7 @@ public enum Catalogue {
             id: "parked-workers",
             summary: "each connection keeps a GCD worker parked in RunLoop.run(): cores + 1 of them starve the global queue",
             source: progress("note 5, the GCD thread kept in its run loop"),
-            trial: Trial(faults: "", size: small, arguments: ["--way", "crowd"]),
+            trial: Trial(faults: "", size: small, arguments: ["--way", RunLoopThreadWay.crowd.rawValue]),
             symptom: .starvesTheGlobalQueue, fix: .verifies, matrix: [.crowded],
             hints: [
                 "A worker in RunLoop.run() is asleep, and GCD counts it as busy. How many workers does GCD keep?",

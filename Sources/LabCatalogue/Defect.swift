@@ -31,8 +31,8 @@ public struct ArticleSection: Sendable {
 
 /// How a check runs the program: one run, or two with the same output path.
 public struct Trial: Sendable {
-    /// The lab server's fault script (`lab serve` lists the syntax); "" for none.
-    public var faults: String
+    /// The lab server's faults (`lab serve` lists the syntax); "" for none.
+    public var faults: FaultScript
     public var size: Int64
     /// More arguments for the program, e.g. `--disk-full-after 1MiB`. Only the first run gets them.
     public var arguments: [String] = []
@@ -40,7 +40,7 @@ public struct Trial: Sendable {
     /// The generation of the file the last run must end with: 1 once the script has a `change`.
     public var generation = 0
 
-    public init(faults: String, size: Int64, arguments: [String] = [], sequel: Sequel = .none, generation: Int = 0) {
+    public init(faults: FaultScript, size: Int64, arguments: [String] = [], sequel: Sequel = .none, generation: Int = 0) {
         self.faults = faults
         self.size = size
         self.arguments = arguments
@@ -59,7 +59,7 @@ public struct Trial: Sendable {
 
     /// The command a student types to see it, less `--output` and the server.
     public func commandLine(executable: String) -> String {
-        var words = ["swift run \(executable)", "--size \(ByteCount.shortest(size))", "--faults \(faults.isEmpty ? "\"\"" : faults)"]
+        var words = ["swift run \(executable)", "--size \(ByteSize.format(size))", "--faults \(faults.isNone ? "\"\"" : faults.description)"]
         words += arguments
         return words.joined(separator: " ")
     }
@@ -116,14 +116,4 @@ public enum Fix: String, Sendable {
     /// Either verifies, or stops with its own error (not exit 0, not 65, no crash) and leaves
     /// nothing, or the start of the right file, to resume from.
     case verifiesOrStopsCleanly = "verifies-or-stops-cleanly"
-}
-
-/// Sizes as the lessons' `--size` option takes them.
-public enum ByteCount {
-    public static func shortest(_ bytes: Int64) -> String {
-        for (unit, shift) in [("GiB", 30), ("MiB", 20), ("KiB", 10)] where bytes >= 1 << shift && bytes % (1 << shift) == 0 {
-            return "\(bytes >> shift)\(unit)"
-        }
-        return String(bytes)
-    }
 }

@@ -100,6 +100,20 @@ public struct FaultScript: Hashable, Sendable, CustomStringConvertible {
     public init(parsing text: String) throws { self = try Self.parse(text) }
 
     /// A script in which every attempt succeeds.
+    public var isNone: Bool { attempts.isEmpty }
+
+    /// Where the script's first attempt breaks the transfer of a `bodyLength`-byte body (its
+    /// `drop` or `stall`), or nil when the first attempt runs to the end.
+    public func breakOffset(bodyLength: Int64) -> Int64? {
+        for fault in faults(forAttempt: 1) {
+            switch fault {
+            case .drop(let offset), .stall(let offset, _): return offset.resolved(bodyLength: bodyLength)
+            default: continue
+            }
+        }
+        return nil
+    }
+
     public static let none = FaultScript(attempts: [])
 
     /// The faults of attempt `attempt` (1-based); none past the end of the script.
@@ -181,15 +195,7 @@ public struct FaultScript: Hashable, Sendable, CustomStringConvertible {
             }
             return .throttle(bytesPerSecond: rate)
         case .stall:
-            guard arguments.count == 1 || arguments.count == 2 else {
-                throw fail("expected stall:<bytes or Npct> or stall:<bytes or Npct>:<seconds>s")
-            }
-            let offset = try parseOffset(arguments[0], orThrow: fail("expected bytes or Npct"))
-            guard arguments.count == 2 else { return .stall(after: offset, duration: nil) }
-            guard let duration = parseDuration(arguments[1]) else {
-                throw fail("expected a duration like 2s, 0.5s or 500ms")
-            }
-            return .stall(after: offset, duration: duration)
+            return try parseStall(arguments, fail: fail)
         case .ignoreRange:
             try requireArguments(0, "ignore-range takes no value")
             return .ignoreRange
@@ -225,6 +231,19 @@ public struct FaultScript: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// `stall:<offset>` stops for good; `stall:<offset>:<duration>` resumes after the duration.
+    private static func parseStall(_ arguments: [String], fail: (String) -> LabError) throws -> Fault {
+        guard arguments.count == 1 || arguments.count == 2 else {
+            throw fail("expected stall:<bytes or Npct> or stall:<bytes or Npct>:<seconds>s")
+        }
+        let offset = try parseOffset(arguments[0], orThrow: fail("expected bytes or Npct"))
+        guard arguments.count == 2 else { return .stall(after: offset, duration: nil) }
+        guard let duration = parseDuration(arguments[1]) else {
+            throw fail("expected a duration like 2s, 0.5s or 500ms")
+        }
+        return .stall(after: offset, duration: duration)
+    }
+
     private static func parseOffset(_ text: String, orThrow error: LabError) throws -> Offset {
         if text.hasSuffix("pct") {
             guard let percent = Int(text.dropLast(3)), (0...100).contains(percent) else { throw error }
@@ -257,5 +276,13 @@ public struct FaultScript: Hashable, Sendable, CustomStringConvertible {
 
     fileprivate static func signed(_ amount: Int64) -> String {
         amount < 0 ? "-" + ByteSize.format(-amount) : "+" + ByteSize.format(amount)
+    }
+}
+
+/// A script written in the lab's own code (the catalogue's trials). A literal that does not parse
+/// is a programming error; the tests run every trial.
+extension FaultScript: ExpressibleByStringLiteral {
+    public init(stringLiteral text: String) {
+        do { self = try Self.parse(text) } catch { preconditionFailure("\(error)") }
     }
 }

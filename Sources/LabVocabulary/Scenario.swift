@@ -12,23 +12,24 @@ public enum Scenario: String, CaseIterable, Codable, Sendable, LabName {
     /// One download more than the machine has cores, at once. Only lesson 06 downloads that way.
     case crowded
 
-    /// The fault script for the lab server (LabServer's `faults=` syntax).
-    public var faults: String? {
-        switch self {
-        case .clean, .slowDisk, .crowded: nil
-        case .dropResume: "drop:\(Self.breakPercent)pct,ok"
+    /// The lab server's faults; none for the scenarios that need none.
+    public var faults: FaultScript {
+        let breaking = Self.breakPercent
+        return switch self {
+        case .clean, .slowDisk, .crowded: .none
+        case .dropResume: FaultScript(attempts: [[.drop(after: .percent(breaking))], []])
         // The server stops sending at 30% and holds the connection open; the process is
         // killed there and run again with the same output path.
-        case .killRerun: "stall:\(Self.breakPercent)pct,ok"
-        case .ignoreRange: "drop:\(Self.breakPercent)pct,ignore-range"
-        case .entityChanged: "drop:\(Self.breakPercent)pct,change"
+        case .killRerun: FaultScript(attempts: [[.stall(after: .percent(breaking), duration: nil)], []])
+        case .ignoreRange: FaultScript(attempts: [[.drop(after: .percent(breaking))], [.ignoreRange]])
+        case .entityChanged: FaultScript(attempts: [[.drop(after: .percent(breaking))], [.change]])
         }
     }
 
     public static let breakPercent = 30
 
     /// Needs the lab server's fault injection, so it cannot run against `--server`.
-    public var needsFaultInjection: Bool { faults != nil }
+    public var needsFaultInjection: Bool { !faults.isNone }
 
     /// The file the download must end up with has this generation: after a change, the new one.
     public var finalGeneration: Int { self == .entityChanged ? 1 : 0 }

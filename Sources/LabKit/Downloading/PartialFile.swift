@@ -25,19 +25,22 @@ import LabVocabulary
 public final class PartialFile {
     public let url: URL
     public let file: URL
-    private let run: LessonRun
+    private let log: @Sendable (String) -> Void
+    private let reportProgress: @Sendable (_ received: Int64, _ expected: Int64) -> Void
     /// Bytes on disk that belong to the resource.
     public private(set) var written: Int64 = 0
     /// The length of the whole resource, or -1 while unknown.
     public private(set) var total: Int64 = -1
     private var resumeState: ResumeState?
 
-    /// The partial file of `run`: its URL and its output file. Decisions that throw bytes away
-    /// are told in the run's story.
-    public init(_ run: LessonRun) {
-        self.run = run
-        url = run.url
-        file = run.file
+    /// The partial `file` of the resource at `url`. Decisions that throw bytes away are told
+    /// through `log`; the bytes on disk, as they grow, through `reportProgress`.
+    public init(url: URL, file: URL, log: @escaping @Sendable (String) -> Void,
+                reportProgress: @escaping @Sendable (_ received: Int64, _ expected: Int64) -> Void) {
+        self.url = url
+        self.file = file
+        self.log = log
+        self.reportProgress = reportProgress
     }
 
     /// What to do with the body that follows a response.
@@ -86,7 +89,7 @@ public final class PartialFile {
             self.total = total
             decision = .append(at: written)
         case 200:
-            if written > 0 { run.log("the server sent the whole file (200): starting over from byte 0") }
+            if written > 0 { log("the server sent the whole file (200): starting over from byte 0") }
             decision = .replace
             written = 0
             total = response.expectedContentLength
@@ -158,7 +161,7 @@ public final class PartialFile {
             didWrite(count)
             offset += count
         }
-        run.progress.update(received: written, expected: total)
+        reportProgress(written, total)
     }
 
     /// The same through a file handle, whose write throws instead of coming up short.
@@ -169,7 +172,7 @@ public final class PartialFile {
             throw DownloadError.localIO(path: file.path, reason: error.localizedDescription)
         }
         didWrite(data.count)
-        run.progress.update(received: written, expected: total)
+        reportProgress(written, total)
     }
 
     /// The file is whole: the sidecar has done its job.

@@ -304,19 +304,25 @@ public final class ResumableDownloadTask: NSObject, URLSessionDataDelegate, @unc
 public final class ResumableDownloadSession: Sendable {
     private static let sessionsMade = Atomic<Int>(0)
 
-    private let run: LessonRun
+    private let log: @Sendable (String) -> Void
+    private let makeSession: @Sendable (any URLSessionDataDelegate, OperationQueue) -> URLSession
     private let number: Int
     private let temporaryFolder: URL
     private let delegate: any ResumableDownloadTaskDelegate
     private let urlSessions = Mutex<[URLSession]>([])
 
     /// Tasks keep their temporary files in `temporaryFolder`; `delegate` hears from all of them.
-    public init(temporaryFolder: URL, run: LessonRun, delegate: any ResumableDownloadTaskDelegate) {
-        self.run = run
+    /// Each transfer runs in a URLSession from `makeSession` (the lab's inspected one); creating
+    /// and invalidating are told through `log`.
+    public init(temporaryFolder: URL, log: @escaping @Sendable (String) -> Void,
+                makeSession: @escaping @Sendable (any URLSessionDataDelegate, OperationQueue) -> URLSession,
+                delegate: any ResumableDownloadTaskDelegate) {
+        self.log = log
+        self.makeSession = makeSession
         self.temporaryFolder = temporaryFolder
         self.delegate = delegate
         number = Self.sessionsMade.add(1, ordering: .relaxed).newValue
-        run.log("download session \(number) created")
+        log("download session \(number) created")
     }
 
     public func downloadTask(with url: URL) -> ResumableDownloadTask {
@@ -332,11 +338,11 @@ public final class ResumableDownloadSession: Sendable {
     public func finishTasksAndInvalidate() {
         for session in urlSessions.withLock({ $0 }) { session.finishTasksAndInvalidate() }
         urlSessions.withLock { $0.removeAll() }
-        run.log("download session \(number) invalidated")
+        log("download session \(number) invalidated")
     }
 
     func makeURLSession(for task: ResumableDownloadTask) -> URLSession {
-        let session = run.makeSession(delegate: task, delegateQueue: BoundedOperationQueue(capacity: 64))
+        let session = makeSession(task, BoundedOperationQueue(capacity: 64))
         urlSessions.withLock { $0.append(session) }
         return session
     }

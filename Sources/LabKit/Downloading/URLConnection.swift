@@ -167,7 +167,7 @@ public final class URLConnection: @unchecked Sendable {
             log.received(exchange, bodyBytes: data.count)
             return (response, data)
         case .failure(let error):
-            log.failed(exchange, error: error)
+            log.failed(exchange, reason: describe(error))
             throw error
         }
     }
@@ -293,7 +293,7 @@ public final class URLConnection: @unchecked Sendable {
 
         func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
             if let error {
-                HTTPExchangeLog.shared.failed(exchange, error: error)
+                HTTPExchangeLog.shared.failed(exchange, reason: describe(error))
                 connection.enqueue(.failed(error))
             } else {
                 connection.enqueue(.finished)

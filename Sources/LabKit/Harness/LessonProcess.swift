@@ -20,73 +20,23 @@ struct LessonProcess {
         let processStarted = ContinuousClock.now
         TransferLimits.active = options.limits
         SimulatedDisk.writeDelayMicroseconds.store(options.writeDelayMicroseconds, ordering: .relaxed)
-        let diskCapacity = options.diskFullAfter?.bytes
-        if let diskCapacity { SimulatedDisk.capacity.store(Int(diskCapacity), ordering: .relaxed) }
+        if let capacity = options.diskFullAfter?.bytes { SimulatedDisk.capacity.store(Int(capacity), ordering: .relaxed) }
         let source = try DownloadSource(options: options, lesson: lesson, startServer: startServer)
         defer { source.server?.stop() }
         let file = try prepareOutput()
+        announce(source, file: file)
 
-        let variant = lesson.isExercise ? "your code" : options.variant.rawValue
-        console.line("\(lesson.command): \(lesson.title) [\(variant)\(options.way.map { ", " + $0 } ?? "")]")
-        if let server = source.server {
-            console.line("  embedded server \(server.baseURL.absoluteString), faults \"\(source.faults.attempts.isEmpty ? "none" : source.faults.description)\"")
-        }
-        if lesson.uploads {
-            console.line("  send \(file.path)")
-            console.line("  to   POST \(ShownURL.brief(source.url))")
-        } else {
-            console.line("  from \(ShownURL.brief(source.url))")
-            console.line("  to   \(file.path)")
-        }
-        if let diskCapacity { console.line("  simulated disk: full after \(ByteFormat.grouped(diskCapacity)) bytes") }
-        if options.writeDelayMicroseconds > 0 { console.line("  simulated disk: \(options.writeDelayMicroseconds) µs per write") }
-        HTTPExchangeLog.shared.observe { [console] event in
-            if let line = ExchangeStory.line(for: event) { console.line(line) }
-        }
-
-        let progress = ProgressBar(console: console)
         let run = LessonRun(url: source.url, faultFreeURL: source.faultFreeURL, file: file,
-                            variant: options.variant, way: options.way,
-                            progress: progress, uploadFixture: lesson.uploads ? source.fixture : nil,
-                            console: console)
-        if let fixture = run.uploadFixture {
-            // Written, and its digest computed (and kept), before the clock starts: the time is
-            // the upload's, not the file's making, nor the check of the server's answer.
-            do {
-                try fixture.write(to: file)
-            } catch {
-                throw DownloadError.localIO(path: file.path, reason: "\(error)")
-            }
-            _ = fixture.sha256Hex()
-        }
+                            variant: options.variant, way: options.way, progress: ProgressBar(console: console),
+                            uploadFixture: lesson.uploads ? source.fixture : nil, console: console)
+        if let fixture = run.uploadFixture { try write(fixture, to: file) }
         let attempt = makeStrategy(run)
 
         let started = Date()
         let ending = RunEnding()
         watchLimits(ending: ending, source: source, file: verifiedFile(run, file: file), started: started,
                     deadline: options.limits.maxSeconds.map { processStarted + .milliseconds(Int64($0 * 1000)) })
-        var attempts = 0
-        var lastResult = AttemptResult.finished
-        repeat {
-            attempts += 1
-            ending.attemptsMade.store(attempts, ordering: .relaxed)
-            if attempts > 1 { console.line("↻ attempt \(attempts): Resume") }
-            progress.beginAttempt()
-            let receivedBefore = HTTPExchangeLog.shared.bodyBytesReceived
-            let exchangesBefore = HTTPExchangeLog.shared.exchanges.count
-            let fileBytesBefore = PartialFile.size(of: file)
-            lastResult = attempt()
-            let fileGrowth = PartialFile.size(of: file) - fileBytesBefore
-            if fileGrowth > 0, !lesson.uploads, !HTTPExchangeLog.shared.exchanges.dropFirst(exchangesBefore).contains(where: { $0.method == .get }) {
-                // A call such as Data(contentsOf:) shows the lab no request or response; what
-                // landed in the file is all there is to count.
-                HTTPExchangeLog.shared.unobserved(url: source.url, bodyBytes: fileGrowth)
-            }
-            if case .failed(let error) = lastResult {
-                let received = HTTPExchangeLog.shared.bodyBytesReceived - receivedBefore
-                console.line("✗ attempt \(attempts) failed after \(ByteFormat.iec(received)): \(describe(error))")
-            }
-        } while lastResult.isResumable && attempts < options.maxAttempts
+        let (attempts, lastResult) = attemptUntilDone(attempt, run: run, source: source, ending: ending)
         let wallSeconds = Date().timeIntervalSince(started)
         // A limit passed meanwhile ends the run from its own thread; this one waits for the exit.
         guard ending.claim() else { RunEnding.waitForTheExit() }
@@ -98,6 +48,69 @@ struct LessonProcess {
         ).result()
         report(result)
         return result
+    }
+
+    /// The story's first lines: what runs, against what, into what; then every exchange as it happens.
+    private func announce(_ source: DownloadSource, file: URL) {
+        let variant = lesson.isExercise ? "your code" : options.variant.rawValue
+        console.line("\(lesson.command): \(lesson.title) [\(variant)\(options.way.map { ", " + $0 } ?? "")]")
+        if let server = source.server {
+            let faults = source.faults.attempts.isEmpty ? "none" : source.faults.description
+            console.line("  embedded server \(server.baseURL.absoluteString), faults \"\(faults)\"")
+        }
+        if lesson.uploads {
+            console.line("  send \(file.path)")
+            console.line("  to   POST \(ShownURL.brief(source.url))")
+        } else {
+            console.line("  from \(ShownURL.brief(source.url))")
+            console.line("  to   \(file.path)")
+        }
+        if let capacity = options.diskFullAfter?.bytes {
+            console.line("  simulated disk: full after \(ByteFormat.grouped(capacity)) bytes")
+        }
+        if options.writeDelayMicroseconds > 0 { console.line("  simulated disk: \(options.writeDelayMicroseconds) µs per write") }
+        HTTPExchangeLog.shared.observe { [console] event in
+            if let line = ExchangeStory.line(for: event) { console.line(line) }
+        }
+    }
+
+    /// The upload's file, written and its digest computed (and kept) before the clock starts: the
+    /// time is the upload's, not the file's making, nor the check of the server's answer.
+    private func write(_ fixture: Fixture, to file: URL) throws {
+        do {
+            try fixture.write(to: file)
+        } catch {
+            throw DownloadError.localIO(path: file.path, reason: "\(error)")
+        }
+        _ = fixture.sha256Hex()
+    }
+
+    /// Presses Start, then Resume after each resumable failure, up to `--max-attempts`.
+    private func attemptUntilDone(_ attempt: () -> AttemptResult, run: LessonRun, source: DownloadSource,
+                                  ending: RunEnding) -> (attempts: Int, last: AttemptResult) {
+        let log = HTTPExchangeLog.shared
+        var attempts = 0
+        var lastResult = AttemptResult.finished
+        repeat {
+            attempts += 1
+            ending.attemptsMade.store(attempts, ordering: .relaxed)
+            if attempts > 1 { console.line("↻ attempt \(attempts): Resume") }
+            run.progress.beginAttempt()
+            let (receivedBefore, exchangesBefore) = (log.bodyBytesReceived, log.exchanges.count)
+            let fileBytesBefore = PartialFile.size(of: run.file)
+            lastResult = attempt()
+            let fileGrowth = PartialFile.size(of: run.file) - fileBytesBefore
+            if fileGrowth > 0, !lesson.uploads, !log.exchanges.dropFirst(exchangesBefore).contains(where: { $0.method == .get }) {
+                // A call such as Data(contentsOf:) shows the lab no request or response; what
+                // landed in the file is all there is to count.
+                log.unobserved(url: source.url, bodyBytes: fileGrowth)
+            }
+            if case .failed(let error) = lastResult {
+                let received = log.bodyBytesReceived - receivedBefore
+                console.line("✗ attempt \(attempts) failed after \(ByteFormat.iec(received)): \(describe(error))")
+            }
+        } while lastResult.isResumable && attempts < options.maxAttempts
+        return (attempts, lastResult)
     }
 
     /// The file the record describes. A lesson that saves into a folder names its file itself;

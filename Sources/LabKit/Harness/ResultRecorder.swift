@@ -21,110 +21,127 @@ struct ResultRecorder {
 
     func result() throws -> LessonResult {
         let exchanges = HTTPExchangeLog.shared.exchanges
-        var fileBytes = (try? FileManager.default.attributesOfItem(atPath: file.path)[.size] as? NSNumber)?.int64Value ?? 0
+        let fileBytes = (try? FileManager.default.attributesOfItem(atPath: file.path)[.size] as? NSNumber)?.int64Value ?? 0
         // Side demonstrations fetch from the fault-free URL; they are not part of the download.
         let sideDemonstration = source.faultFreeURL == source.url ? nil : ShownURL.redacted(source.faultFreeURL)
         let bytesReceived = exchanges.filter { $0.url != sideDemonstration }.reduce(0) { $0 + $1.bodyBytes }
-        var resourceBytes = Self.resourceBytes(in: exchanges) ?? source.fixture?.size
-        var expected = options.sha256
-            ?? exchanges.last(where: { $0.reprDigestSHA256 != nil })?.reprDigestSHA256
-            ?? (hashesTheFixture ? source.fixture?.sha256Hex() : nil)
-            ?? askedForDigest()
-
-        var actual: String?
-        var verificationSeconds = 0.0
-        var outcome: Outcome
-        var status: ExitStatus
-        var failure: LessonResult.ErrorRecord?
-        switch lastResult {
-        case .failed(let error):
-            status = (error as? DownloadError)?.exitStatus ?? .transferFailed
-            outcome = switch (error as? DownloadError, status) {
-            case (.tookTooLong?, _): .timedOut
-            case (_, .localIOFailed): .ioFailed
-            case (_, .verificationFailed): .badInput
-            case (_, .unresponsive): .unresponsive
-            default: .transferFailed
-            }
-            let reason = attempts >= options.maxAttempts && lastResult.isResumable
-                ? "gave up after \(attempts) attempts: " : ""
-            var record = LessonResult.ErrorRecord(error)
-            // A frozen app (exit 75) may have the whole file: it is not a partial one.
-            let kept = fileBytes > 0 && !lesson.uploads && status != .unresponsive ? " (partial file kept at \(file.path))" : ""
-            record.message = reason + record.message + kept
-            failure = record
-        case .finished where ownCheck != nil:
-            let check = ownCheck!
-            expected = check.expectedSHA256
-            actual = check.actualSHA256
-            resourceBytes = check.expectedBytes
-            fileBytes = check.actualBytes
-            if check.matches {
-                outcome = .verified
-                status = .success
-            } else {
-                outcome = .verificationFailed
-                status = .verificationFailed
-                failure = .init(domain: "DownloadLab", code: Int(status.rawValue),
-                                message: "\(check.actualSide) \(ByteFormat.grouped(check.actualBytes)) bytes, "
-                                    + "SHA-256 \(check.actualSHA256 ?? "(none)"); expected "
-                                    + "\(ByteFormat.grouped(check.expectedBytes)) bytes, SHA-256 \(check.expectedSHA256)")
-            }
-        case .finished:
-            if FileManager.default.fileExists(atPath: file.path) {
-                let reading = ContinuousClock.now
-                do {
-                    actual = try FileDigest.sha256Hex(of: file)
-                } catch {
-                    throw DownloadError.localIO(path: file.path, reason: "cannot read it back to verify")
-                }
-                verificationSeconds = (ContinuousClock.now - reading).seconds
-            }
-            switch (expected, actual) {
-            case (nil, _):
-                outcome = .unverified
-                status = .success
-            case (let expected?, let actual?) where expected == actual:
-                outcome = .verified
-                status = .success
-            case (let expected?, _):
-                outcome = .verificationFailed
-                status = .verificationFailed
-                let got = actual.map { "got \($0)" } ?? "no file was written"
-                let sizes = resourceBytes.map { " (\(fileBytes) bytes on disk, resource has \($0))" } ?? ""
-                failure = .init(domain: "DownloadLab", code: Int(status.rawValue),
-                                message: "SHA-256 mismatch: expected \(expected), \(got)\(sizes)")
-            }
+        let known = Verdict(
+            outcome: .verified, status: .success,
+            expected: options.sha256
+                ?? exchanges.last(where: { $0.reprDigestSHA256 != nil })?.reprDigestSHA256
+                ?? (hashesTheFixture ? source.fixture?.sha256Hex() : nil)
+                ?? askedForDigest(),
+            resourceBytes: Self.resourceBytes(in: exchanges) ?? source.fixture?.size, fileBytes: fileBytes)
+        let verdict = switch lastResult {
+        case .failed(let error): failed(error, known)
+        case .finished: if let ownCheck { checked(ownCheck, known) } else { try readBack(known) }
         }
-
         return LessonResult(
             lesson: lesson.id,
             variant: options.variant,
             way: options.way,
             url: ShownURL.redacted(source.url),
             output: file.path,
-            outcome: outcome,
-            exitCode: status.rawValue,
-            verified: outcome == .verified,
-            expectedSHA256: expected,
-            actualSHA256: actual,
-            resourceBytes: resourceBytes,
-            fileBytes: fileBytes,
+            outcome: verdict.outcome,
+            exitCode: verdict.status.rawValue,
+            verified: verdict.outcome == .verified,
+            expectedSHA256: verdict.expected,
+            actualSHA256: verdict.actual,
+            resourceBytes: verdict.resourceBytes,
+            fileBytes: verdict.fileBytes,
             bytesReceived: bytesReceived,
             bytesWritten: Int64(SimulatedDisk.bytesWritten.load(ordering: .relaxed)),
-            bytesDownloadedAgain: resourceBytes.map { max(0, bytesReceived - $0) } ?? 0,
+            bytesDownloadedAgain: verdict.resourceBytes.map { max(0, bytesReceived - $0) } ?? 0,
             attempts: attempts,
             resumedFrom: Self.resumeOffsets(in: exchanges),
             wallSeconds: wallSeconds,
-            verificationSeconds: verificationSeconds,
+            verificationSeconds: verdict.verificationSeconds,
             cpuSeconds: ProcessMetrics.cpuSeconds(),
             peakRSSBytes: ProcessMetrics.peakRSSBytes(),
             // An upload's throughput is what was sent, not the short answer that came back.
             throughputBytesPerSecond: wallSeconds > 0 ? Double(ownCheck?.expectedBytes ?? bytesReceived) / wallSeconds : 0,
             writeDelayMicroseconds: options.writeDelayMicroseconds,
             requests: HTTPExchangeLog.shared.exchanges,  // with the HEAD of askedForDigest(), if any
-            error: failure
+            error: verdict.failure
         )
+    }
+
+    /// How the run came out, and what the record says of the file.
+    private struct Verdict {
+        var outcome: Outcome
+        var status: ExitStatus
+        var failure: LessonResult.ErrorRecord?
+        var expected: String?
+        var actual: String?
+        var resourceBytes: Int64?
+        var fileBytes: Int64
+        var verificationSeconds = 0.0
+    }
+
+    /// The last attempt failed: its error says which outcome and exit status.
+    private func failed(_ error: any Error, _ known: Verdict) -> Verdict {
+        var verdict = known
+        verdict.status = (error as? DownloadError)?.exitStatus ?? .transferFailed
+        verdict.outcome = switch (error as? DownloadError, verdict.status) {
+        case (.tookTooLong?, _): .timedOut
+        case (_, .localIOFailed): .ioFailed
+        case (_, .verificationFailed): .badInput
+        case (_, .unresponsive): .unresponsive
+        default: .transferFailed
+        }
+        let reason = attempts >= options.maxAttempts && lastResult.isResumable ? "gave up after \(attempts) attempts: " : ""
+        var record = LessonResult.ErrorRecord(error)
+        // A frozen app (exit 75) may have the whole file: it is not a partial one.
+        let kept = known.fileBytes > 0 && !lesson.uploads && verdict.status != .unresponsive
+            ? " (partial file kept at \(file.path))" : ""
+        record.message = reason + record.message + kept
+        verdict.failure = record
+        return verdict
+    }
+
+    /// The lesson checked the transfer itself (an upload): its check is the verdict.
+    private func checked(_ check: TransferCheck, _ known: Verdict) -> Verdict {
+        var verdict = known
+        verdict.expected = check.expectedSHA256
+        verdict.actual = check.actualSHA256
+        verdict.resourceBytes = check.expectedBytes
+        verdict.fileBytes = check.actualBytes
+        guard !check.matches else { return verdict }
+        verdict.outcome = .verificationFailed
+        verdict.status = .verificationFailed
+        verdict.failure = .init(domain: "DownloadLab", code: Int(verdict.status.rawValue),
+                                message: "\(check.actualSide) \(ByteFormat.grouped(check.actualBytes)) bytes, "
+                                    + "SHA-256 \(check.actualSHA256 ?? "(none)"); expected "
+                                    + "\(ByteFormat.grouped(check.expectedBytes)) bytes, SHA-256 \(check.expectedSHA256)")
+        return verdict
+    }
+
+    /// The lesson says it is done: the file is read back and its digest compared with the known one.
+    private func readBack(_ known: Verdict) throws -> Verdict {
+        var verdict = known
+        if FileManager.default.fileExists(atPath: file.path) {
+            let reading = ContinuousClock.now
+            do {
+                verdict.actual = try FileDigest.sha256Hex(of: file)
+            } catch {
+                throw DownloadError.localIO(path: file.path, reason: "cannot read it back to verify")
+            }
+            verdict.verificationSeconds = (ContinuousClock.now - reading).seconds
+        }
+        switch (verdict.expected, verdict.actual) {
+        case (nil, _):
+            verdict.outcome = .unverified
+        case (let expected?, let actual?) where expected == actual:
+            verdict.outcome = .verified
+        case (let expected?, let actual):
+            verdict.outcome = .verificationFailed
+            verdict.status = .verificationFailed
+            let got = actual.map { "got \($0)" } ?? "no file was written"
+            let sizes = verdict.resourceBytes.map { " (\(verdict.fileBytes) bytes on disk, resource has \($0))" } ?? ""
+            verdict.failure = .init(domain: "DownloadLab", code: Int(verdict.status.rawValue),
+                                    message: "SHA-256 mismatch: expected \(expected), \(got)\(sizes)")
+        }
+        return verdict
     }
 
     /// A server may publish the digest without sending it on every response: the lab server

@@ -193,7 +193,7 @@ struct Compare: ParsableCommand {
     /// Another server must serve the fixtures before anything is measured or written: a HEAD
     /// of the smallest one, given 10 seconds.
     private static func checkAnswers(_ source: FixtureSource, size: Int64) throws {
-        var request = URLRequest(url: source.url(for: Fixture(name: "compare-\(size).bin", size: size), faults: nil, run: ""),
+        var request = URLRequest(url: source.url(for: Fixture(name: "compare-\(size).bin", size: size), faults: .none, run: ""),
                                  timeoutInterval: 10)
         request.httpMethod = "HEAD"
         let status: Int

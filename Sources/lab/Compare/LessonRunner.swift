@@ -94,7 +94,7 @@ struct LessonRunner {
         return Observation(
             ending: ending, outcome: record?.outcome, file: file, fileName: record.map { URL(fileURLWithPath: $0.output).lastPathComponent },
             resourceName: expected.name, size: runCase.size,
-            breakOffset: runCase.scenario.faults == nil ? nil : runCase.size * Int64(Scenario.breakPercent) / 100,
+            breakOffset: runCase.scenario.faults.breakOffset(bodyLength: runCase.size),
             downloadedAgainShare: 0, memoryGrowth: nil, sentHEAD: false, uploadExtraBytes: uploadExtra)
     }
 
@@ -218,10 +218,10 @@ enum FixtureSource {
     /// `lab compare --write-fixtures` writes). No fault injection, no request log.
     case external(URL)
 
-    func url(for fixture: Fixture, faults: String?, run: String) -> URL {
+    func url(for fixture: Fixture, faults: FaultScript, run: String) -> URL {
         switch self {
         case .embedded(let server):
-            server.url(for: fixture, faults: faults, run: run)
+            server.url(for: fixture, faults: faults.isNone ? nil : faults.description, run: run)
         case .external(let base):
             URL(string: base.absoluteString.trimmingSuffix("/") + "/fixtures/\(fixture.name)?size=\(fixture.size)")!
         }

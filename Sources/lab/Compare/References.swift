@@ -80,7 +80,7 @@ struct References {
                           size: Int64, in folder: URL) throws -> MeasuredProcess.Finished {
         let fixture = Fixture(name: "compare-\(size).bin", size: size)
         let file = folder.appendingPathComponent(fixture.name)
-        let url = source.url(for: fixture, faults: nil, run: "reference-\(UUID().uuidString.prefix(8))")
+        let url = source.url(for: fixture, faults: .none, run: "reference-\(UUID().uuidString.prefix(8))")
         let finished = try MeasuredProcess(program: program, arguments: arguments(file.path, url.absoluteString),
                                            outputFolder: folder).run()
         guard finished.exitCode == 0, (try? FileDigest.sha256Hex(of: file)) == digests.sha256(of: fixture) else {
@@ -122,7 +122,7 @@ struct References {
         guard let curl = Self.which("curl") else { return nil }
         let fixture = Fixture(name: "compare-\(size).bin", size: size)
         let runs = try measure("loopback-\(size)", repetitions: repetitions) { folder in
-            let url = source.url(for: fixture, faults: nil, run: "loopback-\(UUID().uuidString.prefix(8))")
+            let url = source.url(for: fixture, faults: .none, run: "loopback-\(UUID().uuidString.prefix(8))")
             let finished = try MeasuredProcess(program: curl, arguments: ["-sS", "-o", "/dev/null", url.absoluteString],
                                                outputFolder: folder).run()
             guard finished.exitCode == 0 else { throw CompareError("curl could not read \(url.absoluteString)") }

@@ -118,7 +118,7 @@ struct ExerciseCheck {
         default:
             break
         }
-        let fault = trial.faults.isEmpty ? (trial.arguments.isEmpty ? "no fault" : trial.arguments.joined(separator: " ")) : trial.faults
+        let fault = trial.faults.isNone ? (trial.arguments.isEmpty ? "no fault" : trial.arguments.joined(separator: " ")) : trial.faults.description
         return "\(fault): " + parts.joined(separator: "; ")
     }
 }

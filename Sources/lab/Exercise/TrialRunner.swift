@@ -41,7 +41,7 @@ struct TrialRunner {
         let fixture = Fixture(name: "\(name).bin", size: trial.size)
         let url = uploads
             ? URL(string: server.baseURL.absoluteString + "/upload?run=\(token)")!
-            : server.url(for: fixture, faults: trial.faults.isEmpty ? nil : trial.faults, run: token)
+            : server.url(for: fixture, faults: trial.faults.isNone ? nil : trial.faults.description, run: token)
         let output = folder.appendingPathComponent(fixture.name)
         func arguments(generation: Int, withTrialArguments: Bool) -> [String] {
             var arguments = ["--url", url.absoluteString, "--output", output.path, "--json", "--quiet"] + extraArguments
@@ -59,29 +59,8 @@ struct TrialRunner {
             return process
         }
 
-        var finished: MeasuredProcess.Finished
-        // The generation the judged run had to end with: the first run's is 0.
-        var generation = trial.generation
-        switch trial.sequel {
-        case .none:
-            finished = try process(arguments(generation: trial.generation, withTrialArguments: true)).run()
-        case .rerun, .killAndRerun:
-            let first = process(arguments(generation: 0, withTrialArguments: true))
-            let before = trial.sequel == .killAndRerun
-                ? try first.run(killWhen: LessonRunner.killPoint(stallPoint: Self.breakOffset(of: trial) ?? 0,
-                                                                 sent: { server.bodyBytesSent(run: token) }, files: folder))
-                : try first.run()
-            let firstRecord = try? JSONDecoder().decode(LessonResult.self, from: Data(before.stdout.utf8))
-            // A run that ends in a hang or a crash, or that calls a wrong file done, has failed
-            // already: that run is the one to show.
-            if before.timedOut || before.signal.map({ $0 != SIGKILL }) == true || firstRecord?.outcome == .verificationFailed {
-                finished = before
-                generation = 0
-            } else {
-                finished = try process(arguments(generation: trial.generation, withTrialArguments: false)).run()
-                finished.peakRSSBytes = max(finished.peakRSSBytes, before.peakRSSBytes)
-                finished.wallSeconds += before.wallSeconds
-            }
+        let (finished, generation) = try play(trial, token: token, folder: folder) { generation, withTrialArguments in
+            process(arguments(generation: generation, withTrialArguments: withTrialArguments))
         }
 
         let record = try? JSONDecoder().decode(LessonResult.self, from: Data(finished.stdout.utf8))
@@ -90,37 +69,54 @@ struct TrialRunner {
         let sent = log.reduce(Int64(0)) { $0 + $1.bodyBytesSent }
         let ending = finished.ending(record: record, timeout: timeout)
 
-        var file: FileState
-        var uploadExtra: Int64?
-        if uploads {
-            let sentFile = Fixture(name: lesson.executable, size: trial.size)
-            if let stored = log.lazy.flatMap(\.uploadedFiles).first {
-                uploadExtra = stored.bytes - trial.size
-                file = stored.bytes > trial.size ? .longer(bytes: stored.bytes)
-                    : stored.bytes < trial.size ? .shorter(bytes: stored.bytes)
-                    : stored.sha256Hex == sentFile.sha256Hex() ? .right : .rightSizeWrongBytes
-            } else {
-                file = .missing
-            }
-        } else {
-            file = FileInspection.state(of: written, against: Fixture(name: fixture.name, size: fixture.size, generation: generation))
-        }
+        let (file, uploadExtra) = uploads
+            ? uploadedFile(in: log, size: trial.size)
+            : (FileInspection.state(of: written, against: Fixture(name: fixture.name, size: fixture.size, generation: generation)), nil)
         let observation = Observation(
             ending: ending, outcome: record?.outcome, file: file, fileName: written.lastPathComponent,
-            resourceName: fixture.name, size: trial.size, breakOffset: Self.breakOffset(of: trial),
+            resourceName: fixture.name, size: trial.size, breakOffset: trial.faults.breakOffset(bodyLength: trial.size),
             downloadedAgainShare: uploads ? 0 : Double(max(0, sent - trial.size)) / Double(trial.size),
             memoryGrowth: cleanPeakRSS.map { Double(finished.peakRSSBytes - $0) / Double(trial.size) },
             sentHEAD: log.contains { $0.method == .head }, uploadExtraBytes: uploadExtra)
         return Ran(observation: observation, peakRSSBytes: finished.peakRSSBytes, seconds: finished.wallSeconds)
     }
 
-    /// Where the fault script's first entry breaks the transfer: `drop:40pct` or `stall:30pct`.
-    static func breakOffset(of trial: Trial) -> Int64? {
-        guard let first = trial.faults.split(separator: ",").first else { return nil }
-        let words = first.split(separator: ":")
-        guard words.count >= 2, ["drop", "stall"].contains(words[0]) else { return nil }
-        if words[1].hasSuffix("pct"), let percent = Int64(words[1].dropLast(3)) { return trial.size * percent / 100 }
-        return (try? ByteSize.parse(String(words[1]))).map { min($0, trial.size) }
+    /// Runs the program as the trial says: once, or twice with the same output path (the first
+    /// run killed at the break for `killAndRerun`). Returns the run to judge and the generation of
+    /// the file it had to end with.
+    private func play(_ trial: Trial, token: String, folder: URL,
+                      launch: (_ generation: Int, _ withTrialArguments: Bool) -> MeasuredProcess) throws
+        -> (MeasuredProcess.Finished, generation: Int) {
+        switch trial.sequel {
+        case .none:
+            return (try launch(trial.generation, true).run(), trial.generation)
+        case .rerun, .killAndRerun:
+            let first = launch(0, true)
+            let before = trial.sequel == .killAndRerun
+                ? try first.run(killWhen: LessonRunner.killPoint(stallPoint: trial.faults.breakOffset(bodyLength: trial.size) ?? 0,
+                                                                 sent: { server.bodyBytesSent(run: token) }, files: folder))
+                : try first.run()
+            let firstRecord = try? JSONDecoder().decode(LessonResult.self, from: Data(before.stdout.utf8))
+            // A run that ends in a hang or a crash, or that calls a wrong file done, has failed
+            // already: that run is the one to show.
+            if before.timedOut || before.signal.map({ $0 != SIGKILL }) == true || firstRecord?.outcome == .verificationFailed {
+                return (before, 0)
+            }
+            var finished = try launch(trial.generation, false).run()
+            finished.peakRSSBytes = max(finished.peakRSSBytes, before.peakRSSBytes)
+            finished.wallSeconds += before.wallSeconds
+            return (finished, trial.generation)
+        }
+    }
+
+    /// What the server stored of an upload, against the file the lesson generated and sent.
+    private func uploadedFile(in log: [LoggedRequest], size: Int64) -> (FileState, extra: Int64?) {
+        guard let stored = log.lazy.flatMap(\.uploadedFiles).first else { return (.missing, nil) }
+        let sent = Fixture(name: lesson.executable, size: size)
+        let state: FileState = stored.bytes > size ? .longer(bytes: stored.bytes)
+            : stored.bytes < size ? .shorter(bytes: stored.bytes)
+            : stored.sha256Hex == sent.sha256Hex() ? .right : .rightSizeWrongBytes
+        return (state, stored.bytes - size)
     }
 }
 

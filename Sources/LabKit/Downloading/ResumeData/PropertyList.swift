@@ -174,31 +174,39 @@ enum BinaryPropertyList {
                 guard let value = unsigned(at: offset + 1, size: nibble + 1), value <= UInt64(Int32.max) else { return nil }
                 return KeyedArchive.UID(index: Int(value))
             case 0xA, 0xC:  // array, set (read as an array)
-                guard let (count, start) = length(at: offset),
-                      count <= bytes.count / referenceSize, start <= bytes.count - count * referenceSize else { return nil }
-                var array: [Any] = []
-                for index in 0..<count {
-                    guard let child = unsigned(at: start + index * referenceSize, size: referenceSize),
-                          let value = object(Int(clamping: child), depth: depth + 1) else { return nil }
-                    array.append(value)
-                }
-                return array
+                return array(at: offset, depth: depth)
             case 0xD:  // dictionary: all key references, then all value references
-                guard let (count, start) = length(at: offset),
-                      count <= bytes.count / (2 * referenceSize), start <= bytes.count - 2 * count * referenceSize
-                else { return nil }
-                var dictionary: [String: Any] = [:]
-                for index in 0..<count {
-                    guard let keyReference = unsigned(at: start + index * referenceSize, size: referenceSize),
-                          let valueReference = unsigned(at: start + (count + index) * referenceSize, size: referenceSize),
-                          let key = object(Int(clamping: keyReference), depth: depth + 1) as? String,
-                          let value = object(Int(clamping: valueReference), depth: depth + 1) else { return nil }
-                    dictionary[key] = value
-                }
-                return dictionary
+                return dictionary(at: offset, depth: depth)
             default:
                 return nil
             }
+        }
+
+        private mutating func array(at offset: Int, depth: Int) -> [Any]? {
+            guard let (count, start) = length(at: offset),
+                  count <= bytes.count / referenceSize, start <= bytes.count - count * referenceSize else { return nil }
+            var array: [Any] = []
+            for index in 0..<count {
+                guard let child = unsigned(at: start + index * referenceSize, size: referenceSize),
+                      let value = object(Int(clamping: child), depth: depth + 1) else { return nil }
+                array.append(value)
+            }
+            return array
+        }
+
+        private mutating func dictionary(at offset: Int, depth: Int) -> [String: Any]? {
+            guard let (count, start) = length(at: offset),
+                  count <= bytes.count / (2 * referenceSize), start <= bytes.count - 2 * count * referenceSize
+            else { return nil }
+            var dictionary: [String: Any] = [:]
+            for index in 0..<count {
+                guard let keyReference = unsigned(at: start + index * referenceSize, size: referenceSize),
+                      let valueReference = unsigned(at: start + (count + index) * referenceSize, size: referenceSize),
+                      let key = object(Int(clamping: keyReference), depth: depth + 1) as? String,
+                      let value = object(Int(clamping: valueReference), depth: depth + 1) else { return nil }
+                dictionary[key] = value
+            }
+            return dictionary
         }
     }
 }

@@ -31,7 +31,7 @@ public struct InspectedSharedSession: Sendable {
         return URLSession.shared.dataTask(with: request) { data, response, error in
             if let response { log.received(exchange, response: response) }
             if let data { log.received(exchange, bodyBytes: data.count) }
-            if let error { log.failed(exchange, error: error) }
+            if let error { log.failed(exchange, reason: describe(error)) }
             completionHandler(data, response, error)
         }
     }
@@ -45,7 +45,7 @@ extension InspectedSharedSession {
         do {
             return try await URLSession.shared.data(for: request, delegate: recorder)
         } catch {
-            HTTPExchangeLog.shared.failed(recorder.exchange, error: error)
+            HTTPExchangeLog.shared.failed(recorder.exchange, reason: describe(error))
             throw error
         }
     }
@@ -67,7 +67,7 @@ extension InspectedSharedSession {
             log.received(exchange, bodyBytes: Int(PartialFile.size(of: location)))
             return (location, response)
         } catch {
-            log.failed(exchange, error: error)
+            log.failed(exchange, reason: describe(error))
             throw error
         }
     }
@@ -141,7 +141,7 @@ private final class InspectingDelegate: NSObject, URLSessionDataDelegate, Sendab
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
-        if let error { HTTPExchangeLog.shared.failed(exchange(for: task), error: error) }
+        if let error { HTTPExchangeLog.shared.failed(exchange(for: task), reason: describe(error)) }
         target.urlSession(session, task: task, didCompleteWithError: error)
     }
 }

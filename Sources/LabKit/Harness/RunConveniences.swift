@@ -1,0 +1,22 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+// What a lesson's code passes to the downloading types is what they need: a URL, a file, a log
+// and a progress closure. These give them a lesson's run in one argument.
+
+extension PartialFile {
+    /// The partial file of `run`: its URL and its output file, told in its story and progress bar.
+    public convenience init(_ run: LessonRun) {
+        self.init(url: run.url, file: run.file, log: run.log, reportProgress: run.progress.update)
+    }
+}
+
+extension ResumableDownloadSession {
+    /// A session whose transfers the lab inspects, told in `run`'s story.
+    public convenience init(temporaryFolder: URL, run: LessonRun, delegate: any ResumableDownloadTaskDelegate) {
+        self.init(temporaryFolder: temporaryFolder, log: run.log,
+                  makeSession: { run.makeSession(delegate: $0, delegateQueue: $1) }, delegate: delegate)
+    }
+}
