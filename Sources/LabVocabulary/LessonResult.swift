@@ -20,7 +20,7 @@ public struct LessonResult: Codable, Sendable {
     public var schema = LessonResult.currentSchema
     public var lesson: LessonID
     public var variant: Variant
-    /// The way that ran, for a lesson that shows several (lessons 00, 06 and 08); nil otherwise.
+    /// The way that ran, for a lesson that shows several (`LessonID.ways`); nil otherwise.
     public var way: String?
     public var url: String
     public var output: String

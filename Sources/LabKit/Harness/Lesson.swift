@@ -19,7 +19,7 @@ public protocol AsyncLessonDownload: Sendable {
     func downloadFile() async -> AttemptResult
 }
 
-/// An upload lesson's strategy (`Lesson(…, uploads: true)`): one object per run.
+/// An upload lesson's strategy (a lesson whose `LessonID.kind` is `.upload`): one object per run.
 public protocol LessonUpload: AnyObject {
     /// One press of "Send": returns when this attempt has finished or failed.
     func uploadFile() -> AttemptResult

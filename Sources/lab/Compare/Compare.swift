@@ -56,7 +56,7 @@ struct Compare: ParsableCommand {
     @Option(help: "How often each run is repeated; the report shows medians.")
     var repetitions: Int?
 
-    @Option(help: "Run against this server instead of the embedded one (clean and slow-disk only). It must serve /fixtures/compare-<bytes>.bin, as `lab serve` does.")
+    @Option(help: "Run against this server instead of the embedded one (\(Self.scenariosWithoutFaults) only). It must serve /fixtures/compare-<bytes>.bin, as `lab serve` does.")
     var server: String?
 
     @Option(help: ArgumentHelp("Write the fixture files of the chosen sizes into DIR/fixtures/ and stop, for a server such as nginx to serve as --server.", valueName: "DIR"))
@@ -115,7 +115,7 @@ struct Compare: ParsableCommand {
                     throw ValidationError("--scenarios: no scenario \"\(name)\"; there are \(Scenario.allCases.map(\.rawValue).joined(separator: ", "))")
                 }
                 if server != nil, scenario.needsFaultInjection {
-                    throw ValidationError("--scenarios: \(name) needs the embedded server's faults; with --server only clean, slow-disk and crowded run")
+                    throw ValidationError("--scenarios: \(name) needs the embedded server's faults; with --server only \(Self.scenariosWithoutFaults) run")
                 }
                 return scenario
             }
@@ -129,6 +129,12 @@ struct Compare: ParsableCommand {
             throw ValidationError("nothing to run: lesson 07 runs only in the clean scenario")
         }
         return plan
+    }
+
+    /// "clean, slow-disk and crowded": what runs against another server.
+    static var scenariosWithoutFaults: String {
+        let names = Scenario.allCases.filter { !$0.needsFaultInjection }.map(\.rawValue)
+        return names.count < 2 ? names.joined() : names.dropLast().joined(separator: ", ") + " and " + names.last!
     }
 
     func run() throws {
