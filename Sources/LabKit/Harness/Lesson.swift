@@ -142,7 +142,9 @@ public struct Lesson {
     }
 
     var title: String { id.title }
-    var uploads: Bool { id.kind == .upload }
+    /// The strategy sends the file instead of fetching it: set by the `run` its kind calls, so an
+    /// upload is an upload because its strategy is a `LessonUpload`, not because of a flag.
+    private(set) var uploads = false
     var savesIntoFolder: Bool { id.kind == .downloadIntoFolder }
     var isExercise: Bool { program == .exercise }
 
@@ -158,7 +160,6 @@ public struct Lesson {
     /// and exits with an `ExitStatus`.
     public func run(startingServer startServer: @escaping () throws -> any LessonServer,
                     _ makeDownload: (LessonRun) -> any LessonDownload) -> Never {
-        precondition(!uploads, "an upload lesson's strategy is a LessonUpload")
         runAttempts(startServer) { run in makeDownload(run).downloadFile }
     }
 
@@ -166,18 +167,19 @@ public struct Lesson {
     /// in a Task of its own; the main thread waits for it, as a command-line program must.
     public func run(startingServer startServer: @escaping () throws -> any LessonServer,
                     _ makeDownload: (LessonRun) -> any AsyncLessonDownload) -> Never {
-        precondition(!uploads, "an upload lesson's strategy is a LessonUpload")
         runAttempts(startServer) { run in
             let download = makeDownload(run)
             return { run.waitForCompletion { done in Task { done(await download.downloadFile()) } } }
         }
     }
 
-    /// Runs an upload lesson and exits with an `ExitStatus`.
+    /// Runs an upload lesson and exits with an `ExitStatus`: the lab generates the file of
+    /// `--size` bytes that the strategy sends, and the server's answer verifies it.
     public func run(startingServer startServer: @escaping () throws -> any LessonServer,
                     _ makeUpload: (LessonRun) -> any LessonUpload) -> Never {
-        precondition(uploads, "a LessonUpload belongs to an upload lesson")
-        runAttempts(startServer) { run in makeUpload(run).uploadFile }
+        var upload = self
+        upload.uploads = true
+        upload.runAttempts(startServer) { run in makeUpload(run).uploadFile }
     }
 
     private func runAttempts(_ startServer: @escaping () throws -> any LessonServer,
