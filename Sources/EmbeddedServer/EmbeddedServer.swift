@@ -32,7 +32,7 @@ private struct EmbeddedLabServer: LessonServer {
     var baseURL: URL { server.baseURL }
 
     func url(for fixture: Fixture, faults: FaultScript, run: String) -> URL {
-        server.url(for: fixture, faults: faults.attempts.isEmpty ? nil : faults.description, run: run)
+        server.url(for: fixture, faults: faults.isNone ? nil : faults.description, run: run)
     }
 
     func stop() { server.stop() }

@@ -22,13 +22,10 @@ struct Pages: ParsableCommand {
     var lessons = "Lessons"
 
     func run() throws {
-        let file = URL(fileURLWithPath: results)
-        guard OutputFile.isRegularFile(file), let data = try? Data(contentsOf: file) else {
-            throw ValidationError("\(results): cannot read it")
-        }
+        // The same reading as `lab report`: bounded, schema checked, one line for what is wrong.
         let decoded: ComparisonResults
-        do { decoded = try JSONDecoder().decode(ComparisonResults.self, from: data) } catch {
-            throw ValidationError("\(results): not a results.json of `lab compare`")
+        do { decoded = try ComparisonResults.read(from: URL(fileURLWithPath: results)) } catch {
+            throw ValidationError("\(error)")
         }
         for page in try Self.update(lessons, from: decoded) { Console.output(page) }
     }

@@ -55,7 +55,7 @@ struct LessonProcess {
         let variant = lesson.isExercise ? "your code" : options.variant.rawValue
         console.line("\(lesson.command): \(lesson.title) [\(variant)\(options.way.map { ", " + $0 } ?? "")]")
         if let server = source.server {
-            let faults = source.faults.attempts.isEmpty ? "none" : source.faults.description
+            let faults = source.faults.isNone ? "none" : source.faults.description
             console.line("  embedded server \(server.baseURL.absoluteString), faults \"\(faults)\"")
         }
         if lesson.uploads {
