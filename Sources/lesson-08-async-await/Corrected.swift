@@ -94,6 +94,8 @@ final class CorrectedDownload: AsyncLessonDownload {
     private func streamWithPauseButton() async -> AttemptResult {
         // Pause is pressed once; a later attempt (after a break) is a plain Resume.
         if pausedOnce.load(ordering: .relaxed) { return await stream(byteByByte: false) }
+        // The button watches this transfer's progress, not what an earlier attempt left behind.
+        onDisk.withLock { $0 = (0, -1) }
         let firstToEnd = await withTaskGroup(of: AttemptResult?.self) { group in
             group.addTask { await self.stream(byteByByte: false) }
             group.addTask {

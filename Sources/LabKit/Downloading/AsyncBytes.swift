@@ -212,6 +212,7 @@ private final class BodyReceiver: NSObject, URLSessionDataDelegate, Sendable {
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        CancelWhileCompleting.completionBegins(task)
         // A transfer that ends before any response head: the caller of bytes(for:) gets why.
         deliverHead(.failure(error ?? URLError(.badServerResponse)))
         channel?.finish(error)

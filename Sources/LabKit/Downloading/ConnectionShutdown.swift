@@ -18,11 +18,19 @@ extension URLSessionTask {
     /// the socket, sees the connection end, and the task completes now. The cancel itself is then
     /// asked for from another thread, so no caller ever waits, not even the delegate queue.
     ///
-    /// The task completes with an error (cancelled, or the connection lost); its delegate still
-    /// receives what had already arrived.
+    /// The task completes with an error (cancelled, or the connection lost), or without one when
+    /// its body's end was the connection's close; its delegate still receives what had already
+    /// arrived. Where the connection was shut down, the task ends from libcurl's side and no
+    /// `cancel()` is sent to race that end (`CancelWhileCompleting`).
     public func cancelAtOnce() {
-        if let url = response?.url ?? currentRequest?.url { ConnectionShutdown.shutDownBusyConnections(to: url) }
-        DispatchQueue.global().async { self.cancel() }
+        let shutDown = (response?.url ?? currentRequest?.url).map { ConnectionShutdown.shutDownBusyConnections(to: $0) } ?? 0
+        CancelWhileCompleting.cancel(self) {
+            if shutDown > 0 {
+                let deadline = Date().addingTimeInterval(2)
+                while !CancelWhileCompleting.isCompleting(self), Date() < deadline { usleep(2_000) }
+            }
+            if !CancelWhileCompleting.isCompleting(self) { self.cancel() }
+        }
     }
 }
 

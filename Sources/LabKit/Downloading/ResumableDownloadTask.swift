@@ -258,6 +258,7 @@ public final class ResumableDownloadTask: NSObject, URLSessionDataDelegate, @unc
     }
 
     public func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        CancelWhileCompleting.completionBegins(task)
         let (phase, failure) = state.withLock { state in
             try? state.handle?.close()
             state.handle = nil

@@ -127,20 +127,19 @@ public final class URLConnection: @unchecked Sendable {
     }
 
     /// Stops the transfer at once. No delegate method is called afterwards, and the caller never
-    /// waits (see `URLSessionTask.cancelAtOnce(releasing:)`).
+    /// waits (see `URLSessionTask.cancelAtOnce()`). The session is let go when the task ends.
     public func cancel() {
-        let ending: (discarded: Int, session: URLSession?, task: URLSessionDataTask?)? = locked { state in
+        let ending: (discarded: Int, task: URLSessionDataTask?)? = locked { state in
             guard !state.ended else { return nil }
             state.ended = true
             let discarded = state.pending.count
             state.pending.removeAll()
-            return (discarded, state.session, state.task)
+            return (discarded, state.task)
         }
         guard let ending else { return }
         for _ in 0..<ending.discarded { freeChunkSlots.signal() }
         releaseRunLoop()
         ending.task?.cancelAtOnce()
-        DispatchQueue.global().async { ending.session?.invalidateAndCancel() }
     }
 
     /// Like `+sendSynchronousRequest:returningResponse:error:`: blocks until the whole response
@@ -292,6 +291,7 @@ public final class URLConnection: @unchecked Sendable {
         }
 
         func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+            CancelWhileCompleting.completionBegins(task)
             if let error {
                 HTTPExchangeLog.shared.failed(exchange, reason: describe(error))
                 connection.enqueue(.failed(error))
