@@ -9,18 +9,33 @@ import LabVocabulary
 /// Foundation and LabKit alone.
 extension Lesson {
     /// Runs the lesson against the lab server (or `--url`) and exits with an `ExitStatus`.
-    public func run(_ makeDownload: (LessonRun) -> any LessonDownload) -> Never {
+    public func run(_ makeDownload: (LessonRun, Way) -> any LessonDownload) -> Never {
         run(startingServer: EmbeddedLabServer.start, makeDownload)
     }
 
     /// Runs a lesson written with async/await against the lab server (or `--url`).
-    public func run(_ makeDownload: (LessonRun) -> any AsyncLessonDownload) -> Never {
+    public func run(_ makeDownload: (LessonRun, Way) -> any AsyncLessonDownload) -> Never {
         run(startingServer: EmbeddedLabServer.start, makeDownload)
     }
 
     /// Runs an upload lesson against the lab server's `POST /upload` (or `--url`).
-    public func run(_ makeUpload: (LessonRun) -> any LessonUpload) -> Never {
+    public func run(_ makeUpload: (LessonRun, Way) -> any LessonUpload) -> Never {
         run(startingServer: EmbeddedLabServer.start, makeUpload)
+    }
+}
+
+/// A lesson that shows one way: its strategy is made from the run alone.
+extension Lesson where Way == OneWay {
+    public func run(_ makeDownload: (LessonRun) -> any LessonDownload) -> Never {
+        run { run, _ in makeDownload(run) }
+    }
+
+    public func run(_ makeDownload: (LessonRun) -> any AsyncLessonDownload) -> Never {
+        run { run, _ in makeDownload(run) }
+    }
+
+    public func run(_ makeUpload: (LessonRun) -> any LessonUpload) -> Never {
+        run { run, _ in makeUpload(run) }
     }
 }
 

@@ -24,7 +24,7 @@ public enum ExerciseSource {
         public var description: String {
             switch self {
             case .missing(let name): "the lesson has no \(name)"
-            case .noRunClosure: "main.swift has no `Lesson(…).run { run in` line closed by a `}` line"
+            case .noRunClosure: "main.swift has no `Lesson(…).run { run in` (or `{ run, way in`) line closed by a `}` line"
             case .noArticleCase: "main.swift's run closure has no `case .article:` line"
             }
         }
@@ -52,7 +52,7 @@ public enum ExerciseSource {
     /// The wiring runs the article's case only, as the exercise.
     static func exerciseWiring(for lesson: LessonDefects, from wiring: String) throws -> String {
         let source = withoutHeader(wiring).components(separatedBy: "\n")
-        guard let opening = source.firstIndex(where: { $0.hasPrefix("Lesson(") && $0.hasSuffix(").run { run in") }),
+        guard let opening = source.firstIndex(where: { $0.hasPrefix("Lesson(") && $0.contains(").run { ") && $0.hasSuffix(" in") }),
               let closing = source[opening...].firstIndex(of: "}")
         else { throw Problem.noRunClosure }
         guard let articleCase = source[opening..<closing].first(where: { $0.contains("case .article:") }) else {
@@ -60,12 +60,14 @@ public enum ExerciseSource {
         }
         var expression = articleCase.components(separatedBy: "case .article:")[1].trimmingCharacters(in: .whitespaces)
         if expression.hasPrefix("return ") { expression.removeFirst("return ".count) }
-        let declaration = source[opening].dropLast(").run { run in".count)
+        // "Lesson(.x, ways: W.self).run { run, way in": the part before ").run { ", and the parameters.
+        let declaration = source[opening].components(separatedBy: ").run { ")[0]
+        let parameters = source[opening].dropFirst(declaration.count + ").run { ".count)
         return lines([
             "/// Exercise \(lesson.number): runs your \(studentFile) as `exercise-\(lesson.lesson)`. Made by `lab exercise reset`.",
         ] + source[..<opening].filter { $0.hasPrefix("import ") } + [
             "",
-            declaration + ", program: .exercise).run { run in",
+            declaration + ", program: .exercise).run { " + parameters,
             "    \(expression)",
             "}",
         ])

@@ -10,11 +10,15 @@ import LabVocabulary
 /// Takes whatever the call hands back and saves it.
 final class ArticleDownload: LessonDownload {
     private let run: LessonRun
+    private let way: SmallFileWay
 
-    init(_ run: LessonRun) { self.run = run }
+    init(_ run: LessonRun, way: SmallFileWay) {
+        self.run = run
+        self.way = way
+    }
 
     func downloadFile() -> AttemptResult {
-        let (data, _, _) = fetchInOneCall(URLRequest(url: run.url), run)
+        let (data, _, _) = fetchInOneCall(URLRequest(url: run.url), way, run)
         // Defect: neither the error nor the status code is looked at. A 404's error page is
         // saved as "the file"; a broken transfer saves nothing and still counts as done.
         try? data?.write(to: run.file)

@@ -13,8 +13,12 @@ final class CorrectedDownload: LessonDownload {
     /// Past this size a body belongs in a file as it arrives (lessons 02 to 04), not in memory.
     static let inMemoryLimit: Int64 = 64 << 20
     private let run: LessonRun
+    private let way: SmallFileWay
 
-    init(_ run: LessonRun) { self.run = run }
+    init(_ run: LessonRun, way: SmallFileWay) {
+        self.run = run
+        self.way = way
+    }
 
     func downloadFile() -> AttemptResult {
         // A completion handler sees the response only together with the whole body, so the size
@@ -35,7 +39,7 @@ final class CorrectedDownload: LessonDownload {
             return .failed(DownloadError.tooLargeForMemory(bytes: expected, limit: Self.inMemoryLimit))
         }
 
-        let (data, response, error) = fetchInOneCall(URLRequest(url: run.url), run)
+        let (data, response, error) = fetchInOneCall(URLRequest(url: run.url), way, run)
         if let error { return .failed(error) }
         // Data(contentsOf:) hands back no response; a data task's must say 200.
         if let response = response as? HTTPURLResponse, response.statusCode != 200 {

@@ -13,9 +13,9 @@ import EmbeddedServer
 import LabKit
 import LabVocabulary
 
-Lesson(.smallFile).run { run in
+Lesson(.smallFile, ways: SmallFileWay.self).run { run, way in
     switch run.variant {
-    case .article: ArticleDownload(run)
-    case .corrected: CorrectedDownload(run)
+    case .article: ArticleDownload(run, way: way)
+    case .corrected: CorrectedDownload(run, way: way)
     }
 }

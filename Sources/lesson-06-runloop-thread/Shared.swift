@@ -15,9 +15,9 @@ protocol StartsInBackground: LessonDownload {
 }
 
 /// The download for the way picked with `--way`.
-func download<Download: StartsInBackground>(_ run: LessonRun, startingEach: Download.Type,
+func download<Download: StartsInBackground>(_ run: LessonRun, _ way: RunLoopThreadWay, startingEach: Download.Type,
                                             onQueue: (LessonRun) -> any LessonDownload) -> any LessonDownload {
-    switch run.way(RunLoopThreadWay.self) {
+    switch way {
     case .story, .runLoop: Download(run)
     case .delegateQueue: onQueue(run)
     case .crowd: CrowdedDownload(run, startingEach: Download.startInBackground)

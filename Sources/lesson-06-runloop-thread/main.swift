@@ -20,10 +20,10 @@ import EmbeddedServer
 import LabKit
 import LabVocabulary
 
-Lesson(.runLoopThread).run { run in
-    if run.way(RunLoopThreadWay.self) == .story { Cases(run).show() }
+Lesson(.runLoopThread, ways: RunLoopThreadWay.self).run { run, way in
+    if way == .story { Cases(run).show() }
     switch run.variant {
-    case .article: return download(run, startingEach: ArticleDownload.self, onQueue: ArticleQueueDownload.init)
-    case .corrected: return download(run, startingEach: CorrectedDownload.self, onQueue: CorrectedQueueDownload.init)
+    case .article: return download(run, way, startingEach: ArticleDownload.self, onQueue: ArticleQueueDownload.init)
+    case .corrected: return download(run, way, startingEach: CorrectedDownload.self, onQueue: CorrectedQueueDownload.init)
     }
 }

@@ -11,7 +11,12 @@ import LabVocabulary
 /// and no CRLF of its own after the file.
 final class CorrectedUpload: LessonUpload {
     private let run: LessonRun
-    init(_ run: LessonRun) { self.run = run }
+    private let way: MultipartUploadWay
+
+    init(_ run: LessonRun, way: MultipartUploadWay) {
+        self.run = run
+        self.way = way
+    }
 
     func uploadFile() -> AttemptResult {
         let fixture = run.uploadFile
@@ -19,7 +24,7 @@ final class CorrectedUpload: LessonUpload {
                                  fields: [(TextField.name, TextField.value)])
         var request = URLRequest(url: run.url)
         request.httpMethod = "POST"
-        switch run.way(MultipartUploadWay.self) {
+        switch way {
         case .stream:
             // A 128-bit random boundary, as browsers use: no file can be expected to contain it.
             // A stream has no length for URLSession to announce, so the body goes out chunked.

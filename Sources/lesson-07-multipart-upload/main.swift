@@ -16,9 +16,9 @@ import EmbeddedServer
 import LabKit
 import LabVocabulary
 
-Lesson(.multipartUpload).run { run in
+Lesson(.multipartUpload, ways: MultipartUploadWay.self).run { run, way in
     switch run.variant {
     case .article: ArticleUpload(run)
-    case .corrected: CorrectedUpload(run)
+    case .corrected: CorrectedUpload(run, way: way)
     }
 }

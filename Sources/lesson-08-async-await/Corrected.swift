@@ -12,18 +12,20 @@ import Synchronization
 /// resumes with `Range` and `If-Range` through `PartialFile` (LabKit), as lessons 02 to 04 do.
 final class CorrectedDownload: AsyncLessonDownload {
     private let run: LessonRun
+    private let way: AsyncAwaitWay
     /// What the Pause button watches: bytes on disk, and the whole file's size once known.
     private let onDisk = Mutex((written: Int64(0), total: Int64(-1)))
     private let pausedOnce = Atomic(false)
     private let pressedAt = Atomic<Int64>(0)
 
-    init(run: LessonRun) {
+    init(run: LessonRun, way: AsyncAwaitWay) {
         self.run = run
-        if run.way(AsyncAwaitWay.self) == .download { TemporaryFolder.giveThisAppItsOwn() }
+        self.way = way
+        if way == .download { TemporaryFolder.giveThisAppItsOwn() }
     }
 
     func downloadFile() async -> AttemptResult {
-        switch run.way(AsyncAwaitWay.self) {
+        switch way {
         case .chunks: await stream(byteByByte: false)
         case .byteByByte: await stream(byteByByte: true)
         case .pause: await streamWithPauseButton()

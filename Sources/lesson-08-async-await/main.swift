@@ -17,9 +17,9 @@ import EmbeddedServer
 import LabKit
 import LabVocabulary
 
-Lesson(.asyncAwait).run { run in
+Lesson(.asyncAwait, ways: AsyncAwaitWay.self).run { run, way in
     switch run.variant {
     case .article: ArticleDownload(run: run)
-    case .corrected: CorrectedDownload(run: run)
+    case .corrected: CorrectedDownload(run: run, way: way)
     }
 }

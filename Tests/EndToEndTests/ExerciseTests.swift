@@ -75,33 +75,46 @@ import Testing
 
     /// Runs `body` with the exercise's file holding `code`, then puts the file back as it was.
     static func withExercise<T>(_ lesson: LessonDefects, holding code: String, _ body: () throws -> T) throws -> T {
-        let file = packageRoot.appendingPathComponent(ExerciseSource.path(for: lesson))
-        let original = try Data(contentsOf: file)
-        defer { try? original.write(to: file) }
-        try code.write(to: file, atomically: true, encoding: .utf8)
+        try withExerciseFiles(lesson, holding: [ExerciseSource.studentFile: code], body)
+    }
+
+    /// Runs `body` with the exercise's files named in `files` replaced, and puts them back.
+    static func withExerciseFiles<T>(_ lesson: LessonDefects, holding files: [String: String], _ body: () throws -> T) throws -> T {
+        let folder = packageRoot.appendingPathComponent(ExerciseSource.folder(for: lesson))
+        var originals: [URL: Data] = [:]
+        defer { for (file, data) in originals { try? data.write(to: file) } }
+        for (name, code) in files {
+            let file = folder.appendingPathComponent(name)
+            originals[file] = try Data(contentsOf: file)
+            try code.write(to: file, atomically: true, encoding: .utf8)
+        }
         return try body()
     }
 
-    /// The exercise's files as `lab exercise reset` makes them from the lesson's folder.
-    static func startingFiles(_ lesson: LessonDefects) throws -> [ExerciseSource.File] {
+    /// The exercise's files as `lab exercise reset` makes them from the lesson's folder. With
+    /// `swappingVariants`, made as if the lesson's corrected variant were its article: the
+    /// corrected file with its types named as the article's, and the wiring's corrected line.
+    static func startingFiles(_ lesson: LessonDefects, swappingVariants: Bool = false) throws -> [ExerciseSource.File] {
         let folder = packageRoot.appendingPathComponent(ExerciseSource.lessonFolder(for: lesson))
         var files: [String: String] = [:]
         for name in try FileManager.default.contentsOfDirectory(atPath: folder.path) where name.hasSuffix(".swift") {
             files[name] = try String(contentsOf: folder.appendingPathComponent(name), encoding: .utf8)
         }
+        if swappingVariants {
+            let asArticle = { (text: String) in text.replacing(/\bCorrected(?=[A-Z])/, with: "Article") }
+            files[ExerciseSource.studentFile] = asArticle(try #require(files["Corrected.swift"]))
+            var wiring = try #require(files["main.swift"]).components(separatedBy: "\n")
+            let corrected = try #require(wiring.first { $0.contains("case .corrected:") })
+            wiring = wiring.filter { !$0.contains("case .article:") }
+                .map { $0 == corrected ? asArticle(corrected.replacingOccurrences(of: "case .corrected:", with: "case .article:")) : $0 }
+            files["main.swift"] = wiring.joined(separator: "\n")
+        }
         return try ExerciseSource.files(for: lesson, lessonFiles: files)
     }
 
-    /// The student's file as it starts; with `swappingVariants`, holding the lesson's corrected
-    /// code instead, its types named as the article's, so the exercise runs the corrected logic.
-    static func startingCode(_ lesson: LessonDefects, swappingVariants: Bool = false) throws -> String {
-        let starting = try #require(try startingFiles(lesson).first { $0.name == ExerciseSource.studentFile }).text
-        guard swappingVariants else { return starting }
-        let folder = packageRoot.appendingPathComponent(ExerciseSource.lessonFolder(for: lesson))
-        let corrected = try String(contentsOf: folder.appendingPathComponent("Corrected.swift"), encoding: .utf8)
-        let header = starting.components(separatedBy: "\n").prefix { $0.hasPrefix("///") }
-        return header.joined(separator: "\n") + "\n"
-            + ExerciseSource.withoutHeader(corrected).replacing(/\bCorrected(?=[A-Z])/, with: "Article")
+    /// The student's file as it starts.
+    static func startingCode(_ lesson: LessonDefects) throws -> String {
+        try #require(try startingFiles(lesson).first { $0.name == ExerciseSource.studentFile }).text
     }
 
     @Test func startingCodeIsMadeFromTheArticleVariant() throws {
@@ -140,7 +153,8 @@ import Testing
 
     @Test func correctedLogicInTheExercisePassesEveryCheck() throws {
         for lesson in Catalogue.lessons {
-            let finished = try Self.withExercise(lesson, holding: try Self.startingCode(lesson, swappingVariants: true)) {
+            let swapped = try Self.startingFiles(lesson, swappingVariants: true).filter { $0.name != "Shared.swift" }
+            let finished = try Self.withExerciseFiles(lesson, holding: Dictionary(uniqueKeysWithValues: swapped.map { ($0.name, $0.text) })) {
                 try Self.lab(["exercise", "check", lesson.number, "--json"])
             }
             #expect(finished.status == 0, "\(lesson.lesson): \(finished.stderr)")
@@ -205,7 +219,7 @@ import Testing
     @Test func hangingAndCrashingProgramsAreNamedAndStopped() throws {
         let lesson = try #require(Catalogue.lesson(named: "00"))
         let starting = try Self.startingCode(lesson)
-        let call = "let (data, _, _) = fetchInOneCall(URLRequest(url: run.url), run)"
+        let call = "let (data, _, _) = fetchInOneCall(URLRequest(url: run.url), way, run)"
         #expect(starting.contains(call))
 
         let hangs = starting.replacingOccurrences(of: call, with: "while true { sleep(1) }\n        " + call)

@@ -162,7 +162,7 @@ final class Lesson00Tests {
         let finished = try ChildProcess.run("lesson-00-small-file", ["--way", "bogus"])
         #expect(finished.status == ExitStatus.usage.rawValue)
         #expect(finished.stderr == """
-            lesson-00-small-file: --way must be one of completion-handler, contents-of, got "bogus"
+            lesson-00-small-file: The value 'bogus' is invalid for '--way <way>'. Please provide one of 'completion-handler' and 'contents-of'.
 
             """)
         #expect(finished.stdout.isEmpty)

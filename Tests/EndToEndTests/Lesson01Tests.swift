@@ -87,7 +87,7 @@ final class Lesson01Tests {
     @Test func wayIsRefusedWhereThereIsOnlyOne() throws {
         let finished = try ChildProcess.run("lesson-01-in-memory", ["--way", "contents-of"])
         #expect(finished.status == ExitStatus.usage.rawValue)
-        #expect(finished.stderr == "lesson-01-in-memory: --way: this lesson shows one way only; drop --way\n")
+        #expect(finished.stderr == "lesson-01-in-memory: Unknown option '--way'. Did you mean '--url'?\n")
         #expect(finished.stdout.isEmpty)
     }
 }

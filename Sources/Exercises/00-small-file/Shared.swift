@@ -7,9 +7,9 @@ import FoundationNetworking
 import LabKit
 import LabVocabulary
 
-/// The one call, either way. The body arrives all at once: there is nothing to show progress with.
-func fetchInOneCall(_ request: URLRequest, _ run: LessonRun) -> (Data?, URLResponse?, (any Error)?) {
-    switch run.way(SmallFileWay.self) {
+/// The one call, made the way `--way` chose. The body arrives all at once: there is nothing to show progress with.
+func fetchInOneCall(_ request: URLRequest, _ way: SmallFileWay, _ run: LessonRun) -> (Data?, URLResponse?, (any Error)?) {
+    switch way {
     case .contentsOf:
         // No response object at all: no status code, no headers, only bytes or an error.
         do {

@@ -3,6 +3,6 @@ import EmbeddedServer
 import LabKit
 import LabVocabulary
 
-Lesson(.smallFile, program: .exercise).run { run in
-    ArticleDownload(run)
+Lesson(.smallFile, ways: SmallFileWay.self, program: .exercise).run { run, way in
+    ArticleDownload(run, way: way)
 }

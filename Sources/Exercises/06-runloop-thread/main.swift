@@ -3,6 +3,6 @@ import EmbeddedServer
 import LabKit
 import LabVocabulary
 
-Lesson(.runLoopThread, program: .exercise).run { run in
-    download(run, startingEach: ArticleDownload.self, onQueue: ArticleQueueDownload.init)
+Lesson(.runLoopThread, ways: RunLoopThreadWay.self, program: .exercise).run { run, way in
+    download(run, way, startingEach: ArticleDownload.self, onQueue: ArticleQueueDownload.init)
 }

@@ -3,6 +3,6 @@ import EmbeddedServer
 import LabKit
 import LabVocabulary
 
-Lesson(.multipartUpload, program: .exercise).run { run in
+Lesson(.multipartUpload, ways: MultipartUploadWay.self, program: .exercise).run { run, way in
     ArticleUpload(run)
 }

@@ -3,6 +3,6 @@ import EmbeddedServer
 import LabKit
 import LabVocabulary
 
-Lesson(.asyncAwait, program: .exercise).run { run in
+Lesson(.asyncAwait, ways: AsyncAwaitWay.self, program: .exercise).run { run, way in
     ArticleDownload(run: run)
 }

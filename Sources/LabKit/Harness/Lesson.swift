@@ -32,9 +32,9 @@ public struct LessonRun: Sendable {
     public let faultFreeURL: URL
     public let file: URL
     public let variant: Variant
-    /// The raw value of the way chosen with `--way` (or the lesson's first), for a lesson that
-    /// shows several; `way(_:)` gives it typed.
-    public let way: String?
+    /// The name of the way chosen with `--way` (or the lesson's first), for the record and the
+    /// title line; the lesson's code is handed the way itself, typed.
+    let wayName: String?
     public let progress: ProgressBar
     /// For a lesson that uploads (`uploads`): the generated file to send, which the lab writes
     /// into `file` before the first attempt (`sha256Hex()` gives its digest). nil otherwise.
@@ -51,16 +51,6 @@ public struct LessonRun: Sendable {
     /// record and exit status keep the usual contract: both digests and byte counts equal → 0,
     /// "verified"; otherwise 65, "verification-failed". An attempt that fails is 69 as usual.
     public func verified(_ check: TransferCheck) { ownCheck.value.withLock { $0 = check } }
-
-    /// The way chosen with `--way`, or the first. `Lesson.run` has already checked the name
-    /// against the lesson's `ways`; asking with another enum than the one the lesson declared
-    /// is a programming error.
-    public func way<Way: LessonWay>(_: Way.Type) -> Way {
-        guard let way = way.flatMap(Way.init(rawValue:)) else {
-            preconditionFailure("\(Way.self) is not this lesson's ways")
-        }
-        return way
-    }
 
     /// The lesson's own remarks, in place of the article's NSLog.
     public func log(_ message: String) { console.line("  " + message) }
@@ -115,30 +105,41 @@ private final class CompletionSlot<Value: Sendable>: Sendable {
     let filled = DispatchSemaphore(value: 0)
 }
 
+/// Which program runs a lesson's code: the lesson itself, or a student's copy of its article
+/// variant.
+public enum LessonProgram: Sendable {
+    case lesson
+    /// `exercise-<id>`: the student's code, whatever `--variant` says.
+    case exercise
+}
+
+/// The way of a lesson that shows one: its code is handed none, and `--way` is not an option.
+public enum OneWay: String, LessonWay, ExpressibleByArgument {
+    case only
+
+    public var summary: String { "the lesson's only way" }
+}
+
+extension SmallFileWay: ExpressibleByArgument {}
+extension RunLoopThreadWay: ExpressibleByArgument {}
+extension MultipartUploadWay: ExpressibleByArgument {}
+extension AsyncAwaitWay: ExpressibleByArgument {}
+
 /// Everything around a lesson's strategy: the command line, the server, the story of the HTTP
 /// exchange, retries, verification, the summary and the JSON record. A lesson's `main.swift`
 /// runs it with `run { … }` from the module EmbeddedServer, which starts the lab server.
-public struct Lesson {
-    /// Which program this is: the lesson itself, or a student's copy of its article variant.
-    public enum Program: Sendable {
-        case lesson
-        /// `exercise-<id>`: the student's code, whatever `--variant` says.
-        case exercise
-    }
-
+///
+/// `Way` is the enum of the lesson's ways (`LessonID.ways`), parsed from `--way`; the strategy is
+/// made from the run and the way chosen. A lesson with one way is a `Lesson<OneWay>`.
+public struct Lesson<Way: LessonWay & ExpressibleByArgument> {
     public let id: LessonID
-    public let program: Program
-    /// Each way's `--way` name and its line of help, in order; empty for a lesson with one way.
-    let ways: [(name: String, summary: String)]
-    /// The variants that have those ways; the others have one way.
-    let variantsWithWays: [Variant]
+    public let program: LessonProgram
 
-    /// The lesson `id` (its title, defaults, kind and ways are `id`'s).
-    public init(_ id: LessonID, program: Program = .lesson) {
+    /// A lesson that shows several ways: `ways` is the enum `id.ways` names.
+    public init(_ id: LessonID, ways: Way.Type, program: LessonProgram = .lesson) {
+        precondition(id.ways.map(ObjectIdentifier.init) == ObjectIdentifier(Way.self), "\(Way.self) are not the ways of \(id.executable)")
         self.id = id
         self.program = program
-        ways = id.ways?.listed ?? []
-        variantsWithWays = id.ways?.variants ?? []
     }
 
     var title: String { id.title }
@@ -157,18 +158,18 @@ public struct Lesson {
     }
 
     /// Runs the lesson against the server `startServer` starts (unless `--url` names another)
-    /// and exits with an `ExitStatus`.
+    /// and exits with an `ExitStatus`. A variant that has no ways is handed the first, unused.
     public func run(startingServer startServer: @escaping () throws -> any LessonServer,
-                    _ makeDownload: (LessonRun) -> any LessonDownload) -> Never {
-        runAttempts(startServer) { run in makeDownload(run).downloadFile }
+                    _ makeDownload: (LessonRun, Way) -> any LessonDownload) -> Never {
+        runAttempts(startServer) { run, way in makeDownload(run, way).downloadFile }
     }
 
     /// Runs a lesson written with async/await and exits with an `ExitStatus`. Each attempt runs
     /// in a Task of its own; the main thread waits for it, as a command-line program must.
     public func run(startingServer startServer: @escaping () throws -> any LessonServer,
-                    _ makeDownload: (LessonRun) -> any AsyncLessonDownload) -> Never {
-        runAttempts(startServer) { run in
-            let download = makeDownload(run)
+                    _ makeDownload: (LessonRun, Way) -> any AsyncLessonDownload) -> Never {
+        runAttempts(startServer) { run, way in
+            let download = makeDownload(run, way)
             return { run.waitForCompletion { done in Task { done(await download.downloadFile()) } } }
         }
     }
@@ -176,22 +177,22 @@ public struct Lesson {
     /// Runs an upload lesson and exits with an `ExitStatus`: the lab generates the file of
     /// `--size` bytes that the strategy sends, and the server's answer verifies it.
     public func run(startingServer startServer: @escaping () throws -> any LessonServer,
-                    _ makeUpload: (LessonRun) -> any LessonUpload) -> Never {
+                    _ makeUpload: (LessonRun, Way) -> any LessonUpload) -> Never {
         var upload = self
         upload.uploads = true
-        upload.runAttempts(startServer) { run in makeUpload(run).uploadFile }
+        upload.runAttempts(startServer) { run, way in makeUpload(run, way).uploadFile }
     }
 
     private func runAttempts(_ startServer: @escaping () throws -> any LessonServer,
-                             _ makeStrategy: (LessonRun) -> () -> AttemptResult) -> Never {
+                             _ makeStrategy: (LessonRun, Way) -> () -> AttemptResult) -> Never {
         // Past a file size limit (`ulimit -f`) the kernel kills a writer with SIGXFSZ, with no word
         // said. Ignored, the write fails with EFBIG instead, and the lesson reports it.
         signal(SIGXFSZ, SIG_IGN)
-        let options = parseOptions()
+        let (options, way) = parseOptions()
         let console = Console(storyToStandardError: options.json, quiet: options.quiet)
         do {
-            let result = try LessonProcess(lesson: self, options: options, console: console, startServer: startServer)
-                .run(makeStrategy)
+            let result = try LessonProcess(lesson: self, options: options, way: way, console: console, startServer: startServer)
+                .run { run in makeStrategy(run, way ?? Way.allCases.first!) }
             exit(result.exitCode)
         } catch {
             Console.error("\(command): \(describe(error))")
@@ -201,17 +202,24 @@ public struct Lesson {
         }
     }
 
-    /// Parses the command line. Bad input gets one line on stderr and exit 64, not a usage dump.
-    private func parseOptions() -> LessonOptions {
+    /// Parses the command line, and `--way` as `Way` where the lesson has several. Bad input gets
+    /// one line on stderr and exit 64, not a usage dump.
+    private func parseOptions() -> (LessonOptions, Way?) {
         do {
-            var options = try LessonOptions.parse()
+            let options: LessonOptions, way: Way?
+            if Way.self == OneWay.self {
+                (options, way) = (try LessonOptions.parse(), nil)
+            } else {
+                let commandLine = try LessonCommandLine<Way>.parse()
+                (options, way) = (commandLine.options, try chooseWay(commandLine.way, for: commandLine.options.variant))
+            }
             try checkSource(options)
-            try chooseWay(&options)
-            return options
+            return (options, way)
         } catch {
             LessonOptions.exitReportingOneLine(error, command: command) {
-                "\(command): \(title)\n\n"
-                    + LessonOptions.helpMessage().replacingOccurrences(of: "USAGE: lesson ", with: "USAGE: \(command) ")
+                let help = Way.self == OneWay.self ? LessonOptions.helpMessage() : LessonCommandLine<Way>.helpMessage()
+                return "\(command): \(title)\n\n"
+                    + help.replacingOccurrences(of: "USAGE: lesson ", with: "USAGE: \(command) ")
                     + waysHelp
             }
         }
@@ -229,33 +237,43 @@ public struct Lesson {
         }
     }
 
-    /// Checks `--way` against this lesson's ways, and fills in the default.
-    private func chooseWay(_ options: inout LessonOptions) throws {
-        let names = ways.map(\.name)
-        if !names.isEmpty, !variantsWithWays.contains(options.variant) {
-            guard options.way == nil else {
-                throw ValidationError("--way: the \(options.variant.rawValue) variant has one way; "
-                                      + "the ways are the \(variantsWithWays.map(\.rawValue).joined(separator: " and ")) variant's")
+    /// The way for `variant`: the one asked for, or the first; nil for a variant with one way.
+    private func chooseWay(_ asked: Way?, for variant: Variant) throws -> Way? {
+        guard Way.variants.contains(variant) else {
+            guard asked == nil else {
+                throw ValidationError("--way: the \(variant.rawValue) variant has one way; "
+                                      + "the ways are the \(Way.variants.map(\.rawValue).joined(separator: " and ")) variant's")
             }
-            return
+            return nil
         }
-        guard let way = options.way else {
-            options.way = names.first
-            return
-        }
-        guard !names.isEmpty else { throw ValidationError("--way: this lesson shows one way only; drop --way") }
-        guard names.contains(way) else {
-            throw ValidationError("--way must be one of \(names.joined(separator: ", ")), got \"\(way)\"")
-        }
+        return asked ?? Way.allCases.first
     }
 
     private var waysHelp: String {
-        guard !ways.isEmpty else { return "" }
-        let lines = ways.enumerated().map { index, way in
+        guard Way.self != OneWay.self else { return "" }
+        let lines = Way.listed.enumerated().map { index, way in
             "  \(way.name.padding(toLength: 22, withPad: " ", startingAt: 0))\(way.summary)\(index == 0 ? " (default)" : "")"
         }
-        let whose = variantsWithWays.count == Variant.allCases.count
-            ? "" : " (the \(variantsWithWays.map(\.rawValue).joined(separator: " and ")) variant's)"
+        let whose = Way.variants.count == Variant.allCases.count
+            ? "" : " (the \(Way.variants.map(\.rawValue).joined(separator: " and ")) variant's)"
         return "\nWAYS\(whose):\n" + lines.joined(separator: "\n") + "\n"
     }
+}
+
+extension Lesson where Way == OneWay {
+    /// A lesson that shows one way.
+    public init(_ id: LessonID, program: LessonProgram = .lesson) {
+        precondition(id.ways == nil, "\(id.executable) shows several ways: pass them with ways:")
+        self.id = id
+        self.program = program
+    }
+}
+
+/// The command line of a lesson that shows several ways: the options every lesson shares, and
+/// `--way`, parsed as the lesson's own enum.
+struct LessonCommandLine<Way: LessonWay & ExpressibleByArgument>: ParsableArguments {
+    @OptionGroup var options: LessonOptions
+
+    @Option(help: "Which way to show (default: the first); WAYS below says what each does.")
+    var way: Way?
 }

@@ -37,9 +37,6 @@ struct LessonOptions: ParsableArguments {
     @Option(help: "Faults the embedded server injects, one entry per attempt, e.g. \"drop:40pct,ok\". `lab serve` lists them.", transform: FaultScript.init(parsing:))
     var faults: FaultScript?
 
-    @Option(help: "For a lesson that shows several ways (lessons \(LessonID.allCases.filter { $0.ways != nil }.map(\.number).joined(separator: ", "))): which one; its --help lists them.")
-    var way: String?
-
     @Option(help: "Stop after this many attempts (each one is a press of Start or Resume).")
     var maxAttempts = 5
 

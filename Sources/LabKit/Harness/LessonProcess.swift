@@ -1,3 +1,4 @@
+import ArgumentParser
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -7,9 +8,11 @@ import LabVocabulary
 import Synchronization
 
 /// One run of a lesson, from the command line to the exit status.
-struct LessonProcess {
-    let lesson: Lesson
+struct LessonProcess<Way: LessonWay & ExpressibleByArgument> {
+    let lesson: Lesson<Way>
     let options: LessonOptions
+    /// The way chosen; nil for a lesson, or a variant, that has one.
+    let way: Way?
     let console: Console
     let startServer: () throws -> any LessonServer
 
@@ -27,7 +30,7 @@ struct LessonProcess {
         announce(source, file: file)
 
         let run = LessonRun(url: source.url, faultFreeURL: source.faultFreeURL, file: file,
-                            variant: options.variant, way: options.way, progress: ProgressBar(console: console),
+                            variant: options.variant, wayName: way?.rawValue, progress: ProgressBar(console: console),
                             uploadFixture: lesson.uploads ? source.fixture : nil, console: console)
         if let fixture = run.uploadFixture { try write(fixture, to: file) }
         let attempt = makeStrategy(run)
@@ -42,7 +45,7 @@ struct LessonProcess {
         guard ending.claim() else { RunEnding.waitForTheExit() }
 
         let result = try ResultRecorder(
-            lesson: lesson, options: options, source: source, file: verifiedFile(run, file: file)(),
+            lesson: lesson, options: options, way: way, source: source, file: verifiedFile(run, file: file)(),
             attempts: attempts, lastResult: lastResult, wallSeconds: wallSeconds,
             ownCheck: run.ownCheck.value.withLock { $0 }
         ).result()
@@ -53,7 +56,7 @@ struct LessonProcess {
     /// The story's first lines: what runs, against what, into what; then every exchange as it happens.
     private func announce(_ source: DownloadSource, file: URL) {
         let variant = lesson.isExercise ? "your code" : options.variant.rawValue
-        console.line("\(lesson.command): \(lesson.title) [\(variant)\(options.way.map { ", " + $0 } ?? "")]")
+        console.line("\(lesson.command): \(lesson.title) [\(variant)\(way.map { ", \($0)" } ?? "")]")
         if let server = source.server {
             let faults = source.faults.isNone ? "none" : source.faults.description
             console.line("  embedded server \(server.baseURL.absoluteString), faults \"\(faults)\"")
@@ -133,7 +136,7 @@ struct LessonProcess {
             guard ending.claim() else { return }
             do {
                 let result = try ResultRecorder(
-                    lesson: process.lesson, options: process.options, source: source, file: file(),
+                    lesson: process.lesson, options: process.options, way: process.way, source: source, file: file(),
                     attempts: max(1, ending.attemptsMade.load(ordering: .relaxed)), lastResult: .failed(error),
                     wallSeconds: Date().timeIntervalSince(started), ownCheck: nil, hashesTheFixture: false
                 ).result()
@@ -235,7 +238,7 @@ struct DownloadSource {
     /// The embedded server's faults; `.none` for a clean run or another server.
     let faults: FaultScript
 
-    init(options: LessonOptions, lesson: Lesson, startServer: () throws -> any LessonServer) throws {
+    init<Way>(options: LessonOptions, lesson: Lesson<Way>, startServer: () throws -> any LessonServer) throws {
         let fixture = Fixture(name: lesson.id.executable, size: options.size?.bytes ?? lesson.id.defaultSize)
         if lesson.uploads {
             // The file to send is generated here; the server is where it goes.

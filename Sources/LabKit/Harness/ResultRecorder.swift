@@ -1,3 +1,4 @@
+import ArgumentParser
 import Foundation
 import LabVocabulary
 #if canImport(FoundationNetworking)
@@ -5,9 +6,10 @@ import FoundationNetworking
 #endif
 
 /// Turns what happened in a run into the result record: was the file complete, and is it right?
-struct ResultRecorder {
-    let lesson: Lesson
+struct ResultRecorder<Way: LessonWay & ExpressibleByArgument> {
+    let lesson: Lesson<Way>
     let options: LessonOptions
+    let way: Way?
     let source: DownloadSource
     let file: URL
     let attempts: Int
@@ -39,7 +41,7 @@ struct ResultRecorder {
         return LessonResult(
             lesson: lesson.id,
             variant: options.variant,
-            way: options.way,
+            way: way?.rawValue,
             url: ShownURL.redacted(source.url),
             output: file.path,
             outcome: verdict.outcome,
