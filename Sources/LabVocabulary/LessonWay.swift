@@ -8,9 +8,9 @@
 ///         var summary: String { … }
 ///     }
 ///
-/// Then `Lesson(…, ways: Way.self)` lists them in `--help` and checks `--way` against them, and
-/// `run.way(Way.self)` gives the lesson's code the way that was chosen, for a `switch` that the
-/// compiler checks is complete.
+/// Then `Lesson(…, ways: Way.self).run { run, way in … }` lists them in `--help`, parses `--way`
+/// as `Way`, and hands the lesson's code the way chosen, for a `switch` that the compiler checks
+/// is complete.
 public protocol LessonWay: LabName, CaseIterable, Sendable {
     /// One line for `--help`: what this way does.
     var summary: String { get }
