@@ -85,9 +85,16 @@ final class Lesson05Tests {
     }
 
     /// What may still arrive after Pause, and is kept: the chunks waiting for the delegate (at
-    /// most 64) and what already sits in the socket's receive buffer, which Linux grows to
-    /// several MiB when the reader is fast.
-    static let keptAfterPause: Int64 = 16 << 20
+    /// most 64 of 16 KiB) and what already sits in the socket's receive buffer. Shutting the
+    /// socket down does not discard that buffer, and Linux grows it up to `net.ipv4.tcp_rmem`'s
+    /// maximum (32 MiB on the test machines); 17.2 MiB was once kept under the full suite's load.
+    /// Still well short of the file's end, so a download that never paused fails.
+    static let keptAfterPause: Int64 = 34 << 20
+    /// The furthest a resume after Pause may start: the pause point and what may be kept, and
+    /// before the end of the file (a download that never paused has no resume).
+    static func latestResume(of fixture: Fixture) -> Int64 {
+        min(pausePoint(of: fixture) + keptAfterPause, fixture.size - 1)
+    }
     /// What may cross the wire after Pause for nothing (the bound, with a wide margin).
     static let wastedAfterPause: Int64 = 4 << 20
 
@@ -110,7 +117,7 @@ final class Lesson05Tests {
         // The "user" pressed Pause once at 40%, then Resume.
         try #require(result.resumedFrom.count == 1)
         #expect(result.resumedFrom[0] >= Self.pausePoint(of: fixture))
-        #expect(result.resumedFrom[0] < Self.pausePoint(of: fixture) + Self.keptAfterPause)
+        #expect(result.resumedFrom[0] < Self.latestResume(of: fixture))
 
         let saved = URL(fileURLWithPath: result.output)
         #expect(saved.deletingLastPathComponent().path == folders.output.path)
@@ -165,7 +172,7 @@ final class Lesson05Tests {
         let resume = result.requests[1]
         let offset = try #require(Self.offset(ofRange: resume.range), "\(resume)")
         #expect(offset >= Self.pausePoint(of: fixture))
-        #expect(offset < Self.pausePoint(of: fixture) + Self.keptAfterPause)
+        #expect(offset < Self.latestResume(of: fixture))
         #expect(resume.ifRange == fixture.etag)
         #expect(resume.status == 206)
         #expect(resume.contentRange == "bytes \(offset)-\(fixture.size - 1)/\(fixture.size)")
@@ -196,7 +203,7 @@ final class Lesson05Tests {
         try #require(download.wire.count == 2, "\(download.wire)")
         let resumedAt = try #require(Self.offset(ofRange: download.wire[1].range))
         // The first transfer ended soon after Pause, and what it sent past the resume offset is small.
-        #expect(download.wire[0].bodyBytesSent <= Self.pausePoint(of: fixture) + Self.keptAfterPause,
+        #expect(download.wire[0].bodyBytesSent <= Self.latestResume(of: fixture),
                 "the paused transfer sent \(download.wire[0].bodyBytesSent) bytes")
         let again = download.wire.reduce(0) { $0 + $1.bodyBytesSent } - fixture.size
         #expect(again <= Self.wastedAfterPause, "\(again) bytes downloaded again")
@@ -269,7 +276,7 @@ final class Lesson05Tests {
         let (killed, fixture) = try killCorrected(label: "kill-corrected")
         // The Resume after Pause continued from the resume data saved on Pause.
         #expect(killed.resumedAt >= Self.pausePoint(of: fixture))
-        #expect(killed.resumedAt < Self.pausePoint(of: fixture) + Self.keptAfterPause)
+        #expect(killed.resumedAt < Self.latestResume(of: fixture))
 
         let blob = try #require(Self.storedResumeData(Self.resumeDataFile(killed, fixture)))
         let received = blob.bytesReceived
@@ -328,7 +335,7 @@ final class Lesson05Tests {
         // Only this run's own Pause at 40% resumes anything; everything came again.
         try #require(result.resumedFrom.count == 1)
         #expect(result.resumedFrom[0] >= Self.pausePoint(of: fixture))
-        #expect(result.resumedFrom[0] < Self.pausePoint(of: fixture) + Self.keptAfterPause)
+        #expect(result.resumedFrom[0] < Self.latestResume(of: fixture))
         #expect(result.bytesReceived >= fixture.size)
 
         // On the wire: the download, again from byte 0 (with --url there is no demo).

@@ -181,11 +181,13 @@ extension InProcessTransfers {
         @Test func synchronousHEADReportsTheLength() throws {
             var head = request
             head.httpMethod = "HEAD"
+            let log = HTTPExchangeLog()
+            URLConnection.recordExchanges(in: log)
             let (response, data) = try URLConnection.sendSynchronousRequest(head)
             #expect(response.expectedContentLength == fixture.size)
             #expect((response as? HTTPURLResponse)?.value(forHTTPHeaderField: "ETag") == fixture.etag)
             #expect(data.isEmpty)
-            let logged = try #require(HTTPExchangeLog.shared.exchanges.last { $0.method == .head })
+            let logged = try #require(log.exchanges.last { $0.method == .head })
             #expect(logged.status == 200)
             #expect(logged.reprDigestSHA256 == fixture.sha256Hex())
         }

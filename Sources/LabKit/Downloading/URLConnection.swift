@@ -95,12 +95,19 @@ public final class URLConnection: @unchecked Sendable {
         }
     }
 
+    /// Where every connection records its exchanges: the lab's inspector, which the harness
+    /// registers once per process. `NSURLConnection`'s initializer takes a request and a delegate
+    /// and nothing else, so what watches its traffic is registered for the process, as
+    /// `URLProtocol.registerClass(_:)` is on Apple's systems. nil (the default): nothing is recorded.
+    public static func recordExchanges(in log: HTTPExchangeLog?) { exchangeLog.withLock { $0 = log } }
+    private static let exchangeLog = Mutex<HTTPExchangeLog?>(nil)
+
     /// Sends the request. Without a schedule or a delegate queue, callbacks go to the current
     /// thread's run loop in the default mode.
     public func start() {
         let session = URLSession(
             configuration: .lab,
-            delegate: SessionBridge(connection: self, exchange: HTTPExchangeLog.shared.begin(originalRequest)),
+            delegate: SessionBridge(connection: self, exchange: Self.exchangeLog.withLock { $0 }?.entry(for: originalRequest)),
             delegateQueue: BoundedOperationQueue(capacity: chunksInFlight))
         let task = session.dataTask(with: originalRequest)
         let keepAlive: Timer? = locked { state in
@@ -145,8 +152,7 @@ public final class URLConnection: @unchecked Sendable {
     /// Like `+sendSynchronousRequest:returningResponse:error:`: blocks until the whole response
     /// has arrived. Fine for a HEAD request; never for a large body.
     public static func sendSynchronousRequest(_ request: URLRequest) throws -> (response: URLResponse, data: Data) {
-        let log = HTTPExchangeLog.shared
-        let exchange = log.begin(request)
+        let exchange = exchangeLog.withLock { $0 }?.entry(for: request)
         let outcome = Mutex<Result<(URLResponse, Data), any Error>?>(nil)
         let done = DispatchSemaphore(value: 0)
         let session = URLSession(configuration: .ephemeral)
@@ -162,11 +168,11 @@ public final class URLConnection: @unchecked Sendable {
         session.finishTasksAndInvalidate()
         switch outcome.withLock({ $0 })! {
         case .success(let (response, data)):
-            log.received(exchange, response: response)
-            log.received(exchange, bodyBytes: data.count)
+            exchange?.received(response)
+            exchange?.received(bodyBytes: data.count)
             return (response, data)
         case .failure(let error):
-            log.failed(exchange, reason: describe(error))
+            exchange?.failed(reason: describe(error))
             throw error
         }
     }
@@ -265,35 +271,35 @@ public final class URLConnection: @unchecked Sendable {
     /// Receives URLSession's callbacks on the bounded queue and hands them to the connection.
     private final class SessionBridge: NSObject, URLSessionDataDelegate, Sendable {
         let connection: URLConnection
-        let exchange: Int
+        let exchange: HTTPExchangeLog.Entry?
 
-        init(connection: URLConnection, exchange: Int) {
+        init(connection: URLConnection, exchange: HTTPExchangeLog.Entry?) {
             self.connection = connection
             self.exchange = exchange
         }
 
         func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
                         completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void) {
-            HTTPExchangeLog.shared.received(exchange, response: response)
+            exchange?.received(response)
             connection.enqueue(.response(response))
             completionHandler(.allow)
         }
 
         func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-            HTTPExchangeLog.shared.received(exchange, bodyBytes: data.count)
+            exchange?.received(bodyBytes: data.count)
             connection.enqueue(.data(data))
         }
 
         func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
                         newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void) {
-            HTTPExchangeLog.shared.redirected(exchange, by: response, to: request)
+            exchange?.redirected(by: response, to: request)
             completionHandler(request)
         }
 
         func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
             CancelWhileCompleting.completionBegins(task)
             if let error {
-                HTTPExchangeLog.shared.failed(exchange, reason: describe(error))
+                exchange?.failed(reason: describe(error))
                 connection.enqueue(.failed(error))
             } else {
                 connection.enqueue(.finished)

@@ -40,6 +40,8 @@ public struct LessonRun: Sendable {
     /// into `file` before the first attempt (`sha256Hex()` gives its digest). nil otherwise.
     public let uploadFixture: Fixture?
     let console: Console
+    /// Every exchange of this run, as the inspector recorded it.
+    public let exchangeLog: HTTPExchangeLog
     let savedFile = SavedFile()
     let ownCheck = OwnCheck()
 

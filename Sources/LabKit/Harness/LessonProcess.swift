@@ -27,17 +27,20 @@ struct LessonProcess<Way: LessonWay & ExpressibleByArgument> {
         let source = try DownloadSource(options: options, lesson: lesson, startServer: startServer)
         defer { source.server?.stop() }
         let file = try prepareOutput()
-        announce(source, file: file)
+        let exchangeLog = HTTPExchangeLog()
+        URLConnection.recordExchanges(in: exchangeLog)
+        announce(source, file: file, exchangeLog: exchangeLog)
 
         let run = LessonRun(url: source.url, faultFreeURL: source.faultFreeURL, file: file,
                             variant: options.variant, wayName: way?.rawValue, progress: ProgressBar(console: console),
-                            uploadFixture: lesson.uploads ? source.fixture : nil, console: console)
+                            uploadFixture: lesson.uploads ? source.fixture : nil, console: console,
+                            exchangeLog: exchangeLog)
         if let fixture = run.uploadFixture { try write(fixture, to: file) }
         let attempt = makeStrategy(run)
 
         let started = Date()
         let ending = RunEnding()
-        watchLimits(ending: ending, source: source, file: verifiedFile(run, file: file), started: started,
+        watchLimits(ending: ending, source: source, exchanges: exchangeLog, file: verifiedFile(run, file: file), started: started,
                     deadline: options.limits.maxSeconds.map { processStarted + .milliseconds(Int64($0 * 1000)) })
         let (attempts, lastResult) = attemptUntilDone(attempt, run: run, source: source, ending: ending)
         let wallSeconds = Date().timeIntervalSince(started)
@@ -46,7 +49,7 @@ struct LessonProcess<Way: LessonWay & ExpressibleByArgument> {
 
         let result = try ResultRecorder(
             lesson: lesson, options: options, way: way, source: source, file: verifiedFile(run, file: file)(),
-            attempts: attempts, lastResult: lastResult, wallSeconds: wallSeconds,
+            exchanges: exchangeLog, attempts: attempts, lastResult: lastResult, wallSeconds: wallSeconds,
             ownCheck: run.ownCheck.value.withLock { $0 }
         ).result()
         report(result)
@@ -54,7 +57,7 @@ struct LessonProcess<Way: LessonWay & ExpressibleByArgument> {
     }
 
     /// The story's first lines: what runs, against what, into what; then every exchange as it happens.
-    private func announce(_ source: DownloadSource, file: URL) {
+    private func announce(_ source: DownloadSource, file: URL, exchangeLog: HTTPExchangeLog) {
         let variant = lesson.isExercise ? "your code" : options.variant.rawValue
         console.line("\(lesson.command): \(lesson.title) [\(variant)\(way.map { ", \($0)" } ?? "")]")
         if let server = source.server {
@@ -72,7 +75,7 @@ struct LessonProcess<Way: LessonWay & ExpressibleByArgument> {
             console.line("  simulated disk: full after \(ByteFormat.grouped(capacity)) bytes")
         }
         if options.writeDelayMicroseconds > 0 { console.line("  simulated disk: \(options.writeDelayMicroseconds) µs per write") }
-        HTTPExchangeLog.shared.observe { [console] event in
+        exchangeLog.observe { [console] event in
             if let line = ExchangeStory.line(for: event) { console.line(line) }
         }
     }
@@ -91,7 +94,7 @@ struct LessonProcess<Way: LessonWay & ExpressibleByArgument> {
     /// Presses Start, then Resume after each resumable failure, up to `--max-attempts`.
     private func attemptUntilDone(_ attempt: () -> AttemptResult, run: LessonRun, source: DownloadSource,
                                   ending: RunEnding) -> (attempts: Int, last: AttemptResult) {
-        let log = HTTPExchangeLog.shared
+        let log = run.exchangeLog
         var attempts = 0
         var lastResult = AttemptResult.finished
         repeat {
@@ -126,7 +129,8 @@ struct LessonProcess<Way: LessonWay & ExpressibleByArgument> {
     /// Ends the run early when `--max-time` (at `deadline`) or `--max-filesize` is passed, from the
     /// thread that noticed, whatever the lesson's code is doing: the run's record, with the limit
     /// as its error, is reported as usual before the process exits with its status.
-    private func watchLimits(ending: RunEnding, source: DownloadSource, file: @escaping @Sendable () -> URL, started: Date,
+    private func watchLimits(ending: RunEnding, source: DownloadSource, exchanges: HTTPExchangeLog,
+                             file: @escaping @Sendable () -> URL, started: Date,
                              deadline: ContinuousClock.Instant?) {
         let limits = options.limits
         // nonisolated(unsafe): the record reads the lesson and the options, which no thread
@@ -137,7 +141,7 @@ struct LessonProcess<Way: LessonWay & ExpressibleByArgument> {
             do {
                 let result = try ResultRecorder(
                     lesson: process.lesson, options: process.options, way: process.way, source: source, file: file(),
-                    attempts: max(1, ending.attemptsMade.load(ordering: .relaxed)), lastResult: .failed(error),
+                    exchanges: exchanges, attempts: max(1, ending.attemptsMade.load(ordering: .relaxed)), lastResult: .failed(error),
                     wallSeconds: Date().timeIntervalSince(started), ownCheck: nil, hashesTheFixture: false
                 ).result()
                 process.report(result)
@@ -148,7 +152,7 @@ struct LessonProcess<Way: LessonWay & ExpressibleByArgument> {
             }
         }
         if limits.maxFileSize != nil {
-            HTTPExchangeLog.shared.watchLimits { exchange in
+            exchanges.watchLimits { exchange in
                 if let error = limits.passed(by: exchange) { endEarly(error) }
             }
         }

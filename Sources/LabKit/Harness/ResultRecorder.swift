@@ -12,6 +12,8 @@ struct ResultRecorder<Way: LessonWay & ExpressibleByArgument> {
     let way: Way?
     let source: DownloadSource
     let file: URL
+    /// What the inspector recorded: every exchange of the run, the harness's own HEAD included.
+    let exchanges: HTTPExchangeLog
     let attempts: Int
     let lastResult: AttemptResult
     let wallSeconds: Double
@@ -22,7 +24,7 @@ struct ResultRecorder<Way: LessonWay & ExpressibleByArgument> {
     var hashesTheFixture = true
 
     func result() throws -> LessonResult {
-        let exchanges = HTTPExchangeLog.shared.exchanges
+        let exchanges = self.exchanges.exchanges
         let fileBytes = (try? FileManager.default.attributesOfItem(atPath: file.path)[.size] as? NSNumber)?.int64Value ?? 0
         // Side demonstrations fetch from the fault-free URL; they are not part of the download.
         let sideDemonstration = source.faultFreeURL == source.url ? nil : ShownURL.redacted(source.faultFreeURL)
@@ -63,7 +65,7 @@ struct ResultRecorder<Way: LessonWay & ExpressibleByArgument> {
             // An upload's throughput is what was sent, not the short answer that came back.
             throughputBytesPerSecond: wallSeconds > 0 ? Double(ownCheck?.expectedBytes ?? bytesReceived) / wallSeconds : 0,
             writeDelayMicroseconds: options.writeDelayMicroseconds,
-            requests: HTTPExchangeLog.shared.exchanges,  // with the HEAD of askedForDigest(), if any
+            requests: self.exchanges.exchanges,  // with the HEAD of askedForDigest(), if any
             error: verdict.failure
         )
     }

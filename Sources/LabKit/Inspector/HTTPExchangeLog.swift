@@ -5,8 +5,10 @@ import FoundationNetworking
 import LabVocabulary
 import Synchronization
 
-/// Records every exchange made through `URLConnection`, so a lesson's code stays free of logging
-/// while the run still shows the request line, `Range`, status and `Content-Range` that matter.
+/// Records every exchange of one run (through `URLConnection`, the inspected sessions and the
+/// harness's own requests), so a lesson's code stays free of logging while the run still shows
+/// the request line, `Range`, status and `Content-Range` that matter. The harness makes one per
+/// process and hands it to what records into it.
 public final class HTTPExchangeLog: Sendable {
     public enum Event: Sendable {
         case request(HTTPExchange)
@@ -17,7 +19,7 @@ public final class HTTPExchangeLog: Sendable {
         case unobserved(HTTPExchange)
     }
 
-    public static let shared = HTTPExchangeLog()
+    public init() {}
 
     private struct State {
         var exchanges: [HTTPExchange] = []
@@ -115,3 +117,22 @@ extension HTTPExchange {
     }
 }
 
+
+extension HTTPExchangeLog {
+    /// One exchange's place in a log: what a delegate keeps to record the rest of the exchange.
+    struct Entry: Sendable {
+        let log: HTTPExchangeLog
+        let index: Int
+
+        func received(_ response: URLResponse) { log.received(index, response: response) }
+        func received(bodyBytes: Int) { log.received(index, bodyBytes: bodyBytes) }
+        func redirected(by response: HTTPURLResponse, to newRequest: URLRequest) {
+            log.redirected(index, by: response, to: newRequest)
+        }
+        /// `reason`: the failure in one line, as `describe(_:)` puts it.
+        func failed(reason: String) { log.failed(index, reason: reason) }
+    }
+
+    /// Records `request` as the start of a new exchange.
+    func entry(for request: URLRequest) -> Entry { Entry(log: self, index: begin(request)) }
+}

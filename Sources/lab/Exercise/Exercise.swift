@@ -306,24 +306,7 @@ struct ExerciseRun {
             Console.output("Exercise \(lesson.number), \(what): \(lesson.defects.count + 1) checks")
         }
         let width = ([ExerciseCheck.cleanCheck] + lesson.defects.map(\.id)).map(\.count).max()!
-        let outcomes = checks.run { outcome in
-            if json { return emit(outcome) }
-            let name = outcome.check.padding(toLength: width, withPad: " ", startingAt: 0)
-            let indent = String(repeating: " ", count: width + 3)
-            switch outcome.status {
-            case .fixed, .verifies:
-                Console.output("✔ \(name) \(outcome.status.rawValue)")
-            case .notRun:
-                Console.output("· \(name) \(outcome.detail)")
-            default:
-                let label = switch outcome.status {
-                case .timedOut: "timed out"
-                case .crashed: "crashed"
-                default: outcome.status == .fails ? "fails" : "still there"
-                }
-                Console.output("✗ \(name) \(label): \(outcome.summary)\n\(indent)\(outcome.detail)\n\(indent)see it: \(outcome.command)")
-            }
-        }
+        let outcomes = checks.run { outcome in json ? emit(outcome) : show(outcome, nameWidth: width) }
         if variant == nil { remember(outcomes.filter { !$0.passed }.map(\.check), code: code, compiles: true, total: outcomes.count) }
         if !json {
             let failing = outcomes.filter { !$0.passed }.count
@@ -332,6 +315,26 @@ struct ExerciseRun {
                 : "\(failing) of \(outcomes.count) checks fail." + (variant == nil ? " A hint: swift run lab exercise hint \(lesson.number)" : ""))
         }
         return outcomes
+    }
+
+    /// One check's lines for a person: ✔ and the verdict, or ✗ with what went wrong and the
+    /// command that shows it.
+    private func show(_ outcome: ExerciseCheck.Outcome, nameWidth width: Int) {
+        let name = outcome.check.padding(toLength: width, withPad: " ", startingAt: 0)
+        let indent = String(repeating: " ", count: width + 3)
+        switch outcome.status {
+        case .fixed, .verifies:
+            Console.output("✔ \(name) \(outcome.status.rawValue)")
+        case .notRun:
+            Console.output("· \(name) \(outcome.detail)")
+        default:
+            let label = switch outcome.status {
+            case .timedOut: "timed out"
+            case .crashed: "crashed"
+            default: outcome.status == .fails ? "fails" : "still there"
+            }
+            Console.output("✗ \(name) \(label): \(outcome.summary)\n\(indent)\(outcome.detail)\n\(indent)see it: \(outcome.command)")
+        }
     }
 
     private func emit(_ outcome: ExerciseCheck.Outcome) {

@@ -20,7 +20,7 @@ struct Cases {
         delegateQueue()
         runLoopModes()
         severalAtOnce()
-        let fetched = HTTPExchangeLog.shared.bodyBytesReceived
+        let fetched = run.exchangeLog.bodyBytesReceived
         run.log("The cases fetched \(ByteFormat.grouped(fetched)) bytes; the summary leaves them out.")
         run.log("case b: the download itself, "
             + (run.variant == .article ? "on a GCD worker parked in its run loop (the article's way)"
@@ -43,7 +43,7 @@ struct Cases {
             nameThisThread("lab.case-a")
             let connection = URLConnection(request: request, delegate: deliveries)
             Thread.sleep(forTimeInterval: waitFor)  // other work; the run loop never runs
-            let arrived = HTTPExchangeLog.shared.exchanges.last?.bodyBytes ?? 0
+            let arrived = run.exchangeLog.exchanges.last?.bodyBytes ?? 0
             connection.cancel()
             run.log("case a: \(ByteFormat.grouped(Int64(deliveries.bytes))) bytes delivered, "
                 + "\(deliveries.callbacks) callbacks in \(seconds(waitFor)); thread \(currentThread()) started the "

@@ -8,14 +8,43 @@ import LabVocabulary
 
 extension ResumeData {
     /// Validates the resume dictionary; `context` names what held it ("a property list").
-    init(fields: [String: Any], context: String) throws {
+    init(fields values: [String: Any], context: String) throws {
+        let fields = Fields(values: values)
+        guard let url = try fields.string(Key.downloadURL) else {
+            throw ResumeDataError("\(context), but not resume data: no \(Key.downloadURL)")
+        }
+        guard !url.isEmpty else { throw ResumeDataError("\(Key.downloadURL) is empty") }
+        guard let received = try fields.wholeNumber(Key.bytesReceived) else {
+            throw ResumeDataError("\(context), but not resume data: no \(Key.bytesReceived)")
+        }
+        guard received >= 0 else { throw ResumeDataError("\(Key.bytesReceived) is negative (\(received))") }
+        let localPath = try fields.string(Key.localPath)
+        let version = try fields.wholeNumber(Key.infoVersion) ?? (values[Key.tempFileName] != nil ? 2 : 1)
+        guard version >= 1, version <= Int64(Int32.max) else {
+            throw ResumeDataError("\(Key.infoVersion) is \(version), not a version number")
+        }
+
+        self.init(downloadURL: url, bytesReceived: received, entityTag: try fields.string(Key.entityTag),
+                  serverDownloadDate: try fields.serverDownloadDate(),
+                  tempFileName: try fields.tempFileName(localPath: localPath), infoVersion: Int(version))
+        self.localPath = localPath
+        // Best effort: an unreadable request archive leaves the field nil, it never fails decoding.
+        originalRequestURL = (values[Key.originalRequest] as? Data).flatMap { KeyedArchive.request(in: $0)?.url }
+        currentRequestRange = (values[Key.currentRequest] as? Data).flatMap { KeyedArchive.request(in: $0)?.range }
+    }
+
+    /// The dictionary's values, each read as the type its key must have.
+    private struct Fields {
+        let values: [String: Any]
+
         func string(_ key: String) throws -> String? {
-            guard let value = fields[key] else { return nil }
+            guard let value = values[key] else { return nil }
             guard let text = value as? String else { throw ResumeDataError("\(key) is not a string") }
             return text
         }
+
         func wholeNumber(_ key: String) throws -> Int64? {
-            guard let value = fields[key] else { return nil }
+            guard let value = values[key] else { return nil }
             // A plist <true/> must not pass for the number 1.
             guard !PropertyList.isBoolean(value), let number = value as? NSNumber else {
                 throw ResumeDataError("\(key) is not a number")
@@ -28,52 +57,32 @@ extension ResumeData {
             return whole
         }
 
-        guard let url = try string(Key.downloadURL) else {
-            throw ResumeDataError("\(context), but not resume data: no \(Key.downloadURL)")
-        }
-        guard !url.isEmpty else { throw ResumeDataError("\(Key.downloadURL) is empty") }
-        guard let received = try wholeNumber(Key.bytesReceived) else {
-            throw ResumeDataError("\(context), but not resume data: no \(Key.bytesReceived)")
-        }
-        guard received >= 0 else { throw ResumeDataError("\(Key.bytesReceived) is negative (\(received))") }
-
-        let localPath = try string(Key.localPath)
-        // The name is taken as a file inside a folder the resuming code picks, whichever key gave
-        // it: no way out of that folder (`/x/..` would name the folder's parent).
-        let tempFileName: String?
-        if let name = try string(Key.tempFileName) {
-            guard Self.isPlainFileName(name) else {
-                throw ResumeDataError("\(Key.tempFileName) is not a plain file name (\(name.debugDescription))")
+        /// The name is taken as a file inside a folder the resuming code picks, whichever key gave
+        /// it: no way out of that folder (`/x/..` would name the folder's parent).
+        func tempFileName(localPath: String?) throws -> String? {
+            if let name = try string(Key.tempFileName) {
+                guard ResumeData.isPlainFileName(name) else {
+                    throw ResumeDataError("\(Key.tempFileName) is not a plain file name (\(name.debugDescription))")
+                }
+                return name
             }
-            tempFileName = name
-        } else if let localPath {
+            guard let localPath else { return nil }
             let name = (localPath as NSString).lastPathComponent
-            guard Self.isPlainFileName(name) else {
+            guard ResumeData.isPlainFileName(name) else {
                 throw ResumeDataError("\(Key.localPath) does not end in a plain file name (\(localPath.debugDescription))")
             }
-            tempFileName = name
-        } else {
-            tempFileName = nil
-        }
-        let version = try wholeNumber(Key.infoVersion) ?? (fields[Key.tempFileName] != nil ? 2 : 1)
-        guard version >= 1, version <= Int64(Int32.max) else {
-            throw ResumeDataError("\(Key.infoVersion) is \(version), not a version number")
+            return name
         }
 
-        var serverDate: String?
-        switch fields[Key.serverDownloadDate] {
-        case nil: serverDate = nil
-        case let text as String: serverDate = text
-        case let date as Date: serverDate = Self.httpDate(date)
-        default: throw ResumeDataError("\(Key.serverDownloadDate) is not a string")
+        /// A string as the server sent it, or a date (as some writers store it) put back in HTTP form.
+        func serverDownloadDate() throws -> String? {
+            switch values[Key.serverDownloadDate] {
+            case nil: nil
+            case let text as String: text
+            case let date as Date: ResumeData.httpDate(date)
+            default: throw ResumeDataError("\(Key.serverDownloadDate) is not a string")
+            }
         }
-
-        self.init(downloadURL: url, bytesReceived: received, entityTag: try string(Key.entityTag),
-                  serverDownloadDate: serverDate, tempFileName: tempFileName, infoVersion: Int(version))
-        self.localPath = localPath
-        // Best effort: an unreadable request archive leaves the field nil, it never fails decoding.
-        originalRequestURL = (fields[Key.originalRequest] as? Data).flatMap { KeyedArchive.request(in: $0)?.url }
-        currentRequestRange = (fields[Key.currentRequest] as? Data).flatMap { KeyedArchive.request(in: $0)?.range }
     }
 
     /// Not empty, `.` or `..`; no `/` or NUL.
