@@ -29,6 +29,8 @@ let package = Package(
     targets: [
         // The lab's names as types, declared once: lessons, variants, scenarios, sizes, fault scripts.
         .target(name: "LabVocabulary"),
+        // The one platform seam: Linux.swift and Darwin.swift (docs/architecture.md).
+        .target(name: "LabPlatform"),
         // The generated files: bytes by offset and their SHA-256, for the server and the upload lesson.
         .target(
             name: "LabFixtures",
@@ -55,7 +57,7 @@ let package = Package(
         .target(
             name: "LabKit",
             dependencies: [
-                "LabVocabulary", "LabFixtures",
+                "LabVocabulary", "LabFixtures", "LabPlatform",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
@@ -68,7 +70,7 @@ let package = Package(
         .executableTarget(
             name: "lab",
             dependencies: [
-                "LabVocabulary", "LabFixtures", "LabServer", "LabKit", "LabReport", "LabCatalogue",
+                "LabVocabulary", "LabFixtures", "LabServer", "LabKit", "LabReport", "LabCatalogue", "LabPlatform",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 // `lab compare` runs these as child processes; listing them here makes
@@ -82,15 +84,15 @@ let package = Package(
         .executableTarget(name: "foundation-floor"),
         .testTarget(
             name: "LabServerTests",
-            dependencies: ["LabVocabulary", "LabFixtures", "LabServer", .product(name: "Crypto", package: "swift-crypto")]
+            dependencies: ["LabVocabulary", "LabFixtures", "LabServer", "LabPlatform", .product(name: "Crypto", package: "swift-crypto")]
         ),
-        .testTarget(name: "LabKitTests", dependencies: ["LabVocabulary", "LabFixtures", "LabKit", "LabServer"]),
+        .testTarget(name: "LabKitTests", dependencies: ["LabVocabulary", "LabFixtures", "LabKit", "LabServer", "LabPlatform"]),
         .testTarget(name: "CLibXML2Tests", dependencies: ["CLibXML2"]),
         .testTarget(name: "LabReportTests", dependencies: ["LabVocabulary", "LabReport", "CLibXML2"]),
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
-                "LabVocabulary", "LabFixtures", "LabKit", "LabServer", "LabReport", "LabCatalogue",
+                "LabVocabulary", "LabFixtures", "LabKit", "LabServer", "LabReport", "LabCatalogue", "LabPlatform",
                 "lab", "lab-measure", "foundation-floor",
             ] + lessonExecutables.map { .target(name: $0) }
         ),

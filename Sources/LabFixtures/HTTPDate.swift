@@ -1,10 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import Foundation  // gmtime_r, from the C library Foundation brings on every system
 
 /// IMF-fixdate (RFC 9110 §5.6.7), e.g. `Mon, 01 Jan 2024 00:00:00 GMT`.
 ///

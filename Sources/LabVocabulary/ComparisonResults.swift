@@ -234,7 +234,7 @@ public struct ComparisonResults: Codable, Sendable, Equatable {
         }
     }
 
-    /// Resident memory at a moment of a run, from /proc/PID/status (VmRSS).
+    /// Resident memory at a moment of a run, as the system reports it (VmRSS on Linux).
     public struct RSSSample: Codable, Sendable, Equatable {
         /// Seconds since the child started.
         public var t: Double

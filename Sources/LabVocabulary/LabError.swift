@@ -10,9 +10,6 @@ public struct LabError: Error, Equatable, Sendable, CustomStringConvertible {
     public var description: String { message }
 }
 
-#if canImport(Glibc)
-import Glibc
-#endif
 import Foundation
 
 /// The POSIX error that Foundation wraps in a Cocoa error ("The operation could not be

@@ -9,7 +9,8 @@
 // adds to every executable); the same program written in Swift passed on about 9 MB.
 //
 // REPORT receives "pid N" as soon as the child runs, so the caller can sample and signal it,
-// then "status S maxrss KIB utime SECONDS stime SECONDS wall SECONDS" when it ends. The exit
+// then "status S maxrss N utime SECONDS stime SECONDS wall SECONDS" when it ends, N in the
+// kernel's unit (KiB on Linux, bytes on Darwin: `lab` converts it through its platform seam). The exit
 // status is the child's; a child ended by a signal gives 128 + the signal.
 
 #include <errno.h>

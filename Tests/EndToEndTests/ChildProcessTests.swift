@@ -1,4 +1,5 @@
 import Foundation
+import LabPlatform
 import LabVocabulary
 import Testing
 
@@ -15,10 +16,7 @@ struct ChildProcessTests {
 
         child.kill()
         // Gone, or a zombie waiting to be reaped by whoever adopted it: either way not running.
-        let stillRunning = {
-            let stat = (try? String(contentsOfFile: "/proc/\(grandchild)/stat", encoding: .utf8)) ?? ""
-            return !stat.isEmpty && !stat.contains(") Z ")
-        }
+        let stillRunning = { Platform.isRunning(grandchild) }
         let gone = Date().addingTimeInterval(5)
         while stillRunning() && Date() < gone { usleep(20_000) }
         #expect(!stillRunning(), "sleep \(grandchild) outlived its parent's kill")

@@ -1,5 +1,6 @@
 import Foundation
 import LabKit
+import LabPlatform
 import LabVocabulary
 import Testing
 
@@ -66,26 +67,19 @@ struct LabServeTests {
                     #expect(status == 200 || status == 206, "round \(round), request \(index): \(status)")
                 }
             }
-            residentAfterRound.append(try #require(Self.residentBytes(of: pid)))
+            residentAfterRound.append(try #require(Platform.residentBytes(ofProcess: pid)))
         }
         // Unbounded, each round added about 270 MB. The first round grows the heap to its working size.
         let growth = residentAfterRound.last! - residentAfterRound[1]
         #expect(growth < 32 << 20, "resident bytes after each round: \(residentAfterRound)")
     }
 
-    static func residentBytes(of pid: Int32) -> Int64? {
-        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
-              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
-              let kilobytes = line.split(separator: " ").dropFirst().first.flatMap({ Int64($0) })
-        else { return nil }
-        return kilobytes * 1024
-    }
 }
 
 /// One keep-alive connection to 127.0.0.1:`port`; `body` sends whole requests through `send`,
 /// which returns the status of each answer once its (small) body has been read.
 private func withKeepAliveConnection(port: Int, _ body: ((String) throws -> Int) throws -> Void) throws {
-    let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    let descriptor = socket(AF_INET, Platform.streamSocket, 0)
     guard descriptor >= 0 else { throw AnyPathServerError("socket() failed") }
     defer { close(descriptor) }
     var address = sockaddr_in()

@@ -1,6 +1,7 @@
 import Foundation
 import LabFixtures
 import LabKit
+import LabPlatform
 import LabServer
 import LabVocabulary
 import Testing
@@ -81,7 +82,7 @@ func freeLoopbackPort() throws -> Int {
 func waitUntilListening(port: Int, timeout: TimeInterval = 10) throws {
     let deadline = Date().addingTimeInterval(timeout)
     while Date() < deadline {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let descriptor = socket(AF_INET, Platform.streamSocket, 0)
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")

@@ -4,6 +4,7 @@ import FoundationNetworking
 #endif
 import LabFixtures
 import LabKit
+import LabPlatform
 import LabServer
 import LabVocabulary
 import Synchronization
@@ -14,7 +15,7 @@ final class Recorder: URLConnectionDataDelegate, Sendable {
     struct Log {
         var events: [String] = []
         var body = Data()
-        var threads: Set<UInt> = []
+        var threads: Set<Int> = []
         var queues: Set<ObjectIdentifier> = []
     }
     let log = Mutex(Log())
@@ -27,7 +28,7 @@ final class Recorder: URLConnectionDataDelegate, Sendable {
     private func note(_ event: String) {
         log.withLock { log in
             log.events.append(event)
-            log.threads.insert(UInt(bitPattern: Int(bitPattern: UInt(pthread_self()))))
+            log.threads.insert(currentThreadID())
             if let queue = OperationQueue.current { log.queues.insert(ObjectIdentifier(queue)) }
         }
     }
@@ -61,7 +62,7 @@ final class Recorder: URLConnectionDataDelegate, Sendable {
     var body: Data { log.withLock { $0.body } }
 }
 
-func currentThreadID() -> UInt { UInt(bitPattern: Int(bitPattern: UInt(pthread_self()))) }
+func currentThreadID() -> Int { Platform.currentThreadID }
 
 extension InProcessTransfers {
     @Suite(.serialized)
@@ -87,7 +88,7 @@ extension InProcessTransfers {
         @Test func callbacksArriveOnTheStartingThreadAndRunReturnsAtTheEnd() throws {
             let recorder = Recorder()
             let request = self.request
-            let threadID = Mutex<UInt>(0)
+            let threadID = Mutex<Int>(0)
             let loopReturned = DispatchSemaphore(value: 0)
             Thread {
                 threadID.withLock { $0 = currentThreadID() }

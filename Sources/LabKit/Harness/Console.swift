@@ -1,4 +1,5 @@
 import Foundation
+import LabPlatform
 import LabVocabulary
 import Synchronization
 
@@ -44,7 +45,7 @@ public final class Console: Sendable {
     private static func write(_ text: String, to descriptor: Int32) {
         var bytes = Array(text.utf8)[...]
         while !bytes.isEmpty {
-            let written = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
+            let written = bytes.withUnsafeBytes { Platform.write(descriptor, $0) }
             if written < 0 && errno == EINTR { continue }
             guard written > 0 else { return }
             bytes = bytes.dropFirst(written)

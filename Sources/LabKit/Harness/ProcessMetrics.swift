@@ -1,27 +1,14 @@
 import Foundation
+import LabPlatform
 import LabVocabulary
 
-/// What the kernel says this process has used so far.
+/// What the kernel says this process has used so far (from the platform seam).
 public enum ProcessMetrics {
-    /// Peak resident set size in bytes: `VmHWM` from /proc/self/status, else getrusage's maxrss.
-    public static func peakRSSBytes() -> Int64 {
-        if let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
-           let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
-           let kibibytes = Int64(line.split(separator: " ").dropFirst().first ?? "") {
-            return kibibytes * 1024
-        }
-        var usage = rusage()
-        getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
-        return Int64(usage.ru_maxrss) * 1024
-    }
+    /// Peak resident set size in bytes.
+    public static func peakRSSBytes() -> Int64 { Platform.peakResidentBytes() }
 
     /// User plus system CPU time, in seconds.
-    public static func cpuSeconds() -> Double {
-        var usage = rusage()
-        getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
-        func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1_000_000 }
-        return seconds(usage.ru_utime) + seconds(usage.ru_stime)
-    }
+    public static func cpuSeconds() -> Double { Platform.cpuSeconds() }
 }
 
 extension Duration {

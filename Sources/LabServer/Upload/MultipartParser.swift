@@ -1,9 +1,5 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import Crypto
+import Foundation  // memchr and memcmp, from the C library Foundation brings on every system
 import LabVocabulary
 import NIOCore
 

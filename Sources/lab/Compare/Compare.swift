@@ -15,6 +15,7 @@ import FoundationNetworking
 #endif
 import LabFixtures
 import LabKit
+import LabPlatform
 import LabReport
 import LabServer
 import LabVocabulary
@@ -142,7 +143,7 @@ struct Compare: ParsableCommand {
         if let writeFixtures {
             return try Self.writeFixtureFiles(sizes: Set(plan.sizes + [plan.faultSize]).sorted(), into: writeFixtures)
         }
-        let executables = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
+        let executables = Platform.productsFolder
         for executable in plan.lessons.map(\.executable) + ["foundation-floor"] {
             let program = executables.appendingPathComponent(executable)
             guard FileManager.default.isExecutableFile(atPath: program.path) else {

@@ -1,5 +1,6 @@
 import Foundation
 import LabFixtures
+import LabPlatform
 import LabReport
 import LabVocabulary
 
@@ -29,11 +30,7 @@ enum MachineFacts {
         #endif
     }
 
-    static func cpuModel() -> String {
-        let cpuinfo = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)) ?? ""
-        let line = cpuinfo.split(separator: "\n").first { $0.hasPrefix("model name") }
-        return line?.split(separator: ":", maxSplits: 1).last?.trimmingCharacters(in: .whitespaces) ?? "unknown"
-    }
+    static func cpuModel() -> String { Platform.cpuModel() ?? "unknown" }
 
     static func operatingSystem() -> String {
         let release = (try? String(contentsOfFile: "/etc/os-release", encoding: .utf8)) ?? ""

@@ -1,12 +1,13 @@
 import Foundation
-import LabVocabulary
 import LabCatalogue
 import LabKit
+import LabPlatform
 import LabReport
+import LabVocabulary
 import Synchronization
 
 /// One child process, measured the way the kernel sees it: CPU time and peak RSS from `wait4`'s
-/// rusage, and resident memory sampled from `/proc/PID/status` while it runs. The child is
+/// rusage, and resident memory sampled while it runs (the platform seam reads it). The child is
 /// started through `lab-measure`, which does the `wait4` (its doc comment says why). Output goes
 /// to files, so a chatty child never blocks on a full pipe.
 struct MeasuredProcess {
@@ -35,8 +36,7 @@ struct MeasuredProcess {
     static let sampleInterval: Duration = .milliseconds(10)
 
     /// `lab-measure`, built next to `lab`.
-    static let launcher = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-        .deletingLastPathComponent().appendingPathComponent("lab-measure")
+    static let launcher = Platform.productsFolder.appendingPathComponent("lab-measure")
 
     let program: URL
     let arguments: [String]
@@ -63,7 +63,7 @@ struct MeasuredProcess {
             let elapsed = ContinuousClock.now - started
             childPID = childPID ?? Self.reportedPID(in: reportFile)
             if let childPID {
-                if let rss = Self.residentBytes(of: childPID) {
+                if let rss = Platform.residentBytes(ofProcess: childPID) {
                     timeline.append(.init(t: elapsed.seconds, rssBytes: rss))
                 }
                 if !killed, elapsed > timeout || killWhen() {
@@ -85,7 +85,7 @@ struct MeasuredProcess {
             signal: exited ? nil : usage.status & 0x7f,
             wallSeconds: usage.wall,
             cpuSeconds: usage.cpu,
-            peakRSSBytes: usage.maxRSSKiB * 1024,
+            peakRSSBytes: Platform.residentBytes(fromMaxRSS: usage.maxRSS),
             timeline: timeline,
             stdout: (try? String(contentsOf: stdoutFile, encoding: .utf8)) ?? "",
             stderr: stderr,
@@ -100,7 +100,7 @@ struct MeasuredProcess {
         return pid_t(line.dropFirst(4))
     }
 
-    private static func reportedUsage(in file: URL) -> (status: Int32, maxRSSKiB: Int64, cpu: Double, wall: Double)? {
+    private static func reportedUsage(in file: URL) -> (status: Int32, maxRSS: Int64, cpu: Double, wall: Double)? {
         guard let text = try? String(contentsOf: file, encoding: .utf8),
               let line = text.split(separator: "\n").first(where: { $0.hasPrefix("status ") })
         else { return nil }
@@ -116,7 +116,7 @@ struct MeasuredProcess {
     }
 
     private func spawn(arguments: [String], stdout: URL, stderr: URL) throws -> pid_t {
-        var actions = posix_spawn_file_actions_t()
+        var actions = Platform.makeSpawnFileActions()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
@@ -137,14 +137,6 @@ struct MeasuredProcess {
         return pid
     }
 
-    /// VmRSS from /proc/PID/status; nil once the process is gone.
-    static func residentBytes(of pid: pid_t) -> Int64? {
-        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
-              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
-              let kibibytes = Int64(line.split(separator: " ").dropFirst().first ?? "")
-        else { return nil }
-        return kibibytes * 1024
-    }
 }
 
 /// Waits for the launcher on a thread of its own, so the sampling loop never blocks.

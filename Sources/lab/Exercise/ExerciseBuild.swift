@@ -1,4 +1,5 @@
 import Foundation
+import LabPlatform
 import LabVocabulary
 
 /// Builds one product of the package with `swift build`, in the configuration `lab` itself was
@@ -10,7 +11,7 @@ import LabVocabulary
 /// `--ignore-lock`.
 enum ExerciseBuild {
     /// The folder `lab` runs from: the build products of its configuration.
-    static let productsFolder = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
+    static let productsFolder = Platform.productsFolder
 
     static func build(product: String, in root: URL, ignoringLock: Bool) throws -> URL {
         var arguments = ["swift", "build", "--product", product]

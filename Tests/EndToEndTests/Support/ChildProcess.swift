@@ -1,5 +1,6 @@
 import Foundation
 import LabKit
+import LabPlatform
 import LabServer
 import LabVocabulary
 
@@ -19,10 +20,7 @@ struct ChildProcess {
     }
 
     /// The folder holding the test bundle also holds the package's executables.
-    static let buildDirectory: URL = {
-        let testBinary = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-        return testBinary.deletingLastPathComponent()
-    }()
+    static let buildDirectory = Platform.productsFolder
 
     let process = Process()
     private let stdoutFile: URL
@@ -60,22 +58,12 @@ struct ChildProcess {
         for pid in tree { Foundation.kill(pid, SIGKILL) }
     }
 
-    /// Every process below `pid`, from the parent ids in /proc/N/stat.
+    /// Every process below `pid`.
     static func descendants(of pid: Int32) -> [Int32] {
-        var children: [Int32: [Int32]] = [:]
-        for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
-            guard let child = Int32(entry),
-                  let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
-                  let nameEnd = stat.lastIndex(of: ")")
-            else { continue }
-            // After "pid (name)": the state, then the parent's pid.
-            let fields = stat[stat.index(after: nameEnd)...].split(separator: " ")
-            if fields.count > 1, let parent = Int32(fields[1]) { children[parent, default: []].append(child) }
-        }
         var found: [Int32] = []
         var unvisited = [pid]
         while let next = unvisited.popLast() {
-            let direct = children[next] ?? []
+            let direct = Platform.children(of: next)
             found += direct
             unvisited += direct
         }

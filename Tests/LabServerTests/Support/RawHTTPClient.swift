@@ -1,9 +1,5 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import Foundation
+import LabPlatform
 import LabServer
 import LabVocabulary
 
@@ -47,7 +43,7 @@ final class RawHTTPConnection {
     private var pending: [UInt8] = []
 
     init(port: Int, receiveTimeout: Double = 10) throws {
-        socketDescriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        socketDescriptor = socket(AF_INET, Platform.streamSocket, 0)
         guard socketDescriptor >= 0 else { throw RawHTTPError(description: "socket() failed") }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
@@ -76,7 +72,7 @@ final class RawHTTPConnection {
     }
 
     func setReceiveTimeout(_ seconds: Double) {
-        var timeout = timeval(tv_sec: Int(seconds), tv_usec: Int((seconds - seconds.rounded(.down)) * 1_000_000))
+        var timeout = Platform.socketTimeout(seconds: seconds)
         setsockopt(socketDescriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
     }
 

@@ -1,0 +1,134 @@
+#if canImport(Darwin)
+import Darwin
+import Foundation
+
+// Apple's systems: libc, Mach and libproc. Not built on a Mac yet: each call follows the header or
+// man page named beside it, as published in apple-oss-distributions (xnu, libpthread, Libc).
+
+extension Platform {
+    // MARK: - Memory and CPU
+
+    /// Peak resident set size in bytes: getrusage's `ru_maxrss`, which Darwin gives in bytes
+    /// (xnu bsd/man/man2/getrusage.2).
+    public static func peakResidentBytes() -> Int64 {
+        residentBytes(fromMaxRSS: Int64(ownUsage().ru_maxrss))
+    }
+
+    /// Resident memory of a process now; nil once it is gone. libproc.h `proc_pid_rusage`,
+    /// `rusage_info_v2.ri_resident_size` (xnu bsd/sys/resource.h).
+    public static func residentBytes(ofProcess pid: pid_t) -> Int64? {
+        var usage = rusage_info_v2()
+        let result = withUnsafeMutablePointer(to: &usage) {
+            $0.withMemoryRebound(to: rusage_info_t?.self, capacity: 1) { proc_pid_rusage(pid, RUSAGE_INFO_V2, $0) }
+        }
+        return result == 0 ? Int64(usage.ri_resident_size) : nil
+    }
+
+    /// `ru_maxrss` (of getrusage or wait4) in bytes: Darwin already counts bytes.
+    public static func residentBytes(fromMaxRSS maxRSS: Int64) -> Int64 { maxRSS }
+
+    static func ownUsage() -> rusage {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF, &usage)
+        return usage
+    }
+
+    // MARK: - Processes
+
+    /// The processes whose parent is `pid`. libproc.h `proc_listchildpids`, which returns how
+    /// many pids it wrote (Libc darwin/libproc.c).
+    public static func children(of pid: pid_t) -> [pid_t] {
+        var pids = [pid_t](repeating: 0, count: 1024)
+        let count = proc_listchildpids(pid, &pids, Int32(pids.count * MemoryLayout<pid_t>.stride))
+        return count > 0 ? Array(pids.prefix(Int(count))) : []
+    }
+
+    /// Whether `pid` is running: it exists and is not a zombie. libproc.h `proc_pidinfo` with
+    /// `PROC_PIDTBSDINFO`; `pbi_status` 5 is `SZOMB` (xnu bsd/sys/proc.h).
+    public static func isRunning(_ pid: pid_t) -> Bool {
+        var info = proc_bsdinfo()
+        let size = Int32(MemoryLayout<proc_bsdinfo>.size)
+        guard proc_pidinfo(pid, PROC_PIDTBSDINFO, 0, &info, size) == size else { return false }
+        return info.pbi_status != 5
+    }
+
+    /// The folder holding the package's products. A program finds it beside itself; under a Mac's
+    /// test runner (`xctest`, `swiftpm-testing-helper`), `Bundle.main` is the runner, so the
+    /// folder is the one holding the loaded `.xctest` bundle (as swift-tools-support-core does).
+    public static var productsFolder: URL {
+        if let tests = Bundle.allBundles.first(where: { $0.bundleURL.pathExtension == "xctest" }) {
+            return tests.bundleURL.resolvingSymlinksInPath().deletingLastPathComponent()
+        }
+        return Bundle.main.executableURL!.resolvingSymlinksInPath().deletingLastPathComponent()
+    }
+
+    /// What `posix_spawn_file_actions_init` takes: an opaque pointer on Darwin (xnu spawn.h).
+    public typealias SpawnFileActions = posix_spawn_file_actions_t?
+    public static func makeSpawnFileActions() -> SpawnFileActions { nil }
+
+    /// The processor's name: sysctl `machdep.cpu.brand_string` (sysctlbyname(3)).
+    public static func cpuModel() -> String? {
+        var size = 0
+        guard sysctlbyname("machdep.cpu.brand_string", nil, &size, nil, 0) == 0, size > 0 else { return nil }
+        var name = [CChar](repeating: 0, count: size)
+        guard sysctlbyname("machdep.cpu.brand_string", &name, &size, nil, 0) == 0 else { return nil }
+        return String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    // MARK: - Threads
+
+    /// Names the calling thread; Foundation's setter calls `pthread_setname_np` on Darwin.
+    public static func nameCurrentThread(_ name: String) {
+        Thread.current.name = name
+    }
+
+    /// The kernel's id for the calling thread: `pthread_threadid_np` (libpthread pthread.h).
+    public static var currentThreadID: Int {
+        var id: UInt64 = 0
+        pthread_threadid_np(nil, &id)
+        return Int(truncatingIfNeeded: id)
+    }
+
+    /// Whether the thread with this id has ended: none of the task's threads has it
+    /// (`task_threads`, `thread_info` with `THREAD_IDENTIFIER_INFO`, xnu osfmk/mach/thread_info.h).
+    public static func threadHasEnded(_ id: Int) -> Bool {
+        var threads: thread_act_array_t?
+        var count: mach_msg_type_number_t = 0
+        guard task_threads(mach_task_self_, &threads, &count) == KERN_SUCCESS, let threads else { return false }
+        defer {
+            for index in 0..<Int(count) { mach_port_deallocate(mach_task_self_, threads[index]) }
+            vm_deallocate(mach_task_self_, vm_address_t(UInt(bitPattern: threads)),
+                          vm_size_t(Int(count) * MemoryLayout<thread_t>.stride))
+        }
+        for index in 0..<Int(count) {
+            var info = thread_identifier_info_data_t()
+            var infoCount = mach_msg_type_number_t(MemoryLayout<thread_identifier_info_data_t>.size / MemoryLayout<natural_t>.size)
+            let result = withUnsafeMutablePointer(to: &info) {
+                $0.withMemoryRebound(to: integer_t.self, capacity: Int(infoCount)) {
+                    thread_info(threads[index], thread_flavor_t(THREAD_IDENTIFIER_INFO), $0, &infoCount)
+                }
+            }
+            if result == KERN_SUCCESS, info.thread_id == UInt64(id) { return false }
+        }
+        return true
+    }
+
+    // MARK: - Files and sockets
+
+    /// A folder that exists and in which no one, root included, can create a file or a folder:
+    /// /usr is on the read-only system volume (EROFS) since macOS 10.15.
+    public static let folderThatTakesNoFiles = "/usr"
+
+    /// write(2).
+    public static func write(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer) -> Int {
+        Darwin.write(descriptor, bytes.baseAddress, bytes.count)
+    }
+
+    /// `SOCK_STREAM`, a plain integer macro on Darwin (xnu bsd/sys/socket.h).
+    public static let streamSocket = SOCK_STREAM
+
+    /// Nothing to shut down: on Apple's Foundation `cancel()` stops the transfer at once, so
+    /// `URLSessionTask.cancelAtOnce()` needs no help from the socket layer.
+    public static func shutDownReceivingConnections(to addresses: Set<String>, port: Int) -> Int { 0 }
+}
+#endif

@@ -1,0 +1,55 @@
+import Foundation
+import Testing
+
+/// `.ci/portability-check`, run as CI runs it: quiet on this package, and loud, with file:line,
+/// on a Linux-only name planted outside the seam.
+struct PortabilityCheckTests {
+    static let packageRoot = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let script = packageRoot.appendingPathComponent(".ci/portability-check")
+
+    @Test func thisPackagePasses() throws {
+        let (status, output) = try Self.check(Self.packageRoot)
+        #expect(status == 0, "\(output)")
+        #expect(output.hasPrefix("portability-check: no Linux-only names outside Sources/LabPlatform/Linux.swift"))
+    }
+
+    @Test func aPlantedNameFailsWithItsPlace() throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("portability-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: root) }
+        // Spelled in pieces, so that this file does not trip the check itself.
+        let (glibc, proc, streamRaw, threadSelf) = ("Gl" + "ibc", "/pr" + "oc/", "SOCK_STREAM" + ".rawValue", "pthread_self" + "()")
+        try Self.write("import \(glibc)\nlet fd = \"\(proc)self/fd\"\n", to: root, "Sources/LabPlatform/Linux.swift")
+        try Self.write("import Foundation\n\nlet planted = Int32(\(streamRaw))\n", to: root, "Sources/LabKit/Planted.swift")
+        try Self.write("let id = UInt(\(threadSelf))\n", to: root, "Tests/Planted.swift")
+        let (status, output) = try Self.check(root)
+        #expect(status == 1)
+        let lines = output.split(separator: "\n").map(String.init)
+        #expect(lines.contains("Sources/LabKit/Planted.swift:3: Linux-only \(streamRaw) outside Sources/LabPlatform/Linux.swift"),
+                "\(output)")
+        #expect(lines.contains("Tests/Planted.swift:1: Linux-only pthread_self() as an integer outside Sources/LabPlatform/Linux.swift"),
+                "\(output)")
+        #expect(!output.contains("LabPlatform/Linux.swift:"), "the seam's own Linux file may say anything: \(output)")
+    }
+
+    static func write(_ text: String, to root: URL, _ path: String) throws {
+        let file = root.appendingPathComponent(path)
+        try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try text.write(to: file, atomically: true, encoding: .utf8)
+    }
+
+    /// The exit status, and stdout and stderr together.
+    static func check(_ root: URL) throws -> (Int32, String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/bash")
+        process.arguments = [script.path, root.path]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        try process.run()
+        // A few lines at most: read to the end, then reap.
+        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return (process.terminationStatus, output)
+    }
+}

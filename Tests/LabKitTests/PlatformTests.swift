@@ -1,0 +1,66 @@
+import Foundation
+import LabKit
+import LabPlatform
+import Testing
+
+/// The platform seam on the system the tests run on: the values the lab records come out as
+/// the kernel reports them.
+struct PlatformTests {
+    @Test func peakResidentMemoryIsBytesAndCoversWhatIsTouched() {
+        let touched = 64 << 20
+        let block = UnsafeMutableRawBufferPointer.allocate(byteCount: touched, alignment: 4096)
+        defer { block.deallocate() }
+        block.initializeMemory(as: UInt8.self, repeating: 1)
+        // Now, then the peak: other tests' threads may allocate in between, never lowering the peak.
+        let now = Platform.residentBytes(ofProcess: getpid())
+        let peak = Platform.peakResidentBytes()
+        #expect(peak >= Int64(touched), "peak \(peak) after touching \(touched) bytes")
+        #expect(peak < 64 << 30, "peak \(peak): a unit off by 1,024 would show here")
+        #expect(now.map { $0 >= Int64(touched) && $0 <= peak } == true, "now \(String(describing: now)), peak \(peak)")
+    }
+
+    @Test func threadIDsTellThreadsApartAndSeeThemEnd() {
+        let main = Platform.currentThreadID
+        #expect(main > 0)
+        let other = LockedBox(0)
+        let thread = Thread { other.set(Platform.currentThreadID) }
+        thread.start()
+        while other.get() == 0 { usleep(1_000) }
+        #expect(other.get() != main)
+        #expect(!Platform.threadHasEnded(main))
+        #expect(ThreadCensus.exited([other.get()]))
+    }
+
+    @Test func childrenAndTheirEnd() throws {
+        let sleeper = Process()
+        sleeper.executableURL = URL(fileURLWithPath: "/bin/sleep")
+        sleeper.arguments = ["30"]
+        try sleeper.run()
+        let pid = sleeper.processIdentifier
+        #expect(Platform.children(of: getpid()).contains(pid))
+        #expect(Platform.isRunning(pid))
+        kill(pid, SIGKILL)  // SIGTERM may be blocked in a child of the test runner
+        sleeper.waitUntilExit()
+        #expect(!Platform.isRunning(pid))
+    }
+
+    @Test func theProductsFolderHoldsTheLab() {
+        #expect(FileManager.default.isExecutableFile(atPath: Platform.productsFolder.appendingPathComponent("lab-measure").path))
+    }
+
+    @Test func aFolderThatTakesNoFilesRefusesEvenRoot() {
+        let file = Platform.folderThatTakesNoFiles + "/download-lab-probe"
+        #expect(!FileManager.default.createFile(atPath: file, contents: Data("x".utf8)))
+        #expect(!FileManager.default.fileExists(atPath: file))
+    }
+}
+
+/// A value written by one thread and read by another.
+private final class LockedBox: @unchecked Sendable {
+    // @unchecked: every access takes `lock`.
+    private let lock = NSLock()
+    private var value: Int
+    init(_ value: Int) { self.value = value }
+    func set(_ newValue: Int) { lock.withLock { value = newValue } }
+    func get() -> Int { lock.withLock { value } }
+}
