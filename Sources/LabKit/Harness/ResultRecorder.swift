@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import LabPlatform
 import LabVocabulary
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -60,8 +61,8 @@ struct ResultRecorder<Way: LessonWay & ExpressibleByArgument> {
             resumedFrom: Self.resumeOffsets(in: exchanges),
             wallSeconds: wallSeconds,
             verificationSeconds: verdict.verificationSeconds,
-            cpuSeconds: ProcessMetrics.cpuSeconds(),
-            peakRSSBytes: ProcessMetrics.peakRSSBytes(),
+            cpuSeconds: Platform.cpuSeconds(),
+            peakRSSBytes: Platform.peakResidentBytes(),
             // An upload's throughput is what was sent, not the short answer that came back.
             throughputBytesPerSecond: wallSeconds > 0 ? Double(ownCheck?.expectedBytes ?? bytesReceived) / wallSeconds : 0,
             writeDelayMicroseconds: options.writeDelayMicroseconds,
