@@ -22,6 +22,12 @@ struct PortabilityCheckTests {
         try Self.write("import \(glibc)\nlet fd = \"\(proc)self/fd\"\n", to: root, "Sources/LabPlatform/Linux.swift")
         try Self.write("import Foundation\n\nlet planted = Int32(\(streamRaw))\n", to: root, "Sources/LabKit/Planted.swift")
         try Self.write("let id = UInt(\(threadSelf))\n", to: root, "Tests/Planted.swift")
+        // A module imported in a block that only Linux compiles; a whole file under it is a fill-in.
+        let linuxOnly = "#if canImport(FoundationNetworking)"
+        try Self.write("import Foundation\n\(linuxOnly)\nimport FoundationNetworking\nimport LabVocabulary\n#endif\n",
+                       to: root, "Sources/LabKit/HiddenImport.swift")
+        try Self.write("\(linuxOnly)\nimport Foundation\nimport LabVocabulary\n\nlet fillIn = 1\n#endif\n",
+                       to: root, "Sources/LabKit/FillIn.swift")
         let (status, output) = try Self.check(root)
         #expect(status == 1)
         let lines = output.split(separator: "\n").map(String.init)
@@ -29,6 +35,9 @@ struct PortabilityCheckTests {
                 "\(output)")
         #expect(lines.contains("Tests/Planted.swift:1: Linux-only pthread_self() as an integer outside Sources/LabPlatform/Linux.swift"),
                 "\(output)")
+        #expect(lines.contains("Sources/LabKit/HiddenImport.swift:4: import LabVocabulary only where FoundationNetworking exists (Linux): move it after #endif"),
+                "\(output)")
+        #expect(!output.contains("FillIn.swift"), "\(output)")
         #expect(!output.contains("LabPlatform/Linux.swift:"), "the seam's own Linux file may say anything: \(output)")
     }
 

@@ -1,8 +1,8 @@
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
-import LabVocabulary
 #endif
+import LabVocabulary
 
 /// What one press of "Start" or "Resume" came to.
 public enum AttemptResult: Sendable {

@@ -1,8 +1,8 @@
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
-import LabVocabulary
 #endif
+import LabVocabulary
 
 /// A parsed `Content-Range` response header (RFC 9110 §14.4), for checking that a 206 or 416
 /// really describes the bytes a client asked for.

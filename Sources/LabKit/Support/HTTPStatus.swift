@@ -1,8 +1,8 @@
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
-import LabVocabulary
 #endif
+import LabVocabulary
 
 enum HTTPStatus {
     /// The reason phrase, or nil for a status without a well-known one.

@@ -1,8 +1,8 @@
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
-import LabVocabulary
 #endif
+import LabVocabulary
 
 // MARK: - Keyed archives, read without NSKeyedUnarchiver
 

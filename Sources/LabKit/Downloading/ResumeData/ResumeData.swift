@@ -1,8 +1,8 @@
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
-import LabVocabulary
 #endif
+import LabVocabulary
 
 /// Apple-format *resume data*: the blob `URLSessionDownloadTask.cancel(byProducingResumeData:)`
 /// hands back on iOS, and `URLSession.downloadTask(withResumeData:)` resumes from.
