@@ -29,6 +29,7 @@ final class BodyStreamer {
     private let length: Int64
     private let plan: BodyPlan
     private let onBytesWritten: (Int64) -> Void
+    private let onStall: () -> Void
     private let onEnd: (Ending) -> Void
 
     private var sent: Int64 = 0
@@ -40,13 +41,14 @@ final class BodyStreamer {
     private var isCancelled = false
 
     init(context: ChannelHandlerContext, fixture: Fixture, firstOffset: Int64, length: Int64, plan: BodyPlan,
-         onBytesWritten: @escaping (Int64) -> Void, onEnd: @escaping (Ending) -> Void) {
+         onBytesWritten: @escaping (Int64) -> Void, onStall: @escaping () -> Void, onEnd: @escaping (Ending) -> Void) {
         self.context = context
         self.fixture = fixture
         self.firstOffset = firstOffset
         self.length = length
         self.plan = plan
         self.onBytesWritten = onBytesWritten
+        self.onStall = onStall
         self.onEnd = onEnd
         stallPending = plan.stallAt != nil
     }
@@ -69,6 +71,7 @@ final class BodyStreamer {
             stallPending = false
             // What is queued goes out before the pause: a stall at byte 0 still sends the head.
             context.flush()
+            onStall()
             // Without a duration the stall lasts until the client gives up or the server stops.
             guard let duration = plan.stallDuration else { return }
             timer = context.eventLoop.assumeIsolated().scheduleTask(in: TimeAmount(duration)) {

@@ -41,6 +41,13 @@ struct BoundedRequestLog {
         guard entries.indices.contains(index) else { return }
         entries[index].bodyBytesSent = count
     }
+
+    /// Marks an entry, if it is still kept, as stalled.
+    mutating func setStalled(ofEntry number: Int) {
+        let index = number - dropped
+        guard entries.indices.contains(index) else { return }
+        entries[index].stalled = true
+    }
 }
 
 /// The attempt counter of each fixture URL. A URL's counter is kept under the SHA-256 of its key,

@@ -243,6 +243,7 @@ final class RequestHandler: ChannelInboundHandler {
             context: context, fixture: fixture, firstOffset: firstOffset, length: length,
             plan: faults.bodyPlan(bodyLength: length),
             onBytesWritten: { [core] bytes in core.recordBodyBytes(bytes, at: logIndex) },
+            onStall: { [core] in core.recordStall(at: logIndex) },
             onEnd: { ending in
                 self.state = .idle
                 switch ending {

@@ -16,6 +16,8 @@ public struct LoggedRequest: Hashable, Sendable {
     public var requestBodyBytes: Int64
     /// The file parts of an upload the server accepted, as it stored them.
     public var uploadedFiles: [UploadedFile]
+    /// The body stopped at its `stall` fault: what a run killed "at the break" waits for.
+    public var stalled = false
 
     /// One file part of an upload: its count and digest, never its bytes.
     public struct UploadedFile: Hashable, Sendable {

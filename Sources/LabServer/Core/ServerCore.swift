@@ -40,6 +40,10 @@ final class ServerCore: Sendable {
         log.withLock { $0.setBodyBytes(bytes, ofEntry: number) }
     }
 
+    func recordStall(at number: Int) {
+        log.withLock { $0.setStalled(ofEntry: number) }
+    }
+
     // MARK: Stopping
 
     /// True for the first caller only, which makes `stop()` idempotent.

@@ -60,9 +60,7 @@ struct LessonRunner {
 
         var finished: MeasuredProcess.Finished
         if runCase.scenario == .killRerun {
-            let stallPoint = runCase.size * Int64(Scenario.breakPercent) / 100
-            let killed = try process.run(killWhen: Self.killPoint(
-                stallPoint: stallPoint, sent: { source.bodyBytesSent(run: token) ?? 0 }, files: folder))
+            let killed = try process.run(killWhen: Self.killPoint(stalled: { source.hasStalled(run: token) }, files: folder))
             finished = try process.run()
             finished.wallSeconds += killed.wallSeconds
             finished.cpuSeconds += killed.cpuSeconds
@@ -175,16 +173,16 @@ struct LessonRunner {
         return (true, nil)
     }
 
-    /// Kill once the server has sent everything up to its stall point and the lesson has
-    /// written what arrived: its files have stopped growing (for at most 2 s).
-    static func killPoint(stallPoint: Int64, sent: @escaping () -> Int64, files folder: URL) -> () -> Bool {
+    /// Kill once the server has stalled (in whichever attempt the script stalls) and the lesson
+    /// has written what arrived: its files have stopped growing (for at most 2 s).
+    static func killPoint(stalled: @escaping () -> Bool, files folder: URL) -> () -> Bool {
         var reachedAt: ContinuousClock.Instant?
         var lastSize: Int64 = -1
         var lastGrowth = ContinuousClock.now
         return {
             let now = ContinuousClock.now
             guard let reached = reachedAt else {
-                if sent() >= stallPoint { reachedAt = now }
+                if stalled() { reachedAt = now }
                 return false
             }
             let written = Self.bytesOnDisk(in: folder)
@@ -249,6 +247,11 @@ enum FixtureSource {
     /// Response body bytes sent for GETs of one run token; nil when the server is not ours.
     func bodyBytesSent(run token: String) -> Int64? {
         requests(method: .get, run: token)?.reduce(0) { $0 + $1.bodyBytesSent }
+    }
+
+    /// Whether a GET of one run token has stopped at its stall; false when the server is not ours.
+    func hasStalled(run token: String) -> Bool {
+        requests(method: .get, run: token)?.contains(where: \.stalled) ?? false
     }
 
     /// Request body bytes read for POSTs of one run token; nil when the server is not ours.

@@ -44,7 +44,7 @@ struct ExerciseCheck {
             [(Self.cleanCheck, "a clean download must verify", Self.cleanTrial, nil)]
             + lesson.defects.map { ($0.id, $0.summary, $0.trial, $0) }
         for check in checks {
-            let command = check.trial.commandLine(executable: executable) + Self.sequelNote(check.trial.sequel)
+            let command = Self.command(for: check.trial, executable: executable)
             var outcome = Outcome(exercise: lesson.lesson, check: check.id, summary: check.summary, status: .notRun,
                                   detail: "", command: command, seconds: 0, passed: false)
             if hung {
@@ -78,11 +78,19 @@ struct ExerciseCheck {
         return outcomes
     }
 
-    static func sequelNote(_ sequel: Trial.Sequel) -> String {
-        switch sequel {
-        case .none: ""
-        case .rerun: " --output /tmp/f.bin, then the same command again"
-        case .killAndRerun: " --output /tmp/f, kill -9 it at 30%, then the same command again"
+    /// How to see a check by hand. A check that runs the program twice needs the same URL both
+    /// times, and the embedded server listens on a new port in every run: that one goes through
+    /// `lab serve`. Its attempt counter belongs to the URL: to see it again, change `run=`.
+    static func command(for trial: Trial, executable: String) -> String {
+        guard trial.sequel != .none else { return trial.commandLine(executable: executable) }
+        var url = "http://127.0.0.1:8080/fixtures/see-it?size=\(trial.size)"
+        if !trial.faults.isNone { url += "&faults=\(trial.faults)" }
+        url += "&run=1"
+        let first = (["swift run \(executable)", "--url '\(url)'", "--output /tmp/f"] + trial.arguments).joined(separator: " ")
+        let then = trial.arguments.isEmpty ? "the same command again" : "it again without \(trial.arguments.joined(separator: " "))"
+        return switch trial.sequel {
+        case .none, .rerun: "with `swift run lab serve` running: \(first), then \(then)"
+        case .killAndRerun: "with `swift run lab serve` running: \(first), kill -9 it when its progress stops at the stall, then \(then)"
         }
     }
 

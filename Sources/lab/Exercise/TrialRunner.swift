@@ -82,7 +82,7 @@ struct TrialRunner {
     }
 
     /// Runs the program as the trial says: once, or twice with the same output path (the first
-    /// run killed at the break for `killAndRerun`). Returns the run to judge and the generation of
+    /// run killed at the stall for `killAndRerun`). Returns the run to judge and the generation of
     /// the file it had to end with.
     private func play(_ trial: Trial, token: String, folder: URL,
                       launch: (_ generation: Int, _ withTrialArguments: Bool) -> MeasuredProcess) throws
@@ -93,8 +93,7 @@ struct TrialRunner {
         case .rerun, .killAndRerun:
             let first = launch(0, true)
             let before = trial.sequel == .killAndRerun
-                ? try first.run(killWhen: LessonRunner.killPoint(stallPoint: trial.faults.breakOffset(bodyLength: trial.size) ?? 0,
-                                                                 sent: { server.bodyBytesSent(run: token) }, files: folder))
+                ? try first.run(killWhen: LessonRunner.killPoint(stalled: { server.hasStalled(run: token) }, files: folder))
                 : try first.run()
             let firstRecord = try? JSONDecoder().decode(LessonResult.self, from: Data(before.stdout.utf8))
             // A run that ends in a hang or a crash, or that calls a wrong file done, has failed
@@ -126,8 +125,8 @@ extension LabServer {
         requestLog.filter { ($0.method == method || method == nil) && $0.target.hasSuffix("run=\(token)") }
     }
 
-    /// Response body bytes sent for the GETs of one run token.
-    func bodyBytesSent(run token: String) -> Int64 {
-        requests(run: token, method: .get).reduce(0) { $0 + $1.bodyBytesSent }
+    /// Whether a GET of one run token has stopped at its stall.
+    func hasStalled(run token: String) -> Bool {
+        requests(run: token, method: .get).contains(where: \.stalled)
     }
 }
