@@ -1,4 +1,5 @@
 // swift-tools-version: 6.1
+// 6.1: Xcode 16.3 and later open the package; the Swift 6 language mode needs 6.0 at least.
 import PackageDescription
 
 /// Every lesson, once: its folder under Sources/ is `lesson-<name>`, its exercise's
@@ -10,8 +11,18 @@ let lessons = [
 let lessonExecutables = lessons.map { "lesson-\($0)" }
 let exerciseExecutables = lessons.map { "exercise-\($0)" }
 
+#if os(macOS)
+// Apple's SDK has libxml2's headers (usr/include/libxml), its module map and libxml2.tbd: nothing
+// to look up, and no Homebrew needed. (A Mac building for Linux would need the .pc file.)
+let libxml2PkgConfig: String? = nil
+#else
+let libxml2PkgConfig: String? = "libxml-2.0"
+#endif
+
 let package = Package(
     name: "DownloadLab",
+    // macOS 15 is the lowest the code allows: its shared state is guarded by the Synchronization
+    // module's Mutex and Atomic, which Apple's systems have from macOS 15 on.
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "lab", targets: ["lab"]),
@@ -36,10 +47,10 @@ let package = Package(
             name: "LabFixtures",
             dependencies: ["LabVocabulary", .product(name: "Crypto", package: "swift-crypto")]
         ),
-        // libxml2 from the system (Debian: libxml2-dev); the HTML report renders through it.
+        // libxml2 from the system (Debian: libxml2-dev; on a Mac, the SDK's); the HTML report renders through it.
         .systemLibrary(
             name: "CLibXML2",
-            pkgConfig: "libxml-2.0",
+            pkgConfig: libxml2PkgConfig,
             providers: [.apt(["libxml2-dev"])]
         ),
         .target(
@@ -64,7 +75,7 @@ let package = Package(
         ),
         .target(name: "EmbeddedServer", dependencies: ["LabKit", "LabServer"]),
         // Each lesson's defects, the runs that expose them, hints, and the exercises' starting code.
-        .target(name: "LabCatalogue", dependencies: ["LabVocabulary"]),
+        .target(name: "LabCatalogue", dependencies: ["LabVocabulary", "LabPlatform"]),
         // results.json and the HTML report drawn from it.
         .target(name: "LabReport", dependencies: ["LabVocabulary", "CLibXML2"]),
         .executableTarget(
@@ -97,7 +108,8 @@ let package = Package(
             ] + lessonExecutables.map { .target(name: $0) }
         ),
     ]
-        + lessonExecutables.map { .executableTarget(name: $0, dependencies: ["LabKit", "EmbeddedServer"]) }
+        // LabPlatform: a demonstration of Foundation on Linux asks whether it runs there.
+        + lessonExecutables.map { .executableTarget(name: $0, dependencies: ["LabKit", "LabPlatform", "EmbeddedServer"]) }
         // The students' copies of the article variants (`lab exercise reset` writes them). `lab`
         // does not depend on them: it builds one when asked to check it, so code that does not
         // compile yet never stops the lab itself from building.

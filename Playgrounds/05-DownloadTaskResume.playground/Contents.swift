@@ -6,8 +6,9 @@
 //: must do. Run `swift run lab serve` in a terminal first.
 //:
 //: On Linux, Foundation's `cancel(byProducingResumeData:)` hands back nil, so there is nothing
-//: to resume from and Resume starts over from byte 0: this playground prints that case. (The
-//: lab's lesson 05 uses `ResumableDownloadTask` instead, which keeps the contract on Linux.)
+//: to resume from and Resume starts over from byte 0: this playground prints that case. (On Linux
+//: the lab's lesson 05 gets its URLSession from LabKit, whose download tasks keep the contract; on
+//: a Mac it runs Apple's own, as this page does.)
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking

@@ -74,9 +74,10 @@ func cancelHalfway(_ url: URL) async {
 }
 
 //: ## 5. `bytes(for:)`: the body as it arrives
-//: Apple's platforms have it since 2021; Foundation on Linux does not, and the lesson uses
-//: LabKit's version of it. Chunks written as they come keep memory flat, and what is on disk
-//: when the transfer breaks can be resumed with `Range`.
+//: Apple's platforms have it since 2021; Foundation on Linux does not, and there the lesson uses
+//: LabKit's, under the same names. Bytes written as they come keep memory flat, and what is on
+//: disk when the transfer breaks can be resumed with `Range`. One step per byte is slow: the
+//: lesson's default reads whole chunks with LabKit's `bodyChunks(for:)`, which needs LabKit.
 #if canImport(Darwin)
 func downloadStreaming(_ url: URL, to file: URL) async throws {
     let (bytes, response) = try await URLSession.shared.bytes(from: url)
@@ -99,15 +100,32 @@ func downloadStreaming(_ url: URL, to file: URL) async throws {
 }
 #endif
 
+//: ## Run them
+//: A playground stops when its last line has run, and the downloads are not done by then: they run
+//: in a `Task`, and the page is told to keep going until the Task says it has finished.
+#if canImport(PlaygroundSupport)
+import PlaygroundSupport
+PlaygroundPage.current.needsIndefiniteExecution = true
+#endif
+
 let folder = FileManager.default.temporaryDirectory.appendingPathComponent("lesson-08-playground")
-try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
 let small = URL(string: "\(server)/demo?size=8MiB")!
 let big = URL(string: "\(server)/big?size=512MiB&faults=throttle:32MiB")!
 
-try await downloadInMemory(small, to: folder.appendingPathComponent("in-memory.bin"))
-try await downloadToFile(small, to: folder.appendingPathComponent("download.bin"))
-try await downloadBoth(small, URL(string: "\(server)/other?size=4MiB")!, into: folder)
-await cancelHalfway(big)
-#if canImport(Darwin)
-try await downloadStreaming(small, to: folder.appendingPathComponent("streamed.bin"))
-#endif
+Task {
+    do {
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try await downloadInMemory(small, to: folder.appendingPathComponent("in-memory.bin"))
+        try await downloadToFile(small, to: folder.appendingPathComponent("download.bin"))
+        try await downloadBoth(small, URL(string: "\(server)/other?size=4MiB")!, into: folder)
+        await cancelHalfway(big)
+        #if canImport(Darwin)
+        try await downloadStreaming(small, to: folder.appendingPathComponent("streamed.bin"))
+        #endif
+    } catch {
+        print("stopped: \(error)")
+    }
+    #if canImport(PlaygroundSupport)
+    PlaygroundPage.current.finishExecution()
+    #endif
+}

@@ -19,6 +19,9 @@ public struct Defect: Sendable {
     public let matrix: [Scenario]
     /// From a nudge to nearly the answer.
     public let hints: [String]
+    /// Why the defect shows only on Linux, where it was measured; nil when it shows everywhere.
+    /// On other systems the checks and `lab compare` leave it out.
+    public var linuxOnly: String? = nil
 }
 
 /// An article, by title, and the part of it the defect is in.

@@ -6,6 +6,9 @@ import Foundation
 // man page named beside it, as published in apple-oss-distributions (xnu, libpthread, Libc).
 
 extension Platform {
+    /// Apple's systems, whose Foundation is Apple's own: the lessons' Linux facts do not hold here.
+    public static let isLinux = false
+
     // MARK: - Memory and CPU
 
     /// Peak resident set size in bytes: getrusage's `ru_maxrss`, which Darwin gives in bytes

@@ -5,6 +5,9 @@ import Glibc
 // Linux: glibc and /proc (proc(5)). Read with Platform.swift, which says what each member is for.
 
 extension Platform {
+    /// Linux, whose Foundation is swift-corelibs-foundation: facts the lessons show about it hold here.
+    public static let isLinux = true
+
     // MARK: - Memory and CPU
 
     /// Peak resident set size in bytes: `VmHWM` from /proc/self/status, else getrusage's

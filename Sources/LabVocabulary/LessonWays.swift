@@ -58,8 +58,8 @@ public enum AsyncAwaitWay: String, LessonWay {
 
     public var summary: String {
         switch self {
-        case .chunks: "bytes(for:), the body read chunk by chunk into a file; resumed with Range"
-        case .byteByByte: "the same, read one byte at a time, as `for try await byte in bytes` does"
+        case .chunks: "LabKit's bodyChunks(for:), the body read chunk by chunk into a file; resumed with Range"
+        case .byteByByte: "Apple's bytes(for:), the same body read one byte at a time (`for try await byte in bytes`)"
         case .pause: "the same, with a Pause button at 25%: a task group cancels the transfer, then it resumes"
         case .download: "download(for:) to a temporary file, then moved; no resume on Linux"
         }

@@ -7,11 +7,12 @@ import FoundationNetworking
 import LabKit
 
 /// Start, Pause and Resume buttons; resume data kept in a property.
-final class ArticleDownload: NSObject, LessonDownload, ResumableDownloadTaskDelegate, @unchecked Sendable {
-    // @unchecked: the task's callbacks come on its serial delegate queue; downloadFile() reads
-    // the outcome only after `done` is signalled.
+final class ArticleDownload: NSObject, LessonDownload, URLSessionDownloadDelegate, @unchecked Sendable {
+    // @unchecked: URLSession wants a Sendable delegate. Its callbacks, and the Pause handler, run
+    // one at a time on the session's serial delegate queue; downloadFile() reads the outcome only
+    // after `done` is signalled.
     private let run: LessonRun
-    private var task: ResumableDownloadTask?
+    private var task: URLSessionDownloadTask?
     // Defect: resume data lives in memory only. A kill or a crash loses it: everything starts over.
     private var partialData: Data?
     private var pausedOnce = false
@@ -21,6 +22,7 @@ final class ArticleDownload: NSObject, LessonDownload, ResumableDownloadTaskDele
     init(_ run: LessonRun) { self.run = run }
 
     func downloadFile() -> AttemptResult {
+        outcome = nil
         resume()
         done.wait()
         return outcome!
@@ -28,15 +30,15 @@ final class ArticleDownload: NSObject, LessonDownload, ResumableDownloadTaskDele
 
     /// Defect: a new session for every task, and none is ever invalidated. Each one keeps its
     /// tasks, their transfers and this delegate alive until the process ends.
-    private func session() -> ResumableDownloadSession {
-        ResumableDownloadSession(temporaryFolder: App.temporaryFolder, run: run, delegate: self)
+    private func session() -> URLSession {
+        run.makeSession(delegate: self, delegateQueue: nil)
     }
 
     /// The Resume button: from the resume data if there is any, else from the beginning.
     private func resume() {
         if task == nil {
-            if let partialData, let resumed = try? session().downloadTask(withResumeData: partialData) {
-                task = resumed
+            if let partialData {
+                task = session().downloadTask(withResumeData: partialData)
             } else {
                 task = session().downloadTask(with: run.url)
             }
@@ -48,6 +50,8 @@ final class ArticleDownload: NSObject, LessonDownload, ResumableDownloadTaskDele
     private func pause() {
         run.log("pause")
         task?.cancel(byProducingResumeData: { resumeData in
+            // The download may have finished before Pause took hold: then nothing is left to resume.
+            guard self.outcome == nil else { return }
             self.partialData = resumeData
             self.task = nil
             self.run.log("resume, from \(resumeData?.count ?? 0) bytes of resume data held in memory")
@@ -55,10 +59,8 @@ final class ArticleDownload: NSObject, LessonDownload, ResumableDownloadTaskDele
         })
     }
 
-    func downloadTask(_ task: ResumableDownloadTask, didResumeAtOffset fileOffset: Int64, expectedTotalBytes: Int64) {}
-
-    func downloadTask(_ task: ResumableDownloadTask, didWriteData bytesWritten: Int64, totalBytesWritten: Int64,
-                      totalBytesExpectedToWrite: Int64) {
+    func urlSession(_ session: URLSession, downloadTask: URLSessionDownloadTask, didWriteData bytesWritten: Int64,
+                    totalBytesWritten: Int64, totalBytesExpectedToWrite: Int64) {
         run.progress.update(received: totalBytesWritten, expected: totalBytesExpectedToWrite)
         if !pausedOnce, totalBytesWritten < totalBytesExpectedToWrite,
            Double(totalBytesWritten) >= App.pausePressedAt * Double(totalBytesExpectedToWrite) {
@@ -67,7 +69,9 @@ final class ArticleDownload: NSObject, LessonDownload, ResumableDownloadTaskDele
         }
     }
 
-    func downloadTask(_ task: ResumableDownloadTask, didFinishDownloadingTo location: URL) {
+    func urlSession(_ session: URLSession, downloadTask: URLSessionDownloadTask, didFinishDownloadingTo location: URL) {
+        // Defect: the response is never looked at. A download task saves any answer's body, so a
+        // 404's error page is saved as the file.
         // Defect: the saved file is named after the temporary file, not after the resource.
         let destination = run.file.appendingPathComponent(location.lastPathComponent)
         try? FileManager.default.removeItem(at: destination)
@@ -80,7 +84,9 @@ final class ArticleDownload: NSObject, LessonDownload, ResumableDownloadTaskDele
         self.task = nil
     }
 
-    func downloadTask(_ task: ResumableDownloadTask, didCompleteWithError error: (any Error)?) {
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        // A paused task ends here too, cancelled; its Pause handler does the rest.
+        if (error as? URLError)?.code == .cancelled { return }
         // Defect: the resume data a broken transfer carries in its error is not looked at.
         // Only a press of Pause produces any, so after a break the next Resume starts over.
         if let error {

@@ -6,18 +6,17 @@ import FoundationNetworking
 #endif
 import LabKit
 
-/// Keeps the resume data on disk, next to the download, from the first byte to the last.
-final class CorrectedDownload: NSObject, LessonDownload, ResumableDownloadTaskDelegate, @unchecked Sendable {
-    // @unchecked: the task's callbacks come on its serial delegate queue; downloadFile() reads
-    // the outcome only after `done` is signalled.
+/// Keeps the resume data on disk, next to the download, whenever there is some to keep.
+final class CorrectedDownload: NSObject, LessonDownload, URLSessionDownloadDelegate, @unchecked Sendable {
+    // @unchecked: URLSession wants a Sendable delegate. Its callbacks, and the Pause handler, run
+    // one at a time on the session's serial delegate queue; downloadFile() reads the outcome only
+    // after `done` is signalled.
     private let run: LessonRun
     private let resumeDataFile: URL
     // One session for the whole download, invalidated when the file is saved.
-    private lazy var session = ResumableDownloadSession(temporaryFolder: App.temporaryFolder, run: run, delegate: self)
-    private var task: ResumableDownloadTask?
+    private lazy var session = run.makeSession(delegate: self, delegateQueue: nil)
     private var pausedOnce = false
-    private var savedAt: Int64 = 0
-    private var savedWhen: ContinuousClock.Instant?
+    private var failure: (any Error)?
     private var outcome: AttemptResult?
     private let done = DispatchSemaphore(value: 0)
 
@@ -27,38 +26,29 @@ final class CorrectedDownload: NSObject, LessonDownload, ResumableDownloadTaskDe
     }
 
     func downloadFile() -> AttemptResult {
-        // Resume data on disk survives a kill: start from it if there is any.
-        start { try taskFromResumeDataOnDisk() ?? session.downloadTask(with: run.url) }
+        (failure, outcome) = (nil, nil)
+        do {
+            // Resume data on disk survives a kill: start from it if there is any.
+            (try taskFromResumeDataOnDisk() ?? session.downloadTask(with: run.url)).resume()
+        } catch {
+            return .failed(error)
+        }
         done.wait()
         return outcome!
     }
 
-    /// Starts the task `makeTask` gives, or ends this attempt with the error it throws.
-    private func start(_ makeTask: () throws -> ResumableDownloadTask) {
-        do {
-            task = try makeTask()
-            task?.resume()
-        } catch {
-            outcome = .failed(error)
-            done.signal()
-        }
-    }
-
     /// The task that continues from the resume data on disk, or nil when there is none for this URL.
-    private func taskFromResumeDataOnDisk() throws -> ResumableDownloadTask? {
+    private func taskFromResumeDataOnDisk() throws -> URLSessionDownloadTask? {
         guard let resumeData = try? Data(contentsOf: resumeDataFile) else { return nil }
-        let resumed: ResumableDownloadTask
-        do {
-            resumed = try session.downloadTask(withResumeData: resumeData)
-        } catch {
-            // Not resume data, or a temp file name that leads out of the temp folder: nothing is
-            // deleted on the word of such a file. It stays for a person to look at.
-            throw DownloadError.unusableResumeData(path: resumeDataFile.path, reason: "\(error)")
+        let resumed = session.downloadTask(withResumeData: resumeData)
+        guard let url = resumed.originalRequest?.url else {
+            // Not resume data, or a temporary file name that leads out of the temporary folder:
+            // nothing is deleted on the word of such a file. It stays for a person to look at.
+            throw DownloadError.unusableResumeData(path: resumeDataFile.path, reason: "no request can be read from it")
         }
-        guard resumed.url == run.url else {
-            // Its temp file name was checked: it can only name a file in the lesson's temp folder.
-            run.log("\(resumeDataFile.lastPathComponent) is for another URL, \(ShownURL.brief(resumed.url)): starting over")
-            try? FileManager.default.removeItem(at: resumed.tempFile)
+        guard url == run.url else {
+            run.log("\(resumeDataFile.lastPathComponent) is for another URL, \(ShownURL.brief(url)): starting over")
+            resumed.cancel()  // its partial file is of no use
             try? FileManager.default.removeItem(at: resumeDataFile)
             return nil
         }
@@ -83,42 +73,42 @@ final class CorrectedDownload: NSObject, LessonDownload, ResumableDownloadTaskDe
         }
     }
 
-    func downloadTask(_ task: ResumableDownloadTask, didResumeAtOffset fileOffset: Int64, expectedTotalBytes: Int64) {
+    func urlSession(_ session: URLSession, downloadTask: URLSessionDownloadTask, didResumeAtOffset fileOffset: Int64,
+                    expectedTotalBytes: Int64) {
         run.log(fileOffset > 0 ? "resumed at byte \(fileOffset) of \(expectedTotalBytes)"
                                : "the file changed on the server: starting over from byte 0")
     }
 
-    func downloadTask(_ task: ResumableDownloadTask, didWriteData bytesWritten: Int64, totalBytesWritten: Int64,
-                      totalBytesExpectedToWrite: Int64) {
+    func urlSession(_ session: URLSession, downloadTask: URLSessionDownloadTask, didWriteData bytesWritten: Int64,
+                    totalBytesWritten: Int64, totalBytesExpectedToWrite: Int64) {
         run.progress.update(received: totalBytesWritten, expected: totalBytesExpectedToWrite)
-        // A kill gives no warning: keep the resume data on disk current, every 4 MiB, but not
-        // more than ten times a second. Making a blob takes about 2 ms (a keyed archive), here
-        // on the delegate queue the transfer waits for: every 4 MiB alone cost 0.5 s per GiB.
-        if totalBytesWritten - savedAt >= 4 << 20, savedWhen.map({ .now - $0 >= .milliseconds(100) }) ?? true {
-            save(task.currentResumeData())
-            savedAt = totalBytesWritten
-            savedWhen = .now
-        }
         if !pausedOnce, totalBytesWritten < totalBytesExpectedToWrite,
            Double(totalBytesWritten) >= App.pausePressedAt * Double(totalBytesExpectedToWrite) {
             pausedOnce = true
             run.log("pause")
-            task.cancel(byProducingResumeData: { resumeData in
-                // The copy on disk is for a rerun after a kill; Resume uses the blob in hand.
+            downloadTask.cancel(byProducingResumeData: { resumeData in
+                // The download may have finished before Pause took hold: then nothing is left to resume.
+                guard self.outcome == nil else { return }
+                // On disk at once: a kill from now on resumes from here.
                 if self.save(resumeData) { self.run.log("resume data saved to \(self.resumeDataFile.lastPathComponent)") }
                 self.run.log("resume")
-                self.start {
-                    try resumeData.map(self.session.downloadTask(withResumeData:)) ?? self.session.downloadTask(with: self.run.url)
-                }
+                (resumeData.map(self.session.downloadTask(withResumeData:)) ?? self.session.downloadTask(with: self.run.url))
+                    .resume()
             })
         }
     }
 
     /// Named after the resource (the server's suggested name, else the URL's), never the temp file.
-    func downloadTask(_ task: ResumableDownloadTask, didFinishDownloadingTo location: URL) {
+    func urlSession(_ session: URLSession, downloadTask: URLSessionDownloadTask, didFinishDownloadingTo location: URL) {
+        // A download task saves any answer's body, an error page's too: the status says which it is.
+        let response = downloadTask.response as? HTTPURLResponse
+        guard let response, (200...299).contains(response.statusCode) else {
+            failure = DownloadError.httpStatus(response?.statusCode ?? 0, url: (response?.url ?? run.url).absoluteString)
+            return
+        }
         // Content-Disposition names it if the server sent one; otherwise the URL's path does.
-        let disposition = task.response?.value(forHTTPHeaderField: "Content-Disposition")
-        let name = safeFileName(disposition != nil ? task.response?.suggestedFilename ?? "" : run.url.lastPathComponent)
+        let disposition = response.value(forHTTPHeaderField: "Content-Disposition")
+        let name = safeFileName(disposition != nil ? response.suggestedFilename ?? "" : run.url.lastPathComponent)
         let destination = run.file.appendingPathComponent(name)
         do {
             try? FileManager.default.removeItem(at: destination)
@@ -129,18 +119,13 @@ final class CorrectedDownload: NSObject, LessonDownload, ResumableDownloadTaskDe
         }
     }
 
-    private var failure: (any Error)?
-
-    func downloadTask(_ task: ResumableDownloadTask, didCompleteWithError error: (any Error)?) {
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        // A paused task ends here too, cancelled; its Pause handler keeps its resume data.
+        if failure == nil, (error as? URLError)?.code == .cancelled { return }
         if let error = failure ?? error {
-            // A broken transfer hands over resume data in its error: keep it for the next attempt.
-            // A failed write (a full disk) carries none, but the bytes written before it are good.
-            let resumeData = (error as NSError).userInfo[ResumableDownloadTask.resumeDataKey] as? Data ?? task.currentResumeData()
-            // No resume data points at the temp file then, so nothing could ever resume from it.
-            if !save(resumeData), !FileManager.default.fileExists(atPath: resumeDataFile.path),
-               (try? FileManager.default.removeItem(at: task.tempFile)) != nil {
-                run.log("removed \(task.tempFile.lastPathComponent): no resume data could be kept for it")
-            }
+            // A broken transfer, or a failed write, hands over resume data in its error: keep it
+            // for the next attempt. Whatever was saved before stays otherwise.
+            save((error as? URLError)?.downloadTaskResumeData)
             outcome = .failed(error)
         } else {
             try? FileManager.default.removeItem(at: resumeDataFile)

@@ -1,14 +1,7 @@
 /// Lesson 05: what both variants use.
-import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
-import LabKit
 
-/// The app around the download: its tmp folder, and the person pressing its buttons.
+/// The person pressing the app's buttons.
 enum App {
-    /// Where download tasks keep their temporary files, like an app's tmp folder beside Documents.
-    static let temporaryFolder = FileManager.default.temporaryDirectory.appendingPathComponent("download-lab-tmp")
     /// Pause is pressed once, at this fraction of the file.
     static let pausePressedAt = 0.4
 }

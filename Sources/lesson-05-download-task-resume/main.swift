@@ -5,10 +5,12 @@
 /// in `didFinishDownloadingToURL:`) and the download-task listing of "iOS 断点续传" (progress from
 /// `didWriteData`, resume data written to disk on pause).
 ///
-/// Foundation on Linux cannot do this: its `cancel(byProducingResumeData:)` hands back nil and
-/// its `downloadTask(withResumeData:)` fails. The lesson shows that live first, then downloads
-/// with `ResumableDownloadTask` (LabKit), a download task built on a data task that keeps the
-/// resume data contract: an Apple-format blob, `Range` + `If-Range`, the same delegate calls.
+/// The code is Apple's API as an app writes it: a `URLSessionDownloadDelegate`, tasks from a
+/// `URLSession`. Foundation on Linux cannot pause and resume them: its
+/// `cancel(byProducingResumeData:)` hands back nil and its `downloadTask(withResumeData:)` fails.
+/// The lesson shows that live first; then, on Linux, the session `run.makeSession` hands back is
+/// LabKit's `ResumableDownloadSession`, whose download tasks keep the resume data contract (an
+/// Apple-format blob, `Range` + `If-Range`, the same delegate calls). On a Mac it is Apple's own.
 ///
 /// `ArticleDownload` keeps the articles' logic, defects included. `CorrectedDownload` fixes them.
 /// Read Lessons/05-download-task-resume.md next to this file.

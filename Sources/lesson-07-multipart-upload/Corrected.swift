@@ -6,6 +6,7 @@ import FoundationNetworking
 #endif
 import LabKit
 import LabVocabulary
+import Synchronization
 
 /// A correct body, never whole in memory: a random boundary, names escaped the way browsers do,
 /// and no CRLF of its own after the file.
@@ -29,11 +30,14 @@ final class CorrectedUpload: LessonUpload {
             // A 128-bit random boundary, as browsers use: no file can be expected to contain it.
             // A stream has no length for URLSession to announce, so the body goes out chunked.
             request.setValue("multipart/form-data; boundary=\(body.boundary)", forHTTPHeaderField: "Content-Type")
-            request.httpBodyStream = MultipartBodyStream(body, file: run.file)
             let length = body.length(around: fixture.size)
             run.log("body streamed from the file: \(ByteFormat.grouped(length)) bytes, boundary \(body.boundary)")
-            return UploadExchange(run, bodyBytes: length).send { session in session.dataTask(with: request) }
-                .check(run, sent: fixture)
+            let writer = MultipartBodyWriter(body, file: run.file)
+            // URLSession asks its delegate for the body (needNewBodyStream), again if it must resend it.
+            let sent = UploadExchange(run, bodyBytes: length, bodyStream: writer.newStream)
+                .send { session in session.uploadTask(withStreamedRequest: request) }
+            if let failure = writer.failure { return .failed(failure) }
+            return sent.check(run, sent: fixture)
         case .bodyFile:
             let bodyFile = FileManager.default.temporaryDirectory
                 .appendingPathComponent("download-lab", isDirectory: true)
@@ -103,85 +107,64 @@ struct MultipartBody {
     }
 }
 
-/// The body read as a stream: `head`, then the file, then `tail`, each piece as URLSession asks
-/// for it (libcurl asks for 64 KiB at a time). Nothing is copied and memory stays flat.
-///
-/// Foundation on Linux has no bound stream pair (`Stream.getBoundStreams` is unsupported), so
-/// the body is an `InputStream` of its own; URLSession uses only `open()`, `hasBytesAvailable`,
-/// `read(_:maxLength:)` and `close()`.
-final class MultipartBodyStream: InputStream {
-    private enum Piece {
-        case head(sent: Int)
-        case file
-        case tail(sent: Int)
-        case ended
-    }
-
+/// The body as a stream: `head`, then the file, then `tail`, written by a thread of its own into
+/// a bound pair of streams while URLSession reads the other end. At most the pair's 64 KiB buffer
+/// and one piece of the file are in memory, whatever the file's size.
+final class MultipartBodyWriter: Sendable {
     private let head: Data
     private let tail: Data
     private let file: URL
-    private var input: FileHandle?
-    private var piece = Piece.head(sent: 0)
-    private var status = Stream.Status.notOpen
-    private var failure: (any Error)?
+    private let failed = Mutex<(any Error)?>(nil)
 
     init(_ body: MultipartBody, file: URL) {
         head = body.head
         tail = body.tail
         self.file = file
-        super.init(data: Data())
     }
 
-    override var streamStatus: Stream.Status { status }
-    override var streamError: (any Error)? { failure }
-    override var hasBytesAvailable: Bool { status == .open }
+    /// Why the body could not be written whole (the file could not be read). The server then got
+    /// a body without its closing delimiter, which it refuses.
+    var failure: (any Error)? { failed.withLock { $0 } }
 
-    override func open() {
+    /// A stream that reads the whole body from the start, written as it is read.
+    func newStream() -> InputStream? {
+        var input: InputStream?
+        var output: OutputStream?
+        Stream.getBoundStreams(withBufferSize: 64 << 10, inputStream: &input, outputStream: &output)
+        guard let input, let output else { return nil }
+        nonisolated(unsafe) let writingEnd = output  // handed to the writer's thread, used there only
+        Thread { self.write(to: writingEnd) }.start()
+        return input
+    }
+
+    private func write(to output: OutputStream) {
+        output.open()
+        defer { output.close() }
         do {
-            input = try FileHandle(forReadingFrom: file)
-            status = .open
+            let reader = try FileHandle(forReadingFrom: file)
+            defer { try? reader.close() }
+            guard write(head, to: output) else { return }
+            while let piece = try reader.read(upToCount: 64 << 10), !piece.isEmpty {
+                guard write(piece, to: output) else { return }
+            }
+            _ = write(tail, to: output)
         } catch {
-            failure = error
-            status = .error
+            // No tail: a body cut short is refused, never stored as a shorter file.
+            failed.withLock { $0 = DownloadError.localIO(path: file.path, reason: "cannot read it: \(describe(error))") }
         }
     }
 
-    override func close() {
-        try? input?.close()
-        input = nil
-        status = .closed
-    }
-
-    override func read(_ buffer: UnsafeMutablePointer<UInt8>, maxLength: Int) -> Int {
-        guard status == .open, let input else { return status == .atEnd ? 0 : -1 }
-        while true {
-            switch piece {
-            case .head(let sent) where sent < head.count:
-                let count = min(maxLength, head.count - sent)
-                head.copyBytes(to: buffer, from: sent..<sent + count)
-                piece = .head(sent: sent + count)
-                return count
-            case .head:
-                piece = .file
-            case .file:
-                let count = Foundation.read(input.fileDescriptor, buffer, maxLength)
-                if count > 0 { return count }
-                if count < 0 {
-                    failure = POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
-                    status = .error
-                    return -1
-                }
-                piece = .tail(sent: 0)
-            case .tail(let sent) where sent < tail.count:
-                let count = min(maxLength, tail.count - sent)
-                tail.copyBytes(to: buffer, from: sent..<sent + count)
-                piece = .tail(sent: sent + count)
-                return count
-            case .tail, .ended:
-                piece = .ended
-                status = .atEnd
-                return 0
+    /// Writes all of `bytes`; false when the reading end has gone (the upload ended or failed).
+    private func write(_ bytes: Data, to output: OutputStream) -> Bool {
+        bytes.withUnsafeBytes { buffer in
+            guard let start = buffer.bindMemory(to: UInt8.self).baseAddress else { return true }
+            var offset = 0
+            while offset < buffer.count {
+                let written = output.write(start + offset, maxLength: buffer.count - offset)
+                guard written > 0 else { return false }
+                offset += written
             }
+            return true
         }
     }
 }

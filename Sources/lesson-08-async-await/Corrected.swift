@@ -37,24 +37,18 @@ final class CorrectedDownload: AsyncLessonDownload {
     private func stream(byteByByte: Bool) async -> AttemptResult {
         let partial = PartialFile(run)
         do {
-            // Returns once the response head is in; the body is still on its way.
-            let (bytes, response) = try await run.sharedSession.bytes(for: partial.nextRequest())
-            let writeFrom: Int64
-            switch partial.decide(response) {
-            case .append(let offset): writeFrom = offset
-            case .replace: writeFrom = 0
-            case .complete:
-                partial.finished()
-                return .finished
-            case .reject(let error):
-                return .failed(error)
-            }
-            let file = try partial.openForWriting(at: writeFrom)
-            defer { try? file.close() }
             if byteByByte {
+                // Apple's bytes(for:): returns once the response head is in; the body is still on its way.
+                let (bytes, response) = try await run.sharedSession.bytes(for: partial.nextRequest())
+                guard let file = try openForTheBody(of: response, partial) else { return .finished }
+                defer { try? file.close() }
                 try await appendOneByteAtATime(bytes, to: partial, through: file)
             } else {
-                for try await chunk in bytes.chunks {
+                // LabKit's bodyChunks(for:): the same, with the body in the pieces the network delivers.
+                let (chunks, response) = try await run.sharedSession.bodyChunks(for: partial.nextRequest())
+                guard let file = try openForTheBody(of: response, partial) else { return .finished }
+                defer { try? file.close() }
+                for try await chunk in chunks {
                     try partial.append(chunk, through: file)
                     onDisk.withLock { $0 = (partial.written, partial.total) }
                 }
@@ -64,6 +58,20 @@ final class CorrectedDownload: AsyncLessonDownload {
         } catch {
             // Cancelled (paused) or broken, the partial file and its sidecar stay, ready for Range.
             return .failed(error)
+        }
+    }
+
+    /// The file, open where `response`'s body goes; nil when nothing is missing (the file is
+    /// whole). An answer that is not the rest of the file throws.
+    private func openForTheBody(of response: URLResponse, _ partial: PartialFile) throws -> FileHandle? {
+        switch partial.decide(response) {
+        case .append(let offset): return try partial.openForWriting(at: offset)
+        case .replace: return try partial.openForWriting(at: 0)
+        case .complete:
+            partial.finished()
+            return nil
+        case .reject(let error):
+            throw error
         }
     }
 

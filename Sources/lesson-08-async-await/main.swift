@@ -8,8 +8,9 @@
 /// - `download(for:)` writes it to a temporary file, as lesson 05's download task does;
 /// - cancelling the Swift Task cancels the transfer, which is how an async Pause is made.
 ///
-/// Foundation on Linux has `data` and `download` but no `bytes(for:)`; LabKit provides it, with
-/// Apple's shape (`URLSession.AsyncBytes`).
+/// Foundation on Linux has `data` and `download` but no `bytes(for:)`; LabKit fills it in there,
+/// under Apple's names (`URLSession.AsyncBytes`). The default way reads the body with LabKit's
+/// `bodyChunks(for:)`, the same type on every system, one step per chunk instead of per byte.
 ///
 /// `ArticleDownload` is the one-liner most tutorials show. `CorrectedDownload` streams, checks and
 /// resumes; `--way` picks how it reads the body. Read Lessons/08-async-await.md next to this file.

@@ -35,7 +35,7 @@ struct CatalogueTests {
             .components(separatedBy: "\n## ")[0].components(separatedBy: "\n### ")[0]
         let rows = section.split(separator: "\n").filter { $0.hasPrefix("| `") }
         let ids = rows.compactMap { $0.firstMatch(of: /^\| `([a-z0-9-]+)`/)?.output.1 }.map(String.init)
-        #expect(ids == lesson.defects.map(\.id), "Lessons/\(name).md")
+        #expect(ids == lesson.everyDefect.map(\.id), "Lessons/\(name).md")
     }
 
     @Test func compareExpectsOnlyTheFailuresTheCatalogueNames() throws {

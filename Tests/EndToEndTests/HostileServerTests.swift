@@ -1,6 +1,7 @@
 import Foundation
 import LabFixtures
 import LabKit
+import LabPlatform
 import LabServer
 import LabVocabulary
 import Testing
@@ -69,7 +70,8 @@ struct HostileServerTests {
         #expect(try Self.holdsNothingButAPrefix(output, of: fixture))
     }
 
-    @Test func aResumeDataResumeForAnotherVersionIsNeverSpliced() throws {
+    @Test(.enabled(if: Platform.isLinux, "LabKit's download task, Linux's stand-in, refuses the 206; what Apple's does is not known here"))
+    func aResumeDataResumeForAnotherVersionIsNeverSpliced() throws {
         let fixture = Fixture(name: "v1.bin", size: 4 << 20)
         let newVersion = Fixture(name: "v1.bin", size: fixture.size + 1000, generation: 1)
         let peer = try AnyPathServer(fixture: fixture,
@@ -193,8 +195,9 @@ struct HostileServerTests {
             "lesson-03-outputstream", ["--url", url.absoluteString, "--output", output.path, "--idle-timeout", "1",
                                        "--max-attempts", "2", "--json", "--quiet"], timeout: 60)
         #expect(finished.status == 69, "\(finished.stderr)")
-        #expect(finished.stderr.contains("timed out: nothing arrived for too long (see --idle-timeout) (URLError -1001)"),
-                "\(finished.stderr)")
+        // The lab's sentence replaces Linux's bare "NSURLErrorDomain error -1001"; Darwin has its own.
+        #expect(finished.stderr.contains(Platform.isLinux ? "timed out: nothing arrived for too long (see --idle-timeout) (URLError -1001)"
+                                                          : "(URLError -1001)"), "\(finished.stderr)")
         #expect(seconds < 10)
         // Each attempt stalls halfway through what it asked for: at 512 KiB, then at 768 KiB.
         #expect(fileSize(output) == (1 << 19) + (1 << 18))

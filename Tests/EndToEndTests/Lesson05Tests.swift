@@ -128,14 +128,17 @@ final class Lesson05Tests {
             #expect(result.output == folders.output.appendingPathComponent(Self.executable).path)
             #expect(Self.contents(of: folders.output) == [Self.executable])
         case .article:
-            // Named after the temporary file.
-            #expect(saved.lastPathComponent.wholeMatch(of: /CFNetworkDownload_[0-9A-F]{8}\.tmp/) != nil,
+            // Named after the temporary file (LabKit's have 8 hex digits, Apple's other characters).
+            #expect(saved.lastPathComponent.wholeMatch(of: /CFNetworkDownload_[0-9A-Za-z]+\.tmp/) != nil,
                     "\(result.output)")
             #expect(Self.contents(of: folders.output) == [saved.lastPathComponent])
         }
         #expect(try FileDigest.sha256Hex(of: saved) == fixture.sha256Hex())
 
-        // The story (stderr, with --json) shows Foundation's own download task first.
+        // Linux facts: the story (stderr, with --json) shows Foundation's own download task
+        // first, which hands back no resume data there; and LabKit's sessions, which stand in
+        // for Foundation's on Linux, tell when they are made and invalidated. Apple's tell nobody.
+        guard Platform.isLinux else { return }
         let story = finished.stderr.split(separator: "\n").map(String.init)
         #expect(story.contains("    cancel(byProducingResumeData:) handed back nil"), "\(finished.stderr)")
         #expect(story.contains("    downloadTask(withResumeData:) made a task with no request to send: originalRequest is nil"),
@@ -263,29 +266,34 @@ final class Lesson05Tests {
         (try? Data(contentsOf: file)).flatMap { try? ResumeData.decode($0).resumeData }
     }
 
-    /// The corrected variant killed once the resume data on disk holds at least 20 MiB of 32.
+    /// The corrected variant killed once its Resume has written 20 MiB of 32 to the temporary
+    /// file: the resume data on disk is the one saved on Pause, at about 40%.
     func killCorrected(label: String) throws -> (KilledDownload, Fixture) {
         let fixture = Fixture(name: "killed", size: 32 << 20)
         let killed = try killAfterPause(.corrected, fixture, label: label) { folders in
-            let file = folders.output.appendingPathComponent("\(fixture.name).resumedata")
-            return (Self.storedResumeData(file)?.bytesReceived ?? 0) >= 20 << 20
+            let blob = folders.output.appendingPathComponent("\(fixture.name).resumedata")
+            let tempFile = Self.storedResumeData(blob)?.tempFileName.map(folders.taskTemporary.appendingPathComponent)
+            return tempFile.map(fileSize) ?? 0 >= 20 << 20
         }
         return (killed, fixture)
     }
 
-    @Test func killedCorrectedDownloadResumesFromItsResumeDataFile() throws {
+    @Test(.enabled(if: Platform.isLinux, "the kill waits for the temporary file of LabKit's download task, Linux's stand-in"))
+    func killedCorrectedDownloadResumesFromItsResumeDataFile() throws {
         let (killed, fixture) = try killCorrected(label: "kill-corrected")
         // The Resume after Pause continued from the resume data saved on Pause.
         #expect(killed.resumedAt >= Self.pausePoint(of: fixture))
         #expect(killed.resumedAt < Self.latestResume(of: fixture))
 
+        // The blob on disk is the one Pause handed back: a kill gives no warning, and no other
+        // resume data comes from a task that is running.
         let blob = try #require(Self.storedResumeData(Self.resumeDataFile(killed, fixture)))
         let received = blob.bytesReceived
-        #expect(received > killed.resumedAt)
+        #expect(received == killed.resumedAt)
         #expect(blob.downloadURL == killed.url.absoluteString)
         #expect(blob.entityTag == fixture.etag)
         let tempFile = try #require(blob.tempFileName)
-        #expect(fileSize(killed.folders.taskTemporary.appendingPathComponent(tempFile)) >= received)
+        #expect(fileSize(killed.folders.taskTemporary.appendingPathComponent(tempFile)) >= 20 << 20)
 
         // The same command again: it continues from the blob's offset.
         let rerun = try run(killed.arguments, killed.folders, token: killed.token)
@@ -316,7 +324,8 @@ final class Lesson05Tests {
         #expect(Self.contents(of: killed.folders.taskTemporary).isEmpty)
     }
 
-    @Test func killedArticleDownloadStartsOverFromZero() throws {
+    @Test(.enabled(if: Platform.isLinux, "the kill waits for the temporary file of LabKit's download task, Linux's stand-in"))
+    func killedArticleDownloadStartsOverFromZero() throws {
         let fixture = Fixture(name: "killed", size: 32 << 20)
         let killed = try killAfterPause(.article, fixture, label: "kill-article") { folders in
             let sizes = Self.contents(of: folders.taskTemporary)
@@ -417,7 +426,8 @@ final class Lesson05Tests {
 
     // MARK: - 4. Temporary files
 
-    @Test(arguments: Variant.allCases)
+    @Test(.enabled(if: Platform.isLinux, "Foundation on Linux never deletes its download tasks' temporary files"),
+          arguments: Variant.allCases)
     func noDownloadTemporaryFilesAreLeftBehind(variant: Variant) throws {
         let folders = try folders("temporary-\(variant)")
         // Someone else's file, there before the run: the lesson must not touch it.
@@ -441,7 +451,8 @@ final class Lesson05Tests {
 
     // MARK: - 5. lab inspect-resume-data
 
-    @Test func inspectResumeDataReadsTheBlobLesson05Wrote() throws {
+    @Test(.enabled(if: Platform.isLinux, "the kill waits for the temporary file of LabKit's download task, Linux's stand-in"))
+    func inspectResumeDataReadsTheBlobLesson05Wrote() throws {
         let (killed, fixture) = try killCorrected(label: "inspect")
         let file = Self.resumeDataFile(killed, fixture)
         let blob = try #require(Self.storedResumeData(file))
@@ -455,7 +466,7 @@ final class Lesson05Tests {
         #expect(lines.contains("validator       ETag \(fixture.etag)"), "\(inspected.stdout)")
         #expect(lines.contains("temp file       \(blob.tempFileName ?? "?")"), "\(inspected.stdout)")
         #expect(lines.contains("current request Range: bytes=\(blob.bytesReceived)-"), "\(inspected.stdout)")
-        #expect(blob.bytesReceived >= 20 << 20)
+        #expect(blob.bytesReceived >= Self.pausePoint(of: fixture))
         #expect(inspected.stderr.isEmpty)
     }
 
@@ -486,7 +497,8 @@ final class Lesson05Tests {
         ("NSURLSessionResumeInfoLocalPath", "/"),
     ]
 
-    @Test(arguments: hostileNames)
+    @Test(.enabled(if: Platform.isLinux, "LabKit's downloadTask(withResumeData:) refuses these blobs; what Apple's makes of them is not known here"),
+          arguments: hostileNames)
     func hostileResumeDataTouchesNothing(key: String, name: String) throws {
         let fixture = Fixture(name: "planted", size: 1 << 20)
         let folders = try folders("planted")
@@ -516,8 +528,7 @@ final class Lesson05Tests {
                                 folders).finished
         #expect(corrected.status == ExitStatus.verificationFailed.rawValue, "\(corrected.stderr)")
         #expect(corrected.stderr == "\(Self.executable): \(blobFile.path) is not usable resume data ("
-            + "\(key)\(key.hasSuffix("LocalPath") ? " does not end in" : " is not") a plain file name "
-            + "(\(name.debugDescription))); nothing was touched: remove it to start over\n")
+            + "no request can be read from it); nothing was touched: remove it to start over\n")
         #expect(try corrected.result().outcome == .badInput)
         #expect(try Data(contentsOf: blobFile) == blob, "the planted file stays as it was")
         #expect(canariesSurvive())
@@ -539,7 +550,8 @@ final class Lesson05Tests {
     // MARK: - 7. Local failures
 
     /// A disk that fills up mid-download: one line, exit 74, and resume data that a rerun uses.
-    @Test func fullDiskKeepsResumeDataForTheRerun() throws {
+    @Test(.enabled(if: Platform.isLinux, "--disk-full-after fills the writes of LabKit's download task; Apple's writes its own file"))
+    func fullDiskKeepsResumeDataForTheRerun() throws {
         let fixture = Fixture(name: "full", size: 16 << 20)
         let folders = try folders("full")
         let token = UUID().uuidString
@@ -549,7 +561,9 @@ final class Lesson05Tests {
         #expect(full.status == ExitStatus.localIOFailed.rawValue, "\(full.stderr)")
         #expect(full.stderr.hasPrefix("\(Self.executable): cannot write \(folders.taskTemporary.path)/CFNetworkDownload_"),
                 "\(full.stderr)")
-        #expect(full.stderr.hasSuffix(": The operation could not be completed. No space left on device\n"), "\(full.stderr)")
+        // Apple's code for a download task's failed write: URLError.cannotWriteToFile.
+        #expect(full.stderr.hasSuffix(": The operation could not be completed. No space left on device (URLError -3003)\n"),
+                "\(full.stderr)")
         #expect(full.stderr.split(separator: "\n").count == 1, "\(full.stderr)")
         #expect(try full.result().outcome == .ioFailed)
         let blob = try #require(Self.storedResumeData(folders.output.appendingPathComponent("full.resumedata")))
@@ -565,7 +579,8 @@ final class Lesson05Tests {
 
     /// A TMPDIR nothing can be written to (root too): the side demonstration is skipped in one
     /// line, and the download's own temp file fails as a local error, with no crash.
-    @Test func unwritableTemporaryFolderIsOneLine() throws {
+    @Test(.enabled(if: Platform.isLinux, "the demonstration of Foundation on Linux, and the temporary folder of Linux's stand-in"))
+    func unwritableTemporaryFolderIsOneLine() throws {
         let folders = try folders("unwritable")
         let child = try ChildProcess(Self.executable, ["--size", "1MiB", "--output", folders.output.path])
         var environment = ProcessInfo.processInfo.environment

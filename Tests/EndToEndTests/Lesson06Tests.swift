@@ -1,6 +1,7 @@
 import Foundation
 import LabFixtures
 import LabKit
+import LabPlatform
 import LabServer
 import LabVocabulary
 import Synchronization
@@ -113,6 +114,9 @@ final class Lesson06Tests {
         switch variant {
         case .article:
             #expect(line.contains("each on a GCD worker parked in run()"))
+            // A Linux fact: libdispatch there adds a worker about once a second (the catalogue's
+            // `parked-workers` says why it is not expected on a Mac).
+            guard Platform.isLinux else { return }
             #expect(waited >= 0.9, "\(line)")
             #expect(took >= 0.9, "\(line)")
         case .corrected:
@@ -124,7 +128,7 @@ final class Lesson06Tests {
 
     /// `--way crowd`: the download and one more transfer per core at once. The article's parked
     /// workers leave GCD's global queue without a thread, and the lab calls the app frozen.
-    @Test(arguments: Variant.allCases)
+    @Test(arguments: Platform.isLinux ? Variant.allCases : [.corrected])  // the freeze is a Linux fact (`parked-workers`)
     func crowdedDownloadFreezesOnlyTheArticle(variant: Variant) throws {
         let output = directory.appendingPathComponent("crowd-\(variant).bin")
         let finished = try ChildProcess.run(Self.executable, ["--way", "crowd", "--size", "4MiB", "--faults", "",

@@ -22,6 +22,8 @@ final class UploadExchange: NSObject, URLSessionDataDelegate, @unchecked Sendabl
     private let run: LessonRun
     /// The body's length, for the progress: URLSession knows none for a stream (it says -1).
     private let bodyBytes: Int64
+    /// A streamed upload's body, from its start; nil for a body URLSession already has.
+    private let bodyStream: (@Sendable () -> InputStream?)?
     private var status = 0
     private var answer = Data()
     private var answerStarted: ContinuousClock.Instant?
@@ -32,9 +34,10 @@ final class UploadExchange: NSObject, URLSessionDataDelegate, @unchecked Sendabl
     static let longestAnswer = 1 << 20
     static let slowestAnswer = Duration.seconds(30)
 
-    init(_ run: LessonRun, bodyBytes: Int64) {
+    init(_ run: LessonRun, bodyBytes: Int64, bodyStream: (@Sendable () -> InputStream?)? = nil) {
         self.run = run
         self.bodyBytes = bodyBytes
+        self.bodyStream = bodyStream
     }
 
     struct Finished {
@@ -63,6 +66,11 @@ final class UploadExchange: NSObject, URLSessionDataDelegate, @unchecked Sendabl
         done.wait()
         session.finishTasksAndInvalidate()
         return Finished(status: status, answer: answer, error: error, url: run.url)
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask,
+                    needNewBodyStream completionHandler: @escaping @Sendable (InputStream?) -> Void) {
+        completionHandler(bodyStream?())
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didSendBodyData bytesSent: Int64,

@@ -5,17 +5,106 @@ import FoundationNetworking
 import LabVocabulary
 import Synchronization
 
+extension URLSession {
+    /// LabKit's, on Linux and on Apple's systems alike (Apple's Foundation has no such call): the
+    /// body of one response as the `Data` pieces the network delivers, usually 16 KiB each. It
+    /// returns as soon as the response head has arrived, with the body still to come.
+    ///
+    /// `for try await byte in bytes` (Apple's `bytes(for:)`) takes one step per byte; this takes one
+    /// per chunk, which is what writing a file wants. Each call runs its data task in a session of
+    /// its own, with this session's configuration, invalidated when the body ends.
+    public func bodyChunks(for request: URLRequest) async throws -> (BodyChunks, URLResponse) {
+        try await BodyChunks.start(request, configuration: configuration) { $0 }
+    }
+}
+
+/// The body of one response, in order, as the network delivers it: LabKit's type, the same on
+/// every system. `URLSession.bodyChunks(for:)` makes one.
+///
+/// The contract:
+/// - Iterating it gives the body's `Data` pieces (`for try await chunk in chunks`).
+/// - It holds back the sender: `bufferedChunks` chunks wait for the reader, 64 more on the
+///   delegate queue (about 1.25 MiB in all), and past that URLSession's thread waits, it stops
+///   reading and the TCP window closes. The bytes on their way stay bounded whatever the file's
+///   size and the reader's speed.
+/// - A transfer that fails ends the iteration with its error (a dropped connection is
+///   Foundation's `URLError`, after every byte that arrived before the drop).
+/// - Cancelling the reading Task stops the transfer at once, as a Pause should: the reader
+///   still gets the bytes that had already arrived (what sat in the socket's buffer and on
+///   its way), then `CancellationError`. Calling `cancel()`, or dropping every copy of the
+///   sequence, stops it and drops those bytes too. Cancelled before the response head,
+///   `bodyChunks(for:)` throws the task's `URLError(.cancelled)`, or `CancellationError` when the
+///   Task was cancelled before it.
+/// - One reader: iterate it once.
+/// - Read every body you start, or drop it. On Linux every URLSession's work queue targets one
+///   shared queue, so a reader that has stopped holds back every transfer in the process: reading
+///   one body to its end before starting to read another that is already open never finishes.
+/// - Stopping uses `cancelAtOnce()`: on Linux, another transfer from the same host and port that
+///   is receiving at that moment breaks too, with an error.
+public struct BodyChunks: AsyncSequence, Sendable {
+    public typealias Element = Data
+
+    /// Chunks that may wait for the reader before the network is held back.
+    public static let bufferedChunks = 16
+
+    /// The data task underneath.
+    public var task: URLSessionDataTask { channel.task }
+    @usableFromInline let channel: ChunkChannel
+    /// Cancels the transfer when the last copy of the sequence, or its last iterator, is gone.
+    private let lifetime: Lifetime
+
+    fileprivate init(channel: ChunkChannel) {
+        self.channel = channel
+        lifetime = Lifetime(channel)
+    }
+
+    /// Stops the transfer now. The reader's next step throws `CancellationError`.
+    public func cancel() { channel.cancel() }
+
+    public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(chunks: self) }
+
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        fileprivate let chunks: BodyChunks
+        public mutating func next() async throws -> Data? { try await chunks.channel.next() }
+    }
+
+    /// Starts `request` in a session of its own (its delegate wrapped by `wrap`, for the lab's
+    /// inspector) and returns once the response head is in.
+    static func start(
+        _ request: URLRequest, configuration: URLSessionConfiguration,
+        wrap: (any URLSessionDataDelegate) -> any URLSessionDataDelegate
+    ) async throws -> (BodyChunks, URLResponse) {
+        // A Task cancelled already starts nothing (and shuts no connection down).
+        try Task.checkCancellation()
+        let receiver = BodyReceiver()
+        // Bounded so that a reader who is behind holds back URLSession's thread, not memory.
+        // Its own queue, as the delegate waits for the reader (`ChunkChannel.send`): in GCD's
+        // shared pool the wait would hold a thread the reader's Task may be waiting for.
+        let delivery = BoundedOperationQueue(capacity: 64, ownQueueLabel: "BodyChunks delivery")
+        let session = URLSession(configuration: configuration, delegate: wrap(receiver), delegateQueue: delivery)
+        let task = session.dataTask(with: request)
+        let channel = ChunkChannel(task: task, capacity: bufferedChunks)
+        receiver.channel = channel
+        let response = try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                receiver.waitForResponse(continuation)
+                task.resume()
+            }
+        } onCancel: {
+            channel.cancel()
+        }
+        return (BodyChunks(channel: channel), response)
+    }
+}
+
 #if canImport(FoundationNetworking)
 extension URLSession {
-    /// `bytes(for:)` as Apple's platforms have it since 2021, which Foundation on Linux lacks:
-    /// returns as soon as the response head has arrived, with the body still to come as an
-    /// `AsyncSequence`.
-    ///
-    /// A session without a delegate cannot hand chunks to anyone on Linux (the own delegate of a
-    /// plain data task hears no body there), so each call runs its data task in a session of its
-    /// own, with this session's configuration, invalidated when the body ends.
+    /// `bytes(for:)` as Apple's systems have it since 2021, which Foundation on Linux lacks:
+    /// returns as soon as the response head has arrived, with the body still to come. It is a
+    /// `BodyChunks` read one byte at a time, with the same contract.
     public func bytes(for request: URLRequest) async throws -> (AsyncBytes, URLResponse) {
-        try await AsyncBytes.start(request, configuration: configuration) { $0 }
+        let (chunks, response) = try await bodyChunks(for: request)
+        return (AsyncBytes(chunks: chunks), response)
     }
 
     /// `bytes(for:)` with a plain GET of `url`.
@@ -23,53 +112,16 @@ extension URLSession {
         try await bytes(for: URLRequest(url: url))
     }
 
-    /// The body of one response, in order, as it arrives.
-    ///
-    /// The contract:
-    /// - Iterating it gives bytes (`for try await byte in bytes`), as on Apple's platforms;
-    ///   `chunks` gives the same body as the `Data` pieces the network delivered, which costs
-    ///   one step per chunk instead of one per byte.
-    /// - It holds back the sender: `bufferedChunks` chunks wait for the reader, 64 more on the
-    ///   delegate queue (about 1.25 MiB in all), and past that libcurl's thread waits, libcurl
-    ///   stops reading and the TCP window closes. The bytes on their way stay bounded whatever
-    ///   the file's size and the reader's speed.
-    /// - A transfer that fails ends the iteration with its error (a dropped connection is
-    ///   Foundation's `URLError`, after every byte that arrived before the drop).
-    /// - Cancelling the reading Task stops the transfer at once, as a Pause should: the reader
-    ///   still gets the bytes that had already arrived (what sat in the socket's buffer and on
-    ///   its way), then `CancellationError`. (This is LabKit's choice; Apple documents neither.)
-    ///   Calling `cancel()`, or dropping every copy of the sequence, stops it and drops those
-    ///   bytes too. Cancelled before the response head, `bytes(for:)` throws the task's
-    ///   `URLError(.cancelled)`, or `CancellationError` when the Task was cancelled before it.
-    /// - One reader: iterate it once, with one of the two forms.
-    /// - Read every `AsyncBytes` you start, or drop it. On Linux every URLSession's work queue
-    ///   targets one shared queue, so a reader that has stopped holds back every transfer in the
-    ///   process: reading one sequence to its end before starting to read another that is
-    ///   already open never finishes.
-    /// - Stopping uses `cancelAtOnce()`: another transfer from the same host and port that is
-    ///   receiving at that moment breaks too, with an error.
+    /// The body of one response, one byte at a time, as Apple's `URLSession.AsyncBytes` gives it.
     public struct AsyncBytes: AsyncSequence, Sendable {
         public typealias Element = UInt8
 
-        /// Chunks that may wait for the reader before the network is held back.
-        public static let bufferedChunks = 16
+        @usableFromInline let chunks: BodyChunks
 
-        /// The data task underneath, as on Apple's platforms.
-        public var task: URLSessionDataTask { channel.task }
-        @usableFromInline let channel: ChunkChannel
-        /// Cancels the transfer when the last copy of the sequence, or its last iterator, is gone.
-        private let lifetime: Lifetime
+        init(chunks: BodyChunks) { self.chunks = chunks }
 
-        fileprivate init(channel: ChunkChannel) {
-            self.channel = channel
-            lifetime = Lifetime(channel)
-        }
-
-        /// Stops the transfer now. The reader's next step throws `CancellationError`.
-        public func cancel() { channel.cancel() }
-
-        /// The same body as the pieces the network delivered, usually 16 KiB each.
-        public var chunks: Chunks { Chunks(bytes: self) }
+        /// The data task underneath, as on Apple's systems.
+        public var task: URLSessionDataTask { chunks.task }
 
         public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(bytes: self) }
 
@@ -96,7 +148,7 @@ extension URLSession {
             @usableFromInline
             mutating func nextChunk() async throws -> UInt8? {
                 repeat {
-                    guard let next = try await bytes.channel.next() else { return nil }
+                    guard let next = try await bytes.chunks.channel.next() else { return nil }
                     chunk = next
                     index = next.startIndex
                 } while chunk.isEmpty
@@ -104,48 +156,9 @@ extension URLSession {
                 return chunk[index]
             }
         }
-
-        public struct Chunks: AsyncSequence, Sendable {
-            public typealias Element = Data
-            fileprivate let bytes: AsyncBytes
-
-            public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(bytes: bytes) }
-
-            public struct AsyncIterator: AsyncIteratorProtocol {
-                fileprivate let bytes: AsyncBytes
-                public mutating func next() async throws -> Data? { try await bytes.channel.next() }
-            }
-        }
-
-        /// Starts `request` in a session of its own (its delegate wrapped by `wrap`, for the
-        /// lab's inspector) and returns once the response head is in.
-        static func start(
-            _ request: URLRequest, configuration: URLSessionConfiguration,
-            wrap: (any URLSessionDataDelegate) -> any URLSessionDataDelegate
-        ) async throws -> (AsyncBytes, URLResponse) {
-            // A Task cancelled already starts nothing (and shuts no connection down).
-            try Task.checkCancellation()
-            let receiver = BodyReceiver()
-            // Bounded so that a reader who is behind holds back libcurl's thread, not memory.
-            // Its own queue, as the delegate waits for the reader (`ChunkChannel.send`): in GCD's
-            // shared pool the wait would hold a thread the reader's Task may be waiting for.
-            let delivery = BoundedOperationQueue(capacity: 64, ownQueueLabel: "AsyncBytes delivery")
-            let session = URLSession(configuration: configuration, delegate: wrap(receiver), delegateQueue: delivery)
-            let task = session.dataTask(with: request)
-            let channel = ChunkChannel(task: task, capacity: bufferedChunks)
-            receiver.channel = channel
-            let response = try await withTaskCancellationHandler {
-                try await withCheckedThrowingContinuation { continuation in
-                    receiver.waitForResponse(continuation)
-                    task.resume()
-                }
-            } onCancel: {
-                channel.cancel()
-            }
-            return (AsyncBytes(channel: channel), response)
-        }
     }
 }
+#endif
 
 private final class Lifetime: Sendable {
     let channel: ChunkChannel
@@ -153,8 +166,8 @@ private final class Lifetime: Sendable {
     deinit { channel.cancel() }
 }
 
-/// The session's delegate behind one `AsyncBytes`: the response goes to whoever awaits
-/// `bytes(for:)`, each chunk into the channel, and the end of the task closes it.
+/// The session's delegate behind one `BodyChunks`: the response goes to whoever awaits
+/// `bodyChunks(for:)`, each chunk into the channel, and the end of the task closes it.
 private final class BodyReceiver: NSObject, URLSessionDataDelegate, Sendable {
     private enum Head {
         /// Nobody waits yet, and nothing has come.
@@ -213,7 +226,7 @@ private final class BodyReceiver: NSObject, URLSessionDataDelegate, Sendable {
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         CancelWhileCompleting.completionBegins(task)
-        // A transfer that ends before any response head: the caller of bytes(for:) gets why.
+        // A transfer that ends before any response head: the caller of bodyChunks(for:) gets why.
         deliverHead(.failure(error ?? URLError(.badServerResponse)))
         channel?.finish(error)
         session.finishTasksAndInvalidate()
@@ -316,7 +329,7 @@ final class ChunkChannel: Sendable {
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Data?, any Error>) in
                 let (outcome, wakeSender): (Result<Data?, any Error>?, Bool) = state.withLock { state in
-                    precondition(state.reader == nil, "AsyncBytes has one reader at a time")
+                    precondition(state.reader == nil, "BodyChunks has one reader at a time")
                     if !state.chunks.isEmpty {
                         let chunk = state.chunks.removeFirst()
                         defer { state.senderWaits = false }
@@ -371,5 +384,3 @@ final class ChunkChannel: Sendable {
         if transferRunning { task.cancelAtOnce() }
     }
 }
-
-#endif

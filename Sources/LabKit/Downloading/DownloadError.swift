@@ -1,8 +1,8 @@
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
-import LabVocabulary
 #endif
+import LabVocabulary
 
 /// Failures that a lesson's own checks detect (the corrected variants make these checks).
 public enum DownloadError: Error, CustomStringConvertible, Sendable {
@@ -69,4 +69,15 @@ public enum DownloadError: Error, CustomStringConvertible, Sendable {
         default: .transferFailed
         }
     }
+}
+
+/// The exit status a run that failed with `error` ends with. A local file that cannot be made,
+/// opened, written or moved is an I/O failure, whether the lesson's own check or Foundation's
+/// download task says so (`URLError(.cannotWriteToFile)` and its neighbours).
+func exitStatus(for error: any Error) -> ExitStatus {
+    if let error = error as? DownloadError { return error.exitStatus }
+    let localFileCodes: Set<URLError.Code> = [.cannotCreateFile, .cannotOpenFile, .cannotCloseFile, .cannotWriteToFile,
+                                              .cannotRemoveFile, .cannotMoveFile]
+    if let error = underlyingURLError(of: error), localFileCodes.contains(error.code) { return .localIOFailed }
+    return .transferFailed
 }

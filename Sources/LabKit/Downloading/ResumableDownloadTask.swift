@@ -1,351 +1,560 @@
-import Foundation
 #if canImport(FoundationNetworking)
+import Foundation
 import FoundationNetworking
-#endif
 import LabVocabulary
 import Synchronization
 
-/// The calls of `URLSessionDownloadDelegate` that the articles implement.
-public protocol ResumableDownloadTaskDelegate: AnyObject, Sendable {
-    /// A resumed task continues at `fileOffset` (0 when the server sent the whole file again).
-    func downloadTask(_ task: ResumableDownloadTask, didResumeAtOffset fileOffset: Int64, expectedTotalBytes: Int64)
-    func downloadTask(_ task: ResumableDownloadTask, didWriteData bytesWritten: Int64, totalBytesWritten: Int64,
-                      totalBytesExpectedToWrite: Int64)
-    /// The temporary file at `location` is deleted when this returns: move it away here.
-    func downloadTask(_ task: ResumableDownloadTask, didFinishDownloadingTo location: URL)
-    /// Success (nil) or failure. After a broken transfer, the error's `userInfo` carries resume
-    /// data under `ResumableDownloadTask.resumeDataKey`, as on iOS.
-    func downloadTask(_ task: ResumableDownloadTask, didCompleteWithError error: (any Error)?)
+// Foundation on Linux has URLSessionDownloadTask, but its cancel(byProducingResumeData:) always
+// hands back nil and its downloadTask(withResumeData:) makes a task with no request. The two
+// classes here fill that in under Apple's names: a URLSession whose download tasks keep the resume
+// data contract, and the task. A lesson never names them: it gets a `URLSession` from
+// `run.makeSession(delegate:delegateQueue:)` and its tasks as `URLSessionDownloadTask`s, and its
+// delegate is a `URLSessionDownloadDelegate`. On Apple's systems this file is empty and the same
+// code runs Apple's own session (`DownloadSession` in FoundationSeam.swift).
+
+/// A `URLSession` whose download tasks are `ResumableDownloadTask`s. Each task's transfer runs as
+/// a data task in a URLSession of its own, with this session's configuration, that delivers on
+/// this session's delegate queue; invalidating this session lets go of them all. Until then it
+/// keeps every task it made, and their delegate, alive, as a `URLSession` does.
+///
+/// Only the delegate-based download calls are LabKit's: `downloadTask(with:)` and
+/// `downloadTask(withResumeData:)`. Every other call (a data task, a completion handler) is
+/// Foundation's own.
+public final class ResumableDownloadSession: URLSession, @unchecked Sendable {
+    // @unchecked: URLSession is an open Foundation class marked @unchecked Sendable; the state
+    // added here is behind a Mutex.
+
+    /// Where download tasks keep their temporary files: the app's tmp folder, in iOS terms.
+    public static var temporaryFolder: URL {
+        FileManager.default.temporaryDirectory.appendingPathComponent("download-lab-tmp", isDirectory: true)
+    }
+
+    private static let sessionsMade = Atomic<Int>(0)
+    private static let lifecycleLog = Mutex<(@Sendable (String) -> Void)?>(nil)
+
+    /// Tells `log` when a session is made and when it is invalidated: the lab's story shows a
+    /// session that is never let go of. Registered once per process, as a `URLProtocol` class is.
+    public static func tellLifecycle(to log: @escaping @Sendable (String) -> Void) {
+        lifecycleLog.withLock { $0 = log }
+    }
+
+    private let number: Int
+    private let tasksMade = Atomic<Int>(0)
+    private let transfers = Mutex<[URLSession]>([])
+
+    /// As `URLSession(configuration:delegate:delegateQueue:)`. Without a queue, the session makes a
+    /// serial one that holds at most 64 callbacks (`BoundedOperationQueue`): a slow delegate then
+    /// slows the sender instead of filling memory.
+    public override init(configuration: URLSessionConfiguration, delegate: (any URLSessionDelegate)?,
+                         delegateQueue queue: OperationQueue?) {
+        number = Self.sessionsMade.add(1, ordering: .relaxed).newValue
+        super.init(configuration: configuration, delegate: delegate,
+                   delegateQueue: queue ?? BoundedOperationQueue(capacity: 64))
+        Self.tell("download session \(number) created")
+    }
+
+    private static func tell(_ line: String) { lifecycleLog.withLock { $0 }?(line) }
+
+    public override func downloadTask(with url: URL) -> URLSessionDownloadTask {
+        downloadTask(with: URLRequest(url: url))
+    }
+
+    public override func downloadTask(with request: URLRequest) -> URLSessionDownloadTask {
+        ResumableDownloadTask(request: request, session: self, identifier: nextIdentifier())
+    }
+
+    /// A task that continues from `resumeData`. A blob that is not resume data, or whose temporary
+    /// file name is not a plain file name, makes a task with no request (`originalRequest` nil)
+    /// that fails when resumed, touching nothing.
+    public override func downloadTask(withResumeData resumeData: Data) -> URLSessionDownloadTask {
+        ResumableDownloadTask(resumeData: resumeData, session: self, identifier: nextIdentifier())
+    }
+
+    public override func finishTasksAndInvalidate() {
+        for transfer in transfers.withLock({ $0 }) { transfer.finishTasksAndInvalidate() }
+        transfers.withLock { $0.removeAll() }
+        Self.tell("download session \(number) invalidated")
+        super.finishTasksAndInvalidate()
+    }
+
+    public override func invalidateAndCancel() {
+        for transfer in transfers.withLock({ $0 }) { transfer.invalidateAndCancel() }
+        transfers.withLock { $0.removeAll() }
+        Self.tell("download session \(number) invalidated")
+        super.invalidateAndCancel()
+    }
+
+    private func nextIdentifier() -> Int { tasksMade.add(1, ordering: .relaxed).newValue }
+
+    /// A URLSession for one transfer of `receiver`, delivering on this session's delegate queue.
+    fileprivate func makeTransferSession(for receiver: any URLSessionDataDelegate) -> URLSession {
+        let session = URLSession(configuration: configuration, delegate: receiver, delegateQueue: delegateQueue)
+        transfers.withLock { $0.append(session) }
+        return session
+    }
+
+    fileprivate var downloadDelegate: (any URLSessionDownloadDelegate)? { delegate as? any URLSessionDownloadDelegate }
 }
 
 /// A download task that keeps the resume data contract on Linux, built on a data task.
 ///
-/// Foundation on Linux has `URLSessionDownloadTask`, but `cancel(byProducingResumeData:)`
-/// always hands back nil and `downloadTask(withResumeData:)` fails. This type does what iOS
-/// does underneath:
-/// - The body goes to a temporary file, `CFNetworkDownload_<id>.tmp` in `folder`.
-/// - `cancel(byProducingResumeData:)` closes the connection, as CFNetwork does (`cancelAtOnce()`),
-///   writes what was already on its way, and then hands back an Apple-format blob (`ResumeData`,
-///   keyed archive): URL, bytes received, ETag or Last-Modified, temp file name.
-/// - The temp file name in a blob must be a plain file name: a blob cannot name a file outside
-///   `folder`.
-/// - `init(resumeData:…)` resumes from such a blob: it asks for the rest with `Range` and
-///   `If-Range`. A 206 that starts at the blob's offset, with the blob's validator, continues the
-///   temp file (`didResumeAtOffset`); a 200 (the file changed) starts it over from byte 0. A 206
-///   with another validator (a server that ignores `If-Range`) deletes the temp file and fails
-///   with `DownloadError.partialFileReplaced`, carrying no resume data.
-/// - A 416 whose length equals the blob's offset means the temp file is already whole.
-/// - When the body is complete, `didFinishDownloadingTo` gets the temp file, which is deleted
-///   as soon as the call returns, unlike Foundation's on Linux, which are never deleted.
-/// - Callbacks arrive one at a time on a bounded serial queue, so a slow disk slows the sender.
-public final class ResumableDownloadTask: NSObject, URLSessionDataDelegate, @unchecked Sendable {
-    // @unchecked: URLSession wants a Sendable delegate. The mutable state is read and written
-    // under `state`'s lock; the delegate is called only from the serial delegate queue.
+/// It does what Apple's does underneath:
+/// - The body goes to a temporary file, `CFNetworkDownload_<id>.tmp` in the session's temporary
+///   folder. Any status's body is downloaded: a 404's error page too, as on Apple's systems, so
+///   the delegate checks `response` in `didFinishDownloadingTo`.
+/// - `cancel(byProducingResumeData:)` closes the connection at once (`cancelAtOnce()`) and writes
+///   what was already on its way. Once the transfer has stopped, the delegate hears
+///   `didCompleteWithError` with `URLError(.cancelled)`, and then the handler gets an Apple-format
+///   blob (`ResumeData`, keyed archive): URL, bytes received, ETag or Last-Modified, temporary file
+///   name. The blob is nil until the server has named a validator: without one a resume could
+///   splice two versions. When the rest of the body had already arrived, the Pause came too late:
+///   the task finishes (`didFinishDownloadingTo`, then `didCompleteWithError` with nil) and the
+///   handler gets nil.
+/// - A task made from a blob asks for the rest with `Range` and `If-Range`. A 206 that starts at
+///   the blob's offset, with the blob's validator, continues the temporary file
+///   (`didResumeAtOffset`); a 200 (the file changed) starts it over from byte 0. A 206 with another
+///   validator (a server that ignores `If-Range`) deletes the temporary file and fails with
+///   `DownloadError.partialFileReplaced`, carrying no resume data. A 416 whose length equals the
+///   blob's offset means the temporary file is already whole.
+/// - A broken transfer or a failed write fails the task with a `URLError` that carries resume
+///   data (`downloadTaskResumeData`) once there is a validator.
+/// - `suspend()` stops the transfer and keeps the bytes; `resume()` continues with `Range`.
+///   `cancel()` stops it and deletes the temporary file: no resume data can lead back to it.
+/// - When the body is complete, `didFinishDownloadingTo` gets the temporary file, which is deleted
+///   as soon as the call returns (Foundation's own are never deleted on Linux).
+/// - Callbacks come one at a time on the session's delegate queue.
+public final class ResumableDownloadTask: URLSessionDownloadTask, @unchecked Sendable {
+    // @unchecked: URLSessionDownloadTask is an open Foundation class marked @unchecked Sendable;
+    // the state added here is behind a Mutex.
 
-    /// The `userInfo` key of the resume data in a failed task's error (iOS's
-    /// `NSURLSessionDownloadTaskResumeData`).
-    public static let resumeDataKey = "NSURLSessionDownloadTaskResumeData"
-
-    public let url: URL
-    private let folder: URL
-    private let delegate: any ResumableDownloadTaskDelegate
     private let session: ResumableDownloadSession
+    private let identifier: Int
+    private let request: URLRequest?
+    /// Why a blob made no request: the task fails with it when resumed.
+    private let unusable: ResumeDataError?
+    private let folder: URL
+    private let tempFileName: String
+    private var tempFile: URL { folder.appendingPathComponent(tempFileName) }
 
-    /// Where the transfer is: transferring → pausing → stopped, or transferring → stopped.
+    /// Where the task is. Each transition checks the phase it starts from.
     private enum Phase {
-        case transferring
-        /// Pause was pressed. What still arrives is written, silently, and the resume data goes to
-        /// `handOver` once the transfer has really stopped, so that it covers every byte received.
-        case pausing(handOver: @Sendable (Data?) -> Void)
-        case stopped
+        case notStarted
+        case transferring(URLSessionDataTask)
+        /// Asked to stop; the end of the transfer completes the stop.
+        case stopping(URLSessionDataTask, Stop)
+        /// Suspended after a transfer: `resume()` continues from what is on disk.
+        case suspended
+        case completed
 
-        var isTransferring: Bool { if case .transferring = self { true } else { false } }
-        var isStopped: Bool { if case .stopped = self { true } else { false } }
+        enum Stop {
+            case pause(handOver: ResumeDataHandler)
+            /// `resumeAfter`: `resume()` came before the transfer had stopped.
+            case suspend(resumeAfter: Bool)
+            case cancel
+        }
     }
 
-    private struct State {
-        var offset: Int64          // where this transfer starts in the temp file
-        var written: Int64         // bytes in the temp file that belong to the resource
+    private struct Shared {
+        var phase = Phase.notStarted
+        var offset: Int64          // where the current transfer starts in the temporary file
+        var written: Int64         // bytes in the temporary file that belong to the resource
+        var receivedByTransfers: Int64 = 0
         var total: Int64 = -1
         var entityTag: String?
         var lastModified: String?
         var handle: FileHandle?
-        var task: URLSessionDataTask?
         var response: HTTPURLResponse?
         var failure: (any Error)?
-        var phase = Phase.transferring
+        var error: (any Error)?
 
-        /// Pause pressed: true when the transfer is under way and must now be stopped.
-        mutating func beginPausing(handOver: @escaping @Sendable (Data?) -> Void) -> Bool {
-            guard case .transferring = phase, task != nil else { return false }
-            phase = .pausing(handOver: handOver)
-            return true
-        }
-
-        /// The transfer has ended, whichever way: what was going on when it did.
-        mutating func stop() -> Phase {
-            defer { phase = .stopped }
-            return phase
+        /// From not started or suspended to completed, for a stop that has no transfer to wait for.
+        mutating func completeIfIdle() -> Bool {
+            switch phase {
+            case .notStarted, .suspended:
+                phase = .completed
+                return true
+            case .transferring, .stopping, .completed:
+                return false
+            }
         }
     }
-    private let state: Mutex<State>
+    private let shared: Mutex<Shared>
 
-    /// A fresh download of `url`, with its temporary file in `folder`.
-    init(url: URL, folder: URL, session: ResumableDownloadSession, delegate: any ResumableDownloadTaskDelegate) {
-        self.url = url
-        self.folder = folder
+    /// A fresh download of `request`, with a new temporary file.
+    init(request: URLRequest, session: ResumableDownloadSession, identifier: Int) {
         self.session = session
-        self.delegate = delegate
+        self.identifier = identifier
+        self.request = request
+        unusable = nil
+        folder = ResumableDownloadSession.temporaryFolder
         tempFileName = Self.newTempFileName()
-        state = Mutex(State(offset: 0, written: 0))
+        shared = Mutex(Shared(offset: 0, written: 0))
+        super.init()
     }
 
-    /// A download that continues from `resumeData`. The temp file it names must be in `folder`;
-    /// bytes in it beyond the blob's count are cut off, as they are not vouched for.
-    init(resumeData: Data, folder: URL, session: ResumableDownloadSession,
-         delegate: any ResumableDownloadTaskDelegate) throws {
+    /// A download that continues from `resumeData`. The temporary file it names must be in the
+    /// session's folder; bytes in it beyond the blob's count are cut off, as they are not vouched for.
+    init(resumeData: Data, session: ResumableDownloadSession, identifier: Int) {
+        self.session = session
+        self.identifier = identifier
+        folder = ResumableDownloadSession.temporaryFolder
+        do {
+            let blob = try Self.read(resumeData)
+            request = URLRequest(url: blob.url)
+            unusable = nil
+            tempFileName = blob.tempFileName
+            let onDisk = PartialFile.size(of: folder.appendingPathComponent(blob.tempFileName))
+            let offset = min(blob.resumeData.bytesReceived, onDisk)
+            shared = Mutex(Shared(offset: offset, written: offset, entityTag: blob.resumeData.entityTag,
+                                  lastModified: blob.resumeData.serverDownloadDate))
+        } catch {
+            request = nil
+            unusable = error as? ResumeDataError ?? ResumeDataError("\(error)")
+            tempFileName = Self.newTempFileName()
+            shared = Mutex(Shared(offset: 0, written: 0))
+        }
+        super.init()
+    }
+
+    /// The blob's URL and temporary file name; the name comes from a file anyone could have
+    /// written, so it must be a plain file name, inside the folder.
+    private static func read(_ resumeData: Data) throws -> (resumeData: ResumeData, url: URL, tempFileName: String) {
         let (blob, _) = try ResumeData.decode(resumeData)
         guard let url = URL(string: blob.downloadURL) else {
             throw ResumeDataError("NSURLSessionDownloadURL is not a URL: \(blob.downloadURL)")
         }
-        let tempFileName = blob.tempFileName ?? Self.newTempFileName()
-        // The name comes from a file anyone could have written: it must stay inside `folder`.
+        let tempFileName = blob.tempFileName ?? newTempFileName()
         guard ResumeData.isPlainFileName(tempFileName) else {
             throw ResumeDataError("the temporary file name is not a plain file name (\(tempFileName.debugDescription))")
         }
-        let onDisk = PartialFile.size(of: folder.appendingPathComponent(tempFileName))
-        let offset = min(blob.bytesReceived, onDisk)
-        self.url = url
-        self.folder = folder
-        self.session = session
-        self.delegate = delegate
-        self.tempFileName = tempFileName
-        state = Mutex(State(offset: offset, written: offset,
-                            entityTag: blob.entityTag, lastModified: blob.serverDownloadDate))
+        return (blob, url, tempFileName)
     }
-
-    /// `CFNetworkDownload_<id>.tmp`, or the name the resume data gave; always a plain file name.
-    private let tempFileName: String
-    public var tempFile: URL { folder.appendingPathComponent(tempFileName) }
 
     private static func newTempFileName() -> String { "CFNetworkDownload_\(UUID().uuidString.prefix(8)).tmp" }
 
-    /// The response to the latest request, once it has arrived.
-    public var response: HTTPURLResponse? { state.withLock { $0.response } }
+    // MARK: - URLSessionTask, as Apple's
 
-    /// Starts (or, for a task made from resume data, continues) the transfer.
-    public func resume() {
+    public override var taskIdentifier: Int { identifier }
+    public override var originalRequest: URLRequest? { request }
+    public override var currentRequest: URLRequest? { request.map(requestForTheRest) }
+    public override var response: URLResponse? { shared.withLock { $0.response } }
+    public override var error: (any Error)? { shared.withLock { $0.error } }
+    /// Body bytes received by this task's transfers, those after a Pause included.
+    public override var countOfBytesReceived: Int64 { shared.withLock { $0.receivedByTransfers } }
+    public override var countOfBytesExpectedToReceive: Int64 { shared.withLock { $0.total } }
+
+    public override var state: URLSessionTask.State {
+        switch shared.withLock({ $0.phase }) {
+        case .notStarted, .suspended, .stopping(_, .suspend): .suspended
+        case .transferring: .running
+        case .stopping: .canceling
+        case .completed: .completed
+        }
+    }
+
+    /// Starts the transfer, or continues it after `suspend()`.
+    public override func resume() {
+        if let unusable {
+            // Nothing can be asked for: the task fails at once and touches nothing.
+            guard shared.withLock({ $0.completeIfIdle() }) else { return }
+            return completeOutOfBand(with: URLError(.unsupportedURL, userInfo: [
+                NSLocalizedDescriptionKey: "not usable resume data: \(unusable)",
+            ]))
+        }
+        let start: Bool = shared.withLock { shared in
+            switch shared.phase {
+            case .notStarted, .suspended:
+                return true
+            case .stopping(let transfer, .suspend):
+                shared.phase = .stopping(transfer, .suspend(resumeAfter: true))
+                return false
+            case .transferring, .stopping, .completed:
+                return false
+            }
+        }
+        if start { startTransfer() }
+    }
+
+    public override func suspend() {
+        stop(.suspend(resumeAfter: false))
+    }
+
+    public override func cancel() {
+        guard shared.withLock({ $0.completeIfIdle() }) else { return stop(.cancel) }
+        try? FileManager.default.removeItem(at: tempFile)
+        completeOutOfBand(with: URLError(.cancelled))
+    }
+
+    /// Stops the transfer and hands back resume data (nil when there is nothing to resume from).
+    /// The handler runs once the transfer has stopped, after `didCompleteWithError`, so the blob
+    /// covers every byte that arrived; the temporary file stays for the resume.
+    public override func cancel(byProducingResumeData completionHandler: @escaping (Data?) -> Void) {
+        guard shared.withLock({ $0.completeIfIdle() }) else {
+            return stop(.pause(handOver: ResumeDataHandler(completionHandler)))
+        }
+        let resumeData = currentResumeData()
+        let handOver = ResumeDataHandler(completionHandler)
+        completeOutOfBand(with: cancelledError(resumeData: resumeData)) { handOver.call(resumeData) }
+    }
+
+    private func stop(_ stop: Phase.Stop) {
+        let transfer: URLSessionDataTask? = shared.withLock { shared in
+            guard case .transferring(let transfer) = shared.phase else { return nil }
+            shared.phase = .stopping(transfer, stop)
+            return transfer
+        }
+        transfer?.cancelAtOnce()
+    }
+
+    // MARK: - The transfer
+
+    /// `Range: bytes=<offset>-` with `If-Range`, once there are bytes to continue.
+    private func requestForTheRest(_ request: URLRequest) -> URLRequest {
+        let (offset, validator) = shared.withLock { ($0.offset, $0.entityTag ?? $0.lastModified) }
+        guard offset > 0 else { return request }
+        var rest = request
+        rest.setValue(rangeHeader(from: offset), forHTTPHeaderField: "Range")
+        if let validator { rest.setValue(validator, forHTTPHeaderField: "If-Range") }
+        return rest
+    }
+
+    private func startTransfer() {
+        guard let request else { return }
         try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        var request = URLRequest(url: url)
-        let (offset, validator) = state.withLock { ($0.offset, $0.entityTag ?? $0.lastModified) }
-        if offset > 0 {
-            request.setValue(rangeHeader(from: offset), forHTTPHeaderField: "Range")
-            if let validator { request.setValue(validator, forHTTPHeaderField: "If-Range") }
+        shared.withLock { shared in
+            shared.offset = shared.written
+            shared.failure = nil
         }
-        let task = session.makeURLSession(for: self).dataTask(with: request)
-        state.withLock { $0.task = task }
-        task.resume()
+        let transfer = session.makeTransferSession(for: Receiver(self)).dataTask(with: requestForTheRest(request))
+        shared.withLock { $0.phase = .transferring(transfer) }
+        transfer.resume()
     }
 
-    /// What iOS would hand back from `cancel(byProducingResumeData:)` at this moment: nil until
-    /// the server has named a validator, because without one a resume could splice two versions.
-    public func currentResumeData() -> Data? {
-        let blob: ResumeData? = state.withLock { state in
-            guard state.entityTag != nil || state.lastModified != nil else { return nil }
-            return ResumeData(downloadURL: url.absoluteString, bytesReceived: state.written,
-                              entityTag: state.entityTag, serverDownloadDate: state.lastModified,
-                              tempFileName: tempFileName)
+    /// The data task's delegate: it passes each call on to the task, which is not a delegate itself.
+    private final class Receiver: NSObject, URLSessionDataDelegate, Sendable {
+        let task: ResumableDownloadTask
+        init(_ task: ResumableDownloadTask) { self.task = task }
+
+        func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+                        completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void) {
+            completionHandler(task.received(response))
         }
-        return try? blob?.encoded(as: .keyedArchive)
+
+        func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+            task.received(data, from: dataTask)
+        }
+
+        func urlSession(_ session: URLSession, task dataTask: URLSessionTask, didCompleteWithError error: (any Error)?) {
+            CancelWhileCompleting.completionBegins(dataTask)
+            task.transferEnded(with: error)
+        }
     }
 
-    /// Stops the transfer and hands back resume data (nil when there is nothing to resume, or when
-    /// the task is not transferring). The handler runs once the transfer has stopped, so the blob
-    /// covers every byte that arrived; the temp file stays for the resume. No delegate method is
-    /// called after this.
-    public func cancel(byProducingResumeData completionHandler: @escaping @Sendable (Data?) -> Void) {
-        let task = state.withLock { state in
-            state.beginPausing(handOver: completionHandler) ? state.task : nil
-        }
-        guard let task else {
-            // Never started, already paused, or already finished: nothing is under way to stop.
-            let resumeData = state.withLock { $0.phase.isStopped } ? nil : currentResumeData()
-            return DispatchQueue.global().async { completionHandler(resumeData) }
-        }
-        task.cancelAtOnce()
-    }
-
-    // MARK: - URLSession's data delegate
-
-    public func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
-                           completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void) {
+    /// Where the body of `response` goes: on at the offset, from byte 0, or nowhere.
+    private func received(_ response: URLResponse) -> URLSession.ResponseDisposition {
         guard let http = response as? HTTPURLResponse else {
-            return refuse(DownloadError.httpStatus(0, url: url.absoluteString), completionHandler)
+            return refuse(DownloadError.httpStatus(0, url: request?.url?.absoluteString ?? ""))
         }
-        let offset = state.withLock { $0.offset }
+        let (offset, resumedValidator) = shared.withLock { ($0.offset, $0.entityTag ?? $0.lastModified) }
+        let validator = http.value(forHTTPHeaderField: "ETag").flatMap { $0.hasPrefix("W/") ? nil : $0 }
+            ?? http.value(forHTTPHeaderField: "Last-Modified")
         let startAt: Int64
+        var total = http.expectedContentLength
         switch http.statusCode {
         case 206:
-            guard case .bytes(let first, _, let total?)? = http.contentRange, first == offset else {
+            guard case .bytes(let first, _, let whole?)? = http.contentRange, first == offset else {
                 return refuse(DownloadError.contentRangeMismatch(
-                    expectedStart: offset, header: http.value(forHTTPHeaderField: "Content-Range")), completionHandler)
+                    expectedStart: offset, header: http.value(forHTTPHeaderField: "Content-Range")))
             }
-            // A server that ignores If-Range may answer a 206 for a new version: its bytes would
-            // be spliced onto the old ones. That version is started over instead.
-            let resumedValidator = state.withLock { $0.entityTag ?? $0.lastModified }
-            let validator = http.value(forHTTPHeaderField: "ETag").flatMap { $0.hasPrefix("W/") ? nil : $0 }
-                ?? http.value(forHTTPHeaderField: "Last-Modified")
+            // A server that ignores If-Range may answer a 206 for a new version: its bytes would be
+            // spliced onto the old ones. That version is started over instead.
             if offset > 0, resumedValidator == nil || validator != resumedValidator {
                 return startOver(because: "the 206 is for another version of the file (validator \(validator ?? "none"); "
-                                 + "the resume data's: \(resumedValidator ?? "none"))", completionHandler)
+                                 + "the resume data's: \(resumedValidator ?? "none"))")
             }
-            state.withLock { $0.total = total }
+            total = whole
             startAt = offset
-        case 200:
-            state.withLock { $0.total = http.expectedContentLength }
-            startAt = 0
         case 416 where offset > 0 && http.contentRange == .unsatisfied(total: offset):
-            // The temp file already holds the whole resource: nothing is left to send.
-            state.withLock { state in
-                state.total = offset
-                state.response = http
+            // The temporary file already holds the whole resource: nothing is left to send.
+            shared.withLock { shared in
+                shared.total = offset
+                shared.response = http
             }
-            return completionHandler(.allow)
+            return .allow
         default:
-            return refuse(DownloadError.httpStatus(http.statusCode, url: (http.url ?? url).absoluteString), completionHandler)
+            // A 200, or any other status: its body is the download, from byte 0.
+            startAt = 0
         }
         do {
             let handle = try FileHandle(forWritingTo: tempFile, at: startAt)
-            let etag = http.value(forHTTPHeaderField: "ETag").flatMap { $0.hasPrefix("W/") ? nil : $0 }
-            let total = state.withLock { state in
-                state.response = http
-                state.handle = handle
-                state.written = startAt
-                state.entityTag = etag
-                state.lastModified = http.value(forHTTPHeaderField: "Last-Modified")
-                return state.total
+            let resumed = shared.withLock { shared in
+                shared.response = http
+                shared.handle = handle
+                shared.written = startAt
+                shared.total = total
+                shared.entityTag = http.value(forHTTPHeaderField: "ETag").flatMap { $0.hasPrefix("W/") ? nil : $0 }
+                shared.lastModified = http.value(forHTTPHeaderField: "Last-Modified")
+                return shared.offset > 0
             }
-            if offset > 0 {
-                delegate.downloadTask(self, didResumeAtOffset: startAt, expectedTotalBytes: total)
+            if resumed, let delegate = session.downloadDelegate {
+                delegate.urlSession(session, downloadTask: self, didResumeAtOffset: startAt, expectedTotalBytes: total)
             }
-            completionHandler(.allow)
+            return .allow
         } catch {
-            refuse(DownloadError.localIO(path: tempFile.path, reason: error.localizedDescription), completionHandler)
+            return refuse(writeError(error))
         }
     }
 
-    public func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        let (handle, paused) = state.withLock { state in
-            (state.failure == nil ? state.handle : nil, !state.phase.isTransferring)
+    private func received(_ data: Data, from transfer: URLSessionDataTask) {
+        let (handle, stopping) = shared.withLock { shared in
+            shared.receivedByTransfers += Int64(data.count)
+            let stopping = if case .stopping = shared.phase { true } else { false }
+            return (shared.failure == nil ? shared.handle : nil, stopping)
         }
         guard let handle else { return }
         do {
             try handle.write(contentsOf: data)
         } catch {
-            let failure = DownloadError.localIO(path: tempFile.path, reason: error.localizedDescription)
-            state.withLock { $0.failure = failure }
-            if !paused { dataTask.cancelAtOnce() }
+            let failure = writeError(error)
+            shared.withLock { $0.failure = failure }
+            if !stopping { transfer.cancelAtOnce() }
             return
         }
-        let (written, total) = state.withLock { state in
-            state.written += Int64(data.count)
-            return (state.written, state.total)
+        let (written, total) = shared.withLock { shared in
+            shared.written += Int64(data.count)
+            return (shared.written, shared.total)
         }
         // After Pause the bytes still count for the resume data, but the delegate hears no more.
-        guard !paused else { return }
-        delegate.downloadTask(self, didWriteData: Int64(data.count), totalBytesWritten: written,
-                              totalBytesExpectedToWrite: total)
+        guard !stopping, let delegate = session.downloadDelegate else { return }
+        delegate.urlSession(session, downloadTask: self, didWriteData: Int64(data.count), totalBytesWritten: written,
+                            totalBytesExpectedToWrite: total)
     }
 
-    public func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
-        CancelWhileCompleting.completionBegins(task)
-        let (phase, failure) = state.withLock { state in
-            try? state.handle?.close()
-            state.handle = nil
-            return (state.stop(), state.failure)
+    private func transferEnded(with error: (any Error)?) {
+        enum Ending { case stopped(Phase.Stop), finishedBeforePause(Phase.Stop), ended(failure: (any Error)?) }
+        let ending: Ending = shared.withLock { shared in
+            try? shared.handle?.close()
+            shared.handle = nil
+            guard case .stopping(_, let stop) = shared.phase else {
+                shared.phase = .completed
+                return .ended(failure: shared.failure)
+            }
+            if case .suspend = stop {
+                shared.phase = .suspended
+                return .stopped(stop)
+            }
+            shared.phase = .completed
+            // The whole body arrived before the stop took hold: the task has finished.
+            if case .pause = stop, error == nil, shared.failure == nil, shared.total >= 0, shared.written == shared.total {
+                return .finishedBeforePause(stop)
+            }
+            return .stopped(stop)
         }
-        if case .pausing(let handOver) = phase { return handOver(currentResumeData()) }
-        if let failure {
-            return delegate.downloadTask(self, didCompleteWithError: failure)
-        }
-        if let error {
-            // As on iOS: a broken transfer's error carries the data to resume from.
+        switch ending {
+        case .stopped(.suspend(let resumeAfter)):
+            if resumeAfter { startTransfer() }
+        case .stopped(.pause(let handOver)):
+            let resumeData = currentResumeData()
+            let failure: (any Error)? = shared.withLock { $0.failure }
+            complete(with: failure ?? cancelledError(resumeData: resumeData))
+            handOver.call(resumeData)
+        case .finishedBeforePause(let stop):
+            finish()
+            // Nothing is left to resume: the handler gets nil, as for a task that has finished.
+            if case .pause(let handOver) = stop { handOver.call(nil) }
+        case .stopped(.cancel):
+            try? FileManager.default.removeItem(at: tempFile)
+            complete(with: URLError(.cancelled))
+        case .ended(let failure?):
+            complete(with: failure)
+        case .ended(nil):
+            guard let error else { return finish() }
+            // As on Apple's systems: a broken transfer's error carries the data to resume from.
             var userInfo = (error as NSError).userInfo
-            if let resumeData = currentResumeData() { userInfo[Self.resumeDataKey] = resumeData }
-            let code = (error as? URLError)?.code ?? .unknown
-            return delegate.downloadTask(self, didCompleteWithError: URLError(code, userInfo: userInfo))
+            if let resumeData = currentResumeData() { userInfo[URLSessionDownloadTaskResumeData] = resumeData }
+            complete(with: URLError((error as? URLError)?.code ?? .unknown, userInfo: userInfo))
         }
-        delegate.downloadTask(self, didFinishDownloadingTo: tempFile)
-        try? FileManager.default.removeItem(at: tempFile)
-        delegate.downloadTask(self, didCompleteWithError: nil)
     }
 
-    /// Deletes the temp file, which holds another version, and forgets it: no resume data is
+    /// The body is complete: the delegate moves the temporary file away, then it is deleted.
+    private func finish() {
+        session.downloadDelegate?.urlSession(session, downloadTask: self, didFinishDownloadingTo: tempFile)
+        try? FileManager.default.removeItem(at: tempFile)
+        complete(with: nil)
+    }
+
+    /// Ends the task: `didCompleteWithError`, here on the delegate queue.
+    private func complete(with error: (any Error)?) {
+        shared.withLock { shared in
+            shared.phase = .completed
+            shared.error = error
+        }
+        (session.delegate as? any URLSessionTaskDelegate)?.urlSession(session, task: self, didCompleteWithError: error)
+    }
+
+    /// Ends a task that had no transfer to wait for: its `didCompleteWithError` goes to the
+    /// delegate queue, as every callback does.
+    private func completeOutOfBand(with error: (any Error)?, then: @escaping @Sendable () -> Void = {}) {
+        shared.withLock { $0.error = error }
+        session.delegateQueue.addOperation {
+            self.complete(with: error)
+            then()
+        }
+    }
+
+    /// What Apple's `cancel(byProducingResumeData:)` would hand back now.
+    private func currentResumeData() -> Data? {
+        let blob: ResumeData? = shared.withLock { shared in
+            guard let url = request?.url, shared.entityTag != nil || shared.lastModified != nil else { return nil }
+            return ResumeData(downloadURL: url.absoluteString, bytesReceived: shared.written,
+                              entityTag: shared.entityTag, serverDownloadDate: shared.lastModified,
+                              tempFileName: tempFileName)
+        }
+        return try? blob?.encoded(as: .keyedArchive)
+    }
+
+    private func cancelledError(resumeData: Data?) -> URLError {
+        URLError(.cancelled, userInfo: resumeData.map { [URLSessionDownloadTaskResumeData: $0] } ?? [:])
+    }
+
+    /// A local write that failed: `URLError(.cannotWriteToFile)`, with resume data for the bytes
+    /// that did reach the file.
+    private func writeError(_ error: any Error) -> URLError {
+        var userInfo: [String: Any] = [
+            NSLocalizedDescriptionKey: "cannot write \(tempFile.path): \(error.localizedDescription)",
+            NSUnderlyingErrorKey: error as NSError,
+        ]
+        if let resumeData = currentResumeData() { userInfo[URLSessionDownloadTaskResumeData] = resumeData }
+        return URLError(.cannotWriteToFile, userInfo: userInfo)
+    }
+
+    /// Deletes the temporary file, which holds another version, and forgets it: no resume data is
     /// handed out for it, and the next task asks for the whole file.
-    private func startOver(because reason: String,
-                           _ completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void) {
+    private func startOver(because reason: String) -> URLSession.ResponseDisposition {
         try? FileManager.default.removeItem(at: tempFile)
-        state.withLock { state in
-            (state.offset, state.written, state.entityTag, state.lastModified) = (0, 0, nil, nil)
+        shared.withLock { shared in
+            (shared.offset, shared.written, shared.entityTag, shared.lastModified) = (0, 0, nil, nil)
         }
-        refuse(DownloadError.partialFileReplaced(reason: reason), completionHandler)
+        return refuse(DownloadError.partialFileReplaced(reason: reason))
     }
 
-    private func refuse(_ error: any Error,
-                        _ completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void) {
-        state.withLock { $0.failure = error }
-        completionHandler(.cancel)
-    }
-}
-
-/// What a download task belongs to, as `URLSession` is on iOS: it makes the tasks, and the app
-/// must invalidate it when done. Until then it keeps every task it made, and their delegates,
-/// alive (each task's transfer runs in a URLSession that holds the task as its delegate).
-/// Creating and invalidating are told in the run's story.
-public final class ResumableDownloadSession: Sendable {
-    private static let sessionsMade = Atomic<Int>(0)
-
-    private let log: @Sendable (String) -> Void
-    private let makeSession: @Sendable (any URLSessionDataDelegate, OperationQueue) -> URLSession
-    private let number: Int
-    private let temporaryFolder: URL
-    private let delegate: any ResumableDownloadTaskDelegate
-    private let urlSessions = Mutex<[URLSession]>([])
-
-    /// Tasks keep their temporary files in `temporaryFolder`; `delegate` hears from all of them.
-    /// Each transfer runs in a URLSession from `makeSession` (the lab's inspected one); creating
-    /// and invalidating are told through `log`.
-    public init(temporaryFolder: URL, log: @escaping @Sendable (String) -> Void,
-                makeSession: @escaping @Sendable (any URLSessionDataDelegate, OperationQueue) -> URLSession,
-                delegate: any ResumableDownloadTaskDelegate) {
-        self.log = log
-        self.makeSession = makeSession
-        self.temporaryFolder = temporaryFolder
-        self.delegate = delegate
-        number = Self.sessionsMade.add(1, ordering: .relaxed).newValue
-        log("download session \(number) created")
-    }
-
-    public func downloadTask(with url: URL) -> ResumableDownloadTask {
-        ResumableDownloadTask(url: url, folder: temporaryFolder, session: self, delegate: delegate)
-    }
-
-    /// Throws `ResumeDataError` for a blob that is not resume data.
-    public func downloadTask(withResumeData resumeData: Data) throws -> ResumableDownloadTask {
-        try ResumableDownloadTask(resumeData: resumeData, folder: temporaryFolder, session: self, delegate: delegate)
-    }
-
-    /// Lets the running tasks finish, then lets go of everything this session holds.
-    public func finishTasksAndInvalidate() {
-        for session in urlSessions.withLock({ $0 }) { session.finishTasksAndInvalidate() }
-        urlSessions.withLock { $0.removeAll() }
-        log("download session \(number) invalidated")
-    }
-
-    func makeURLSession(for task: ResumableDownloadTask) -> URLSession {
-        let session = makeSession(task, BoundedOperationQueue(capacity: 64))
-        urlSessions.withLock { $0.append(session) }
-        return session
+    private func refuse(_ error: any Error) -> URLSession.ResponseDisposition {
+        shared.withLock { $0.failure = error }
+        return .cancel
     }
 }
 
+/// The handler of one `cancel(byProducingResumeData:)`, kept until the transfer has stopped.
+private final class ResumeDataHandler: @unchecked Sendable {
+    // @unchecked: Foundation's signature takes a handler that is not @Sendable. It is called
+    // once, on the session's delegate queue, after the Mutex that held it has let it go.
+    let call: (Data?) -> Void
+    init(_ call: @escaping (Data?) -> Void) { self.call = call }
+}
+
+extension URLError {
+    /// The resume data a failed or paused download task's error carries, as on Apple's systems,
+    /// where swift-corelibs-foundation's `URLError` lacks it.
+    public var downloadTaskResumeData: Data? { userInfo[URLSessionDownloadTaskResumeData] as? Data }
+}
+#endif

@@ -15,6 +15,15 @@ extension LessonRun {
                    delegateQueue: delegateQueue)
     }
 
+    /// The same, for download tasks. On Linux the session is LabKit's `ResumableDownloadSession`,
+    /// whose download tasks keep Apple's resume data contract; on Apple's systems it is a plain
+    /// `URLSession`. Without a `delegateQueue`, the session makes a serial one (on Linux a bounded
+    /// one, so a slow delegate slows the sender).
+    public func makeSession(delegate: any URLSessionDownloadDelegate, delegateQueue: OperationQueue?) -> URLSession {
+        SessionWithResumeData(configuration: .lab, delegate: InspectingDelegate(forwardingTo: delegate, recordingIn: exchangeLog),
+                              delegateQueue: delegateQueue)
+    }
+
     /// `URLSession.shared`, for completion-handler calls, seen by the lab's network inspector.
     public var sharedSession: InspectedSharedSession { InspectedSharedSession(log: exchangeLog) }
 }
@@ -40,11 +49,14 @@ public struct InspectedSharedSession: Sendable {
 
 extension InspectedSharedSession {
     /// `URLSession.shared.data(for:)`. The exchange is recorded as it happens, through a task
-    /// delegate, which on Linux hears the response and each chunk of a completion-handler task.
+    /// delegate, where the system tells one (Linux does); what it did not hear is recorded when
+    /// the call returns.
     public func data(for request: URLRequest) async throws -> (Data, URLResponse) {
         let recorder = ExchangeRecorder(log.entry(for: request))
         do {
-            return try await URLSession.shared.data(for: request, delegate: recorder)
+            let (data, response) = try await URLSession.shared.data(for: request, delegate: recorder)
+            recorder.returned(response, bodyBytes: data.count)
+            return (data, response)
         } catch {
             recorder.exchange.failed(reason: describe(error))
             throw error
@@ -72,9 +84,17 @@ extension InspectedSharedSession {
         }
     }
 
-    /// `URLSession.shared.bytes(for:)` (see `URLSession.AsyncBytes`), seen by the inspector.
+    /// `URLSession.shared.bytes(for:)`, Apple's (on Linux, LabKit's fill-in), seen by the
+    /// inspector as far as the system lets it (`inspectedBytes`, in FoundationSeam.swift).
     public func bytes(for request: URLRequest) async throws -> (URLSession.AsyncBytes, URLResponse) {
-        try await URLSession.AsyncBytes.start(request, configuration: .lab) { [log] in
+        try await inspectedBytes(for: request, configuration: .lab, log: log) { [log] in
+            InspectingDelegate(forwardingTo: $0, recordingIn: log)
+        }
+    }
+
+    /// `URLSession.shared.bodyChunks(for:)` (LabKit's, see `BodyChunks`), seen by the inspector.
+    public func bodyChunks(for request: URLRequest) async throws -> (BodyChunks, URLResponse) {
+        try await BodyChunks.start(request, configuration: .lab) { [log] in
             InspectingDelegate(forwardingTo: $0, recordingIn: log)
         }
     }
@@ -83,69 +103,160 @@ extension InspectedSharedSession {
 /// The task delegate that records one completion-handler task's exchange as it happens.
 private final class ExchangeRecorder: NSObject, URLSessionDataDelegate, Sendable {
     let exchange: HTTPExchangeLog.Entry
+    /// What was recorded as it happened: whether the response was, and how many body bytes.
+    private let heard = Mutex((response: false, bodyBytes: 0))
 
     init(_ exchange: HTTPExchangeLog.Entry) { self.exchange = exchange }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
                     completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void) {
+        heard.withLock { $0.response = true }
         exchange.received(response)
         completionHandler(.allow)
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        heard.withLock { $0.bodyBytes += data.count }
         exchange.received(bodyBytes: data.count)
+    }
+
+    /// The call has returned `response` and a body of `bodyBytes`: what no callback told is recorded now.
+    func returned(_ response: URLResponse, bodyBytes: Int) {
+        let (responded, counted) = heard.withLock { ($0.response, $0.bodyBytes) }
+        if !responded { exchange.received(response) }
+        if bodyBytes > counted { exchange.received(bodyBytes: bodyBytes - counted) }
     }
 }
 
 /// Records each task's exchange, then passes the callback on to the lesson's delegate. Callbacks the
-/// delegate does not implement reach Foundation's defaults (`.allow`, follow the redirect).
-private final class InspectingDelegate: NSObject, URLSessionDataDelegate, Sendable {
-    private let target: any URLSessionDataDelegate
+/// delegate does not implement get Foundation's defaults (`.allow`, follow the redirect, no body).
+///
+/// The delegate's methods are reached through references typed as optionals. On Apple's systems
+/// they are optional Objective-C requirements, and a reference to one the delegate lacks is nil;
+/// on Linux they are plain requirements with default implementations, and a reference is never
+/// nil. The one spelling compiles on both.
+final class InspectingDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloadDelegate, Sendable {
+    private let target: any URLSessionDelegate
     private let log: HTTPExchangeLog
-    private let exchanges = Mutex<[Int: HTTPExchangeLog.Entry]>([:])  // by task identifier
 
-    init(forwardingTo target: any URLSessionDataDelegate, recordingIn log: HTTPExchangeLog) {
+    /// What is recorded of one task: its place in the log, the response recorded last, and the
+    /// body bytes counted so far.
+    private struct Recording {
+        let entry: HTTPExchangeLog.Entry
+        var response: URLResponse?
+        var bodyBytes: Int64 = 0
+    }
+    private let recordings = Mutex<[Int: Recording]>([:])  // by task identifier
+
+    init(forwardingTo target: any URLSessionDelegate, recordingIn log: HTTPExchangeLog) {
         self.target = target
         self.log = log
     }
 
+    private var taskDelegate: (any URLSessionTaskDelegate)? { target as? any URLSessionTaskDelegate }
+    private var dataDelegate: (any URLSessionDataDelegate)? { target as? any URLSessionDataDelegate }
+    private var downloadDelegate: (any URLSessionDownloadDelegate)? { target as? any URLSessionDownloadDelegate }
+
     /// URLSession announces a request only through its first callback, so the exchange begins there.
-    private func exchange(for task: URLSessionTask) -> HTTPExchangeLog.Entry {
-        exchanges.withLock { exchanges in
-            if let entry = exchanges[task.taskIdentifier] { return entry }
-            let entry = log.entry(for: task.originalRequest ?? URLRequest(url: URL(fileURLWithPath: "/")))
-            exchanges[task.taskIdentifier] = entry
-            return entry
+    /// `response` is recorded when it is one not recorded yet (Foundation on Linux hands a data
+    /// task's delegate an interim `100 Continue` before the final answer); `change` may count
+    /// body bytes.
+    @discardableResult
+    private func record(_ task: URLSessionTask, response: URLResponse? = nil,
+                        _ change: (inout Recording) -> Void = { _ in }) -> HTTPExchangeLog.Entry {
+        let (entry, newResponse, bytes): (HTTPExchangeLog.Entry, URLResponse?, Int64) = recordings.withLock { recordings in
+            var recording = recordings[task.taskIdentifier] ?? Recording(entry: log.entry(
+                for: task.currentRequest ?? task.originalRequest ?? URLRequest(url: URL(fileURLWithPath: "/"))))
+            let bytesBefore = recording.bodyBytes
+            change(&recording)
+            let newResponse = response.flatMap { $0 === recording.response ? nil : $0 }
+            if let newResponse { recording.response = newResponse }
+            recordings[task.taskIdentifier] = recording
+            return (recording.entry, newResponse, recording.bodyBytes - bytesBefore)
         }
+        if let newResponse { entry.received(newResponse) }
+        if bytes > 0 { entry.received(bodyBytes: Int(bytes)) }
+        return entry
     }
+
+    // MARK: Data tasks
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
                     completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void) {
-        exchange(for: dataTask).received(response)
-        target.urlSession(session, dataTask: dataTask, didReceive: response, completionHandler: completionHandler)
+        record(dataTask, response: response)
+        let forward: ((URLSession, URLSessionDataTask, URLResponse, @escaping @Sendable (URLSession.ResponseDisposition) -> Void) -> Void)?
+            = dataDelegate?.urlSession(_:dataTask:didReceive:completionHandler:)
+        guard let forward else { return completionHandler(.allow) }
+        forward(session, dataTask, response, completionHandler)
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        exchange(for: dataTask).received(bodyBytes: data.count)
-        target.urlSession(session, dataTask: dataTask, didReceive: data)
+        record(dataTask) { $0.bodyBytes += Int64(data.count) }
+        let forward: ((URLSession, URLSessionDataTask, Data) -> Void)? = dataDelegate?.urlSession(_:dataTask:didReceive:)
+        forward?(session, dataTask, data)
     }
+
+    // MARK: Download tasks
+
+    // A download task tells no delegate about its response: it is read from the task.
+
+    func urlSession(_ session: URLSession, downloadTask: URLSessionDownloadTask, didResumeAtOffset fileOffset: Int64,
+                    expectedTotalBytes: Int64) {
+        record(downloadTask, response: downloadTask.response)
+        let forward: ((URLSession, URLSessionDownloadTask, Int64, Int64) -> Void)?
+            = downloadDelegate?.urlSession(_:downloadTask:didResumeAtOffset:expectedTotalBytes:)
+        forward?(session, downloadTask, fileOffset, expectedTotalBytes)
+    }
+
+    func urlSession(_ session: URLSession, downloadTask: URLSessionDownloadTask, didWriteData bytesWritten: Int64,
+                    totalBytesWritten: Int64, totalBytesExpectedToWrite: Int64) {
+        record(downloadTask, response: downloadTask.response) { $0.bodyBytes += bytesWritten }
+        let forward: ((URLSession, URLSessionDownloadTask, Int64, Int64, Int64) -> Void)?
+            = downloadDelegate?.urlSession(_:downloadTask:didWriteData:totalBytesWritten:totalBytesExpectedToWrite:)
+        forward?(session, downloadTask, bytesWritten, totalBytesWritten, totalBytesExpectedToWrite)
+    }
+
+    func urlSession(_ session: URLSession, downloadTask: URLSessionDownloadTask, didFinishDownloadingTo location: URL) {
+        record(downloadTask, response: downloadTask.response)
+        downloadDelegate?.urlSession(session, downloadTask: downloadTask, didFinishDownloadingTo: location)
+    }
+
+    // MARK: Every task
 
     func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
                     newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void) {
-        exchange(for: task).redirected(by: response, to: request)
-        target.urlSession(session, task: task, willPerformHTTPRedirection: response, newRequest: request,
-                           completionHandler: completionHandler)
+        record(task).redirected(by: response, to: request)
+        let forward: ((URLSession, URLSessionTask, HTTPURLResponse, URLRequest, @escaping @Sendable (URLRequest?) -> Void) -> Void)?
+            = taskDelegate?.urlSession(_:task:willPerformHTTPRedirection:newRequest:completionHandler:)
+        guard let forward else { return completionHandler(request) }
+        forward(session, task, response, request, completionHandler)
     }
 
     /// Upload progress is the lesson's to show; the inspector only passes it on.
     func urlSession(_ session: URLSession, task: URLSessionTask, didSendBodyData bytesSent: Int64,
                     totalBytesSent: Int64, totalBytesExpectedToSend: Int64) {
-        target.urlSession(session, task: task, didSendBodyData: bytesSent, totalBytesSent: totalBytesSent,
-                          totalBytesExpectedToSend: totalBytesExpectedToSend)
+        let forward: ((URLSession, URLSessionTask, Int64, Int64, Int64) -> Void)?
+            = taskDelegate?.urlSession(_:task:didSendBodyData:totalBytesSent:totalBytesExpectedToSend:)
+        forward?(session, task, bytesSent, totalBytesSent, totalBytesExpectedToSend)
+    }
+
+    /// A streamed upload's body comes from the lesson's delegate.
+    func urlSession(_ session: URLSession, task: URLSessionTask,
+                    needNewBodyStream completionHandler: @escaping @Sendable (InputStream?) -> Void) {
+        let forward: ((URLSession, URLSessionTask, @escaping @Sendable (InputStream?) -> Void) -> Void)?
+            = taskDelegate?.urlSession(_:task:needNewBodyStream:)
+        guard let forward else { return completionHandler(nil) }
+        forward(session, task, completionHandler)
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
-        if let error { exchange(for: task).failed(reason: describe(error)) }
-        target.urlSession(session, task: task, didCompleteWithError: error)
+        // A download task's bytes after a Pause reach no delegate: the task's count has them.
+        let isDownload = task is URLSessionDownloadTask
+        let entry = record(task, response: isDownload ? task.response : nil) { recording in
+            if isDownload { recording.bodyBytes = max(recording.bodyBytes, task.countOfBytesReceived) }
+        }
+        if let error { entry.failed(reason: describe(error)) }
+        let forward: ((URLSession, URLSessionTask, (any Error)?) -> Void)? = taskDelegate?.urlSession(_:task:didCompleteWithError:)
+        forward?(session, task, error)
     }
 }

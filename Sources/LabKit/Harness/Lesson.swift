@@ -198,9 +198,9 @@ public struct Lesson<Way: LessonWay & ExpressibleByArgument> {
             exit(result.exitCode)
         } catch {
             Console.error("\(command): \(describe(error))")
-            // Local file errors are DownloadErrors; anything else here means the server could
-            // not be started or reached.
-            exit((error as? DownloadError)?.exitStatus.rawValue ?? ExitStatus.transferFailed.rawValue)
+            // A local file error is an I/O failure; anything else here means the server could not
+            // be started or reached.
+            exit(exitStatus(for: error).rawValue)
         }
     }
 

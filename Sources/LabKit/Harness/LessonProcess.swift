@@ -29,6 +29,7 @@ struct LessonProcess<Way: LessonWay & ExpressibleByArgument> {
         let file = try prepareOutput()
         let exchangeLog = HTTPExchangeLog()
         URLConnection.recordExchanges(in: exchangeLog)
+        tellDownloadSessionLifecycle(to: { [console] in console.line("  " + $0) })
         announce(source, file: file, exchangeLog: exchangeLog)
 
         let run = LessonRun(url: source.url, faultFreeURL: source.faultFreeURL, file: file,

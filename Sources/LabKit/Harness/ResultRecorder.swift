@@ -86,7 +86,7 @@ struct ResultRecorder<Way: LessonWay & ExpressibleByArgument> {
     /// The last attempt failed: its error says which outcome and exit status.
     private func failed(_ error: any Error, _ known: Verdict) -> Verdict {
         var verdict = known
-        verdict.status = (error as? DownloadError)?.exitStatus ?? .transferFailed
+        verdict.status = exitStatus(for: error)
         verdict.outcome = switch (error as? DownloadError, verdict.status) {
         case (.tookTooLong?, _): .timedOut
         case (_, .localIOFailed): .ioFailed

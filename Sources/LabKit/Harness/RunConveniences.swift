@@ -12,11 +12,3 @@ extension PartialFile {
         self.init(url: run.url, file: run.file, log: run.log, reportProgress: run.progress.update)
     }
 }
-
-extension ResumableDownloadSession {
-    /// A session whose transfers the lab inspects, told in `run`'s story.
-    public convenience init(temporaryFolder: URL, run: LessonRun, delegate: any ResumableDownloadTaskDelegate) {
-        self.init(temporaryFolder: temporaryFolder, log: run.log,
-                  makeSession: { run.makeSession(delegate: $0, delegateQueue: $1) }, delegate: delegate)
-    }
-}

@@ -3,9 +3,14 @@ import Foundation
 import FoundationNetworking
 #endif
 import LabKit
+import LabPlatform
 
-/// Foundation's own download task on this platform, pausing and resuming, then cleaning up after it.
+/// Foundation's own download task on Linux, pausing and resuming, then cleaning up after it. On
+/// Apple's systems the lesson's URLSession is Foundation's own, so there is nothing to show.
 func showWhatFoundationDoes(_ run: LessonRun) {
+    guard Platform.isLinux else {
+        return run.log("Apple's URLSessionDownloadTask keeps the resume data contract itself: this lesson runs it")
+    }
     guard run.faultFreeURL != run.url else {
         // With --url every request counts against that server's fault script: skip the show.
         return run.log("(Foundation's own download task is shown with the embedded server only)")
@@ -47,5 +52,5 @@ func showWhatFoundationDoes(_ run: LessonRun) {
     let leftovers = (try? FileManager.default.contentsOfDirectory(atPath: showFolder.path)) ?? []
     try? FileManager.default.removeItem(at: showFolder)
     run.log("  deleted \(leftovers.count) temporary file(s) it left behind")
-    run.log("so this lesson downloads with ResumableDownloadTask, which keeps the resume data contract:")
+    run.log("so on Linux the lesson's URLSession is LabKit's, whose download tasks keep the resume data contract:")
 }

@@ -1,0 +1,60 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+// LabKit's half of the platform seam: Apple's Foundation API that Foundation on Linux lacks. Each
+// fill-in carries Apple's names and is compiled on Linux only, so on Apple's systems the lessons'
+// same code runs Apple's own:
+// - `URLSession.downloadTask(withResumeData:)` and `cancel(byProducingResumeData:)` that work, and
+//   `URLError.downloadTaskResumeData`: ResumableDownloadTask.swift, reached through the typealias
+//   below;
+// - `URLSession.bytes(for:)` and `URLSession.AsyncBytes`: BodyChunks.swift;
+// - `Stream.getBoundStreams(withBufferSize:inputStream:outputStream:)`: BoundStreams.swift.
+// What the operating system spells differently (memory, threads, sockets) is LabPlatform's.
+
+#if canImport(FoundationNetworking)
+/// Linux: LabKit's URLSession, whose download tasks keep the resume data contract.
+typealias SessionWithResumeData = ResumableDownloadSession
+
+/// LabKit's download sessions tell `log` when they are made and when they are invalidated.
+func tellDownloadSessionLifecycle(to log: @escaping @Sendable (String) -> Void) {
+    ResumableDownloadSession.tellLifecycle(to: log)
+}
+
+/// `bytes(for:)` in a session with `configuration`, seen by the inspector: LabKit's takes a
+/// delegate, which `inspect` wraps, so the exchange is recorded as it happens (`log` is not needed).
+func inspectedBytes(for request: URLRequest, configuration: URLSessionConfiguration, log: HTTPExchangeLog,
+                    inspect: (any URLSessionDataDelegate) -> any URLSessionDataDelegate) async throws
+    -> (URLSession.AsyncBytes, URLResponse) {
+    let (chunks, response) = try await BodyChunks.start(request, configuration: configuration, wrap: inspect)
+    return (URLSession.AsyncBytes(chunks: chunks), response)
+}
+#else
+/// Apple's systems: URLSession itself.
+typealias SessionWithResumeData = URLSession
+
+/// Apple's sessions tell nobody: the story shows no session lines there.
+func tellDownloadSessionLifecycle(to log: @escaping @Sendable (String) -> Void) {}
+
+/// `bytes(for:)` in a session with `configuration`, seen by the inspector: Apple's tells no
+/// delegate of its response or its body ("Delegate will not be called for response and data
+/// delivery"), so the exchange goes into `log` when the call returns, without its body's bytes
+/// (`inspect` is not needed).
+func inspectedBytes(for request: URLRequest, configuration: URLSessionConfiguration, log: HTTPExchangeLog,
+                    inspect: (any URLSessionDataDelegate) -> any URLSessionDataDelegate) async throws
+    -> (URLSession.AsyncBytes, URLResponse) {
+    let exchange = log.entry(for: request)
+    let session = URLSession(configuration: configuration)
+    // Its task runs on once the session is invalidated; the session then lets go of itself.
+    defer { session.finishTasksAndInvalidate() }
+    do {
+        let (bytes, response) = try await session.bytes(for: request)
+        exchange.received(response)
+        return (bytes, response)
+    } catch {
+        exchange.failed(reason: describe(error))
+        throw error
+    }
+}
+#endif
