@@ -150,7 +150,7 @@ final class MultipartBodyWriter: Sendable {
             _ = write(tail, to: output)
         } catch {
             // No tail: a body cut short is refused, never stored as a shorter file.
-            failed.withLock { $0 = DownloadError.localIO(path: file.path, reason: "cannot read it: \(describe(error))") }
+            failed.withLock { $0 = DownloadError.cannotRead(path: file.path, reason: describe(error)) }
         }
     }
 

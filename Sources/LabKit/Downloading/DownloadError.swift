@@ -12,6 +12,8 @@ public enum DownloadError: Error, CustomStringConvertible, Sendable {
     case contentRangeMismatch(expectedStart: Int64, header: String?)
     /// Writing to, or opening, the local file failed.
     case localIO(path: String, reason: String)
+    /// Reading a local file (one to upload) failed.
+    case cannotRead(path: String, reason: String)
     /// A body that would have to sit in memory whole is larger than the lesson allows.
     case tooLargeForMemory(bytes: Int64, limit: Int64)
     /// The body ended at a different length than the response announced.
@@ -39,6 +41,8 @@ public enum DownloadError: Error, CustomStringConvertible, Sendable {
             "206 response starts at the wrong offset: expected bytes \(expectedStart)-…, got Content-Range: \(header ?? "(none)")"
         case .localIO(let path, let reason):
             "cannot write \(path): \(reason)"
+        case .cannotRead(let path, let reason):
+            "cannot read \(path): \(reason)"
         case .tooLargeForMemory(let bytes, let limit):
             "refusing to hold \(ByteFormat.grouped(bytes)) bytes in memory (limit \(ByteFormat.grouped(limit)), "
                 + "\(ByteFormat.iec(limit))): "
@@ -63,7 +67,7 @@ public enum DownloadError: Error, CustomStringConvertible, Sendable {
 
     var exitStatus: ExitStatus {
         switch self {
-        case .localIO: .localIOFailed
+        case .localIO, .cannotRead: .localIOFailed
         case .unusableResumeData: .verificationFailed
         case .unresponsive: .unresponsive
         default: .transferFailed

@@ -166,17 +166,6 @@ public final class ResumableDownloadTask: URLSessionDownloadTask, @unchecked Sen
         var response: HTTPURLResponse?
         var failure: (any Error)?
         var error: (any Error)?
-
-        /// From not started or suspended to completed, for a stop that has no transfer to wait for.
-        mutating func completeIfIdle() -> Bool {
-            switch phase {
-            case .notStarted, .suspended:
-                phase = .completed
-                return true
-            case .transferring, .stopping, .completed:
-                return false
-            }
-        }
     }
     private let shared: Mutex<Shared>
 
@@ -256,7 +245,12 @@ public final class ResumableDownloadTask: URLSessionDownloadTask, @unchecked Sen
     public override func resume() {
         if let unusable {
             // Nothing can be asked for: the task fails at once and touches nothing.
-            guard shared.withLock({ $0.completeIfIdle() }) else { return }
+            let firstResume: Bool = shared.withLock { shared in
+                guard case .notStarted = shared.phase else { return false }
+                shared.phase = .completed
+                return true
+            }
+            guard firstResume else { return }
             return completeOutOfBand(with: URLError(.unsupportedURL, userInfo: [
                 NSLocalizedDescriptionKey: "not usable resume data: \(unusable)",
             ]))
@@ -276,34 +270,64 @@ public final class ResumableDownloadTask: URLSessionDownloadTask, @unchecked Sen
     }
 
     public override func suspend() {
-        stop(.suspend(resumeAfter: false))
+        let transfer: URLSessionDataTask? = shared.withLock { shared in
+            guard case .transferring(let transfer) = shared.phase else { return nil }
+            shared.phase = .stopping(transfer, .suspend(resumeAfter: false))
+            return transfer
+        }
+        transfer?.cancelAtOnce()
     }
 
     public override func cancel() {
-        guard shared.withLock({ $0.completeIfIdle() }) else { return stop(.cancel) }
-        try? FileManager.default.removeItem(at: tempFile)
-        completeOutOfBand(with: URLError(.cancelled))
+        switch stop(.cancel) {
+        case .idle:
+            try? FileManager.default.removeItem(at: tempFile)
+            completeOutOfBand(with: URLError(.cancelled))
+        case .stopping, .alreadyEnding:
+            break
+        }
     }
 
     /// Stops the transfer and hands back resume data (nil when there is nothing to resume from).
     /// The handler runs once the transfer has stopped, after `didCompleteWithError`, so the blob
     /// covers every byte that arrived; the temporary file stays for the resume.
     public override func cancel(byProducingResumeData completionHandler: @escaping (Data?) -> Void) {
-        guard shared.withLock({ $0.completeIfIdle() }) else {
-            return stop(.pause(handOver: ResumeDataHandler(completionHandler)))
-        }
-        let resumeData = currentResumeData()
         let handOver = ResumeDataHandler(completionHandler)
-        completeOutOfBand(with: cancelledError(resumeData: resumeData)) { handOver.call(resumeData) }
+        switch stop(.pause(handOver: handOver)) {
+        case .idle:
+            let resumeData = currentResumeData()
+            completeOutOfBand(with: cancelledError(resumeData: resumeData)) { handOver.call(resumeData) }
+        case .stopping:
+            break
+        case .alreadyEnding:
+            // Cancelled or finished already: nothing more to hand back.
+            session.delegateQueue.addOperation { handOver.call(nil) }
+        }
     }
 
-    private func stop(_ stop: Phase.Stop) {
-        let transfer: URLSessionDataTask? = shared.withLock { shared in
-            guard case .transferring(let transfer) = shared.phase else { return nil }
-            shared.phase = .stopping(transfer, stop)
-            return transfer
+    private enum StopStep { case idle, stopping, alreadyEnding }
+
+    /// Pause or cancel: a transfer under way (or stopping for a suspend) is stopped; an idle task
+    /// is completed on the spot.
+    private func stop(_ stop: Phase.Stop) -> StopStep {
+        let (step, transfer): (StopStep, URLSessionDataTask?) = shared.withLock { shared in
+            switch shared.phase {
+            case .notStarted, .suspended:
+                shared.phase = .completed
+                return (.idle, nil)
+            case .transferring(let transfer):
+                shared.phase = .stopping(transfer, stop)
+                return (.stopping, transfer)
+            case .stopping(let transfer, .suspend):
+                // Already being stopped: it now ends as this stop says.
+                shared.phase = .stopping(transfer, stop)
+                return (.stopping, nil)
+            case .stopping, .completed:
+                return (.alreadyEnding, nil)
+            }
         }
         transfer?.cancelAtOnce()
+        return step
     }
 
     // MARK: - The transfer
