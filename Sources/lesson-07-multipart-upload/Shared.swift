@@ -67,9 +67,15 @@ final class UploadExchange: NSObject, URLSessionDataDelegate, @unchecked Sendabl
         return Finished(status: status, answer: answer, error: error, url: run.url)
     }
 
+    /// The body streams handed out, closed when the task ends: a writer still waiting for room
+    /// then stops.
+    private var bodyStreamsHandedOut: [InputStream] = []
+
     func urlSession(_ session: URLSession, task: URLSessionTask,
                     needNewBodyStream completionHandler: @escaping @Sendable (InputStream?) -> Void) {
-        completionHandler(bodyStream?())
+        let stream = bodyStream?()
+        if let stream { bodyStreamsHandedOut.append(stream) }
+        completionHandler(stream)
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didSendBodyData bytesSent: Int64,
@@ -97,6 +103,7 @@ final class UploadExchange: NSObject, URLSessionDataDelegate, @unchecked Sendabl
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         self.error = self.error ?? error
+        for stream in bodyStreamsHandedOut { stream.close() }
         done.signal()
     }
 }

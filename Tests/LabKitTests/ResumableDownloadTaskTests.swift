@@ -154,6 +154,19 @@ extension InProcessTransfers {
             #expect(heard.events == ["completed \(URLError.cancelled.rawValue)", "handed over a blob"])
         }
 
+        /// An app may invalidate its session as soon as its tasks are under way (`resume()`, then
+        /// `finishTasksAndInvalidate()`): the running task still reaches its delegate to the end.
+        @Test func invalidatingLetsTheRunningTasksFinish() throws {
+            let fixture = Fixture(name: "invalidated", size: 4 << 20)
+            let heard = HeardDownload()
+            let session = session(heard)
+            session.downloadTask(with: server.url(for: fixture, faults: "throttle:16MiB", run: UUID().uuidString)).resume()
+            session.finishTasksAndInvalidate()
+            #expect(heard.waitForCompletion())
+            #expect(heard.events == ["finished 200", "completed nil"])
+            #expect(heard.finishedBytes == body(fixture))
+        }
+
         /// A task that has completed hands back nil, and a plain cancel of an unstarted task
         /// completes it cancelled and leaves no temporary file.
         @Test func stopsThatFindNothingToStop() throws {

@@ -97,6 +97,10 @@ private final class BoundInputStream: InputStream {
         super.init(data: Data())
     }
 
+    /// URLSession opens a body stream but does not always close it: a reader that is gone must
+    /// not leave the writer waiting for room.
+    deinit { pipe.closeReader() }
+
     override var streamStatus: Stream.Status { status }
     override var streamError: (any Error)? { nil }
     override var hasBytesAvailable: Bool { status == .open }
@@ -125,6 +129,9 @@ private final class BoundOutputStream: OutputStream {
         self.pipe = pipe
         super.init(toMemory: ())
     }
+
+    /// A writer that is gone ends the reader's stream.
+    deinit { pipe.closeWriter() }
 
     /// Foundation requires every output stream to have this initializer. A stream made by it has
     /// nothing at the other end: every write returns -1.

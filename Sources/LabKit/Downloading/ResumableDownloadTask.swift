@@ -12,10 +12,10 @@ import Synchronization
 // delegate is a `URLSessionDownloadDelegate`. On Apple's systems this file is empty and the same
 // code runs Apple's own session (`DownloadSession` in FoundationSeam.swift).
 
-/// A `URLSession` whose download tasks are `ResumableDownloadTask`s. Each task's transfer runs as
-/// a data task in a URLSession of its own, with this session's configuration, that delivers on
-/// this session's delegate queue; invalidating this session lets go of them all. Until then it
-/// keeps every task it made, and their delegate, alive, as a `URLSession` does.
+/// A `URLSession` whose download tasks are `ResumableDownloadTask`s. Each transfer runs as a data
+/// task in a URLSession of its own, with this session's configuration, that delivers on this
+/// session's delegate queue and is invalidated when the transfer ends. Until it is invalidated,
+/// this session keeps its delegate alive, as a `URLSession` does.
 ///
 /// Only the delegate-based download calls are LabKit's: `downloadTask(with:)` and
 /// `downloadTask(withResumeData:)`. Every other call (a data task, a completion handler) is
@@ -40,7 +40,14 @@ public final class ResumableDownloadSession: URLSession, @unchecked Sendable {
 
     private let number: Int
     private let tasksMade = Atomic<Int>(0)
-    private let transfers = Mutex<[URLSession]>([])
+
+    /// The tasks resumed and not yet completed, and whether the app has asked to invalidate.
+    private struct Tasks {
+        var running: [ObjectIdentifier: ResumableDownloadTask] = [:]
+        var invalidating = false
+        var invalidated = false
+    }
+    private let tasks = Mutex(Tasks())
 
     /// As `URLSession(configuration:delegate:delegateQueue:)`. Without a queue, the session makes a
     /// serial one that holds at most 64 callbacks (`BoundedOperationQueue`): a slow delegate then
@@ -70,27 +77,54 @@ public final class ResumableDownloadSession: URLSession, @unchecked Sendable {
         ResumableDownloadTask(resumeData: resumeData, session: self, identifier: nextIdentifier())
     }
 
+    /// Lets the running tasks finish: Foundation lets go of the delegate once the last of them
+    /// has completed, as Apple's session does.
     public override func finishTasksAndInvalidate() {
-        for transfer in transfers.withLock({ $0 }) { transfer.finishTasksAndInvalidate() }
-        transfers.withLock { $0.removeAll() }
-        Self.tell("download session \(number) invalidated")
-        super.finishTasksAndInvalidate()
+        guard let idle = beginInvalidating() else { return }
+        if idle { super.finishTasksAndInvalidate() }
     }
 
+    /// Cancels the running tasks; each completes cancelled, then the delegate is let go of.
     public override func invalidateAndCancel() {
-        for transfer in transfers.withLock({ $0 }) { transfer.invalidateAndCancel() }
-        transfers.withLock { $0.removeAll() }
-        Self.tell("download session \(number) invalidated")
-        super.invalidateAndCancel()
+        guard let idle = beginInvalidating() else { return }
+        if idle { return super.invalidateAndCancel() }
+        for task in tasks.withLock({ Array($0.running.values) }) { task.cancel() }
+    }
+
+    /// Nil when invalidation was asked for already; otherwise whether no task is running.
+    private func beginInvalidating() -> Bool? {
+        let idle: Bool? = tasks.withLock { tasks in
+            guard !tasks.invalidating else { return nil }
+            tasks.invalidating = true
+            tasks.invalidated = tasks.running.isEmpty
+            return tasks.running.isEmpty
+        }
+        if idle != nil { Self.tell("download session \(number) invalidated") }
+        return idle
+    }
+
+    fileprivate func taskStarted(_ task: ResumableDownloadTask) {
+        tasks.withLock { $0.running[ObjectIdentifier(task)] = task }
+    }
+
+    /// After the task's `didCompleteWithError`: the last one to complete in an invalidated session
+    /// lets Foundation let go of the delegate.
+    fileprivate func taskCompleted(_ task: ResumableDownloadTask) {
+        let invalidateNow: Bool = tasks.withLock { tasks in
+            guard tasks.running.removeValue(forKey: ObjectIdentifier(task)) != nil else { return false }
+            guard tasks.invalidating, !tasks.invalidated, tasks.running.isEmpty else { return false }
+            tasks.invalidated = true
+            return true
+        }
+        if invalidateNow { super.finishTasksAndInvalidate() }
     }
 
     private func nextIdentifier() -> Int { tasksMade.add(1, ordering: .relaxed).newValue }
 
-    /// A URLSession for one transfer of `receiver`, delivering on this session's delegate queue.
+    /// A URLSession for one transfer of `receiver`, delivering on this session's delegate queue;
+    /// the transfer invalidates it when it ends.
     fileprivate func makeTransferSession(for receiver: any URLSessionDataDelegate) -> URLSession {
-        let session = URLSession(configuration: configuration, delegate: receiver, delegateQueue: delegateQueue)
-        transfers.withLock { $0.append(session) }
-        return session
+        URLSession(configuration: configuration, delegate: receiver, delegateQueue: delegateQueue)
     }
 
     fileprivate var downloadDelegate: (any URLSessionDownloadDelegate)? { delegate as? any URLSessionDownloadDelegate }
@@ -166,6 +200,9 @@ public final class ResumableDownloadTask: URLSessionDownloadTask, @unchecked Sen
         var response: HTTPURLResponse?
         var failure: (any Error)?
         var error: (any Error)?
+
+        /// What `If-Range` names: the ETag, else the Last-Modified date.
+        var validator: String? { entityTag ?? lastModified }
     }
     private let shared: Mutex<Shared>
 
@@ -225,7 +262,9 @@ public final class ResumableDownloadTask: URLSessionDownloadTask, @unchecked Sen
 
     public override var taskIdentifier: Int { identifier }
     public override var originalRequest: URLRequest? { request }
-    public override var currentRequest: URLRequest? { request.map(requestForTheRest) }
+    public override var currentRequest: URLRequest? {
+        shared.withLock { shared in request.map { Self.rest(of: $0, from: shared.offset, validator: shared.validator) } }
+    }
     public override var response: URLResponse? { shared.withLock { $0.response } }
     public override var error: (any Error)? { shared.withLock { $0.error } }
     /// Body bytes received by this task's transfers, those after a Pause included.
@@ -251,22 +290,26 @@ public final class ResumableDownloadTask: URLSessionDownloadTask, @unchecked Sen
                 return true
             }
             guard firstResume else { return }
+            session.taskStarted(self)
             return completeOutOfBand(with: URLError(.unsupportedURL, userInfo: [
                 NSLocalizedDescriptionKey: "not usable resume data: \(unusable)",
             ]))
         }
-        let start: Bool = shared.withLock { shared in
+        let (transfer, firstResume): (URLSessionDataTask?, Bool) = shared.withLock { shared in
             switch shared.phase {
-            case .notStarted, .suspended:
-                return true
+            case .notStarted:
+                return (beginTransfer(&shared), true)
+            case .suspended:
+                return (beginTransfer(&shared), false)
             case .stopping(let transfer, .suspend):
                 shared.phase = .stopping(transfer, .suspend(resumeAfter: true))
-                return false
+                return (nil, false)
             case .transferring, .stopping, .completed:
-                return false
+                return (nil, false)
             }
         }
-        if start { startTransfer() }
+        if firstResume { session.taskStarted(self) }
+        transfer?.resume()
     }
 
     public override func suspend() {
@@ -301,7 +344,7 @@ public final class ResumableDownloadTask: URLSessionDownloadTask, @unchecked Sen
             break
         case .alreadyEnding:
             // Cancelled or finished already: nothing more to hand back.
-            session.delegateQueue.addOperation { handOver.call(nil) }
+            onDelegateQueue { handOver.call(nil) }
         }
     }
 
@@ -332,9 +375,8 @@ public final class ResumableDownloadTask: URLSessionDownloadTask, @unchecked Sen
 
     // MARK: - The transfer
 
-    /// `Range: bytes=<offset>-` with `If-Range`, once there are bytes to continue.
-    private func requestForTheRest(_ request: URLRequest) -> URLRequest {
-        let (offset, validator) = shared.withLock { ($0.offset, $0.entityTag ?? $0.lastModified) }
+    /// `request`, asking with `Range: bytes=<offset>-` and `If-Range` once there are bytes to continue.
+    private static func rest(of request: URLRequest, from offset: Int64, validator: String?) -> URLRequest {
         guard offset > 0 else { return request }
         var rest = request
         rest.setValue(rangeHeader(from: offset), forHTTPHeaderField: "Range")
@@ -342,16 +384,17 @@ public final class ResumableDownloadTask: URLSessionDownloadTask, @unchecked Sen
         return rest
     }
 
-    private func startTransfer() {
-        guard let request else { return }
+    /// Under the lock, so that no stop can come between: the next transfer, from what is on
+    /// disk, marked as under way. The caller resumes it once the lock is let go.
+    private func beginTransfer(_ shared: inout Shared) -> URLSessionDataTask? {
+        guard let request else { return nil }
         try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        shared.withLock { shared in
-            shared.offset = shared.written
-            shared.failure = nil
-        }
-        let transfer = session.makeTransferSession(for: Receiver(self)).dataTask(with: requestForTheRest(request))
-        shared.withLock { $0.phase = .transferring(transfer) }
-        transfer.resume()
+        shared.offset = shared.written
+        shared.failure = nil
+        let transfer = session.makeTransferSession(for: Receiver(self))
+            .dataTask(with: Self.rest(of: request, from: shared.offset, validator: shared.validator))
+        shared.phase = .transferring(transfer)
+        return transfer
     }
 
     /// The data task's delegate: it passes each call on to the task, which is not a delegate itself.
@@ -370,6 +413,7 @@ public final class ResumableDownloadTask: URLSessionDownloadTask, @unchecked Sen
 
         func urlSession(_ session: URLSession, task dataTask: URLSessionTask, didCompleteWithError error: (any Error)?) {
             CancelWhileCompleting.completionBegins(dataTask)
+            session.finishTasksAndInvalidate()  // one transfer per session: its libcurl handle goes
             task.transferEnded(with: error)
         }
     }
@@ -379,7 +423,7 @@ public final class ResumableDownloadTask: URLSessionDownloadTask, @unchecked Sen
         guard let http = response as? HTTPURLResponse else {
             return refuse(DownloadError.httpStatus(0, url: request?.url?.absoluteString ?? ""))
         }
-        let (offset, resumedValidator) = shared.withLock { ($0.offset, $0.entityTag ?? $0.lastModified) }
+        let (offset, resumedValidator) = shared.withLock { ($0.offset, $0.validator) }
         let validator = http.value(forHTTPHeaderField: "ETag").flatMap { $0.hasPrefix("W/") ? nil : $0 }
             ?? http.value(forHTTPHeaderField: "Last-Modified")
         let startAt: Int64
@@ -398,8 +442,10 @@ public final class ResumableDownloadTask: URLSessionDownloadTask, @unchecked Sen
             }
             total = whole
             startAt = offset
-        case 416 where offset > 0 && http.contentRange == .unsatisfied(total: offset):
-            // The temporary file already holds the whole resource: nothing is left to send.
+        case 416 where offset > 0 && http.contentRange == .unsatisfied(total: offset)
+                && resumedValidator != nil && validator == resumedValidator:
+            // The temporary file already holds the whole resource, of this version: nothing is
+            // left to send.
             shared.withLock { shared in
                 shared.total = offset
                 shared.response = http
@@ -455,49 +501,66 @@ public final class ResumableDownloadTask: URLSessionDownloadTask, @unchecked Sen
     }
 
     private func transferEnded(with error: (any Error)?) {
-        enum Ending { case stopped(Phase.Stop), finishedBeforePause(Phase.Stop), ended(failure: (any Error)?) }
+        enum Ending {
+            /// The whole body is on disk, whatever stopped the transfer (but a cancel).
+            case finished(handOver: ResumeDataHandler?)
+            case suspended(restart: URLSessionDataTask?)
+            case paused(ResumeDataHandler)
+            case cancelled
+            case failed(any Error)
+            case broken(any Error)
+        }
         let ending: Ending = shared.withLock { shared in
             try? shared.handle?.close()
             shared.handle = nil
-            guard case .stopping(_, let stop) = shared.phase else {
-                shared.phase = .completed
-                return .ended(failure: shared.failure)
-            }
-            if case .suspend = stop {
+            let whole = shared.failure == nil && shared.total >= 0 && shared.written == shared.total
+            switch shared.phase {
+            case .stopping(_, .cancel):
+                return .cancelled
+            case .stopping(_, .suspend(let resumeAfter)) where !whole:
                 shared.phase = .suspended
-                return .stopped(stop)
+                return .suspended(restart: resumeAfter ? beginTransfer(&shared) : nil)
+            case .stopping(_, .pause(let handOver)):
+                return whole ? .finished(handOver: handOver) : .paused(handOver)
+            default:
+                if whole { return .finished(handOver: nil) }
+                if let failure = shared.failure { return .failed(failure) }
+                return error.map { .broken($0) } ?? .finished(handOver: nil)
             }
-            shared.phase = .completed
-            // The whole body arrived before the stop took hold: the task has finished.
-            if case .pause = stop, error == nil, shared.failure == nil, shared.total >= 0, shared.written == shared.total {
-                return .finishedBeforePause(stop)
-            }
-            return .stopped(stop)
         }
         switch ending {
-        case .stopped(.suspend(let resumeAfter)):
-            if resumeAfter { startTransfer() }
-        case .stopped(.pause(let handOver)):
-            let resumeData = currentResumeData()
-            let failure: (any Error)? = shared.withLock { $0.failure }
-            complete(with: failure ?? cancelledError(resumeData: resumeData))
-            handOver.call(resumeData)
-        case .finishedBeforePause(let stop):
+        case .finished(let handOver):
             finish()
-            // Nothing is left to resume: the handler gets nil, as for a task that has finished.
-            if case .pause(let handOver) = stop { handOver.call(nil) }
-        case .stopped(.cancel):
+            // Nothing is left to resume: a Pause that came too late gets nil, as from a task that
+            // has finished.
+            handOver?.call(nil)
+        case .suspended(let restart):
+            restart?.resume()
+        case .paused(let handOver):
+            // A Pause ends as a Pause, whatever else went wrong meanwhile: the blob covers the
+            // bytes that reached the file.
+            let resumeData = resumeDataOrNoFile()
+            complete(with: cancelledError(resumeData: resumeData))
+            handOver.call(resumeData)
+        case .cancelled:
             try? FileManager.default.removeItem(at: tempFile)
             complete(with: URLError(.cancelled))
-        case .ended(let failure?):
+        case .failed(let failure):
             complete(with: failure)
-        case .ended(nil):
-            guard let error else { return finish() }
+        case .broken(let error):
             // As on Apple's systems: a broken transfer's error carries the data to resume from.
             var userInfo = (error as NSError).userInfo
-            if let resumeData = currentResumeData() { userInfo[URLSessionDownloadTaskResumeData] = resumeData }
+            if let resumeData = resumeDataOrNoFile() { userInfo[URLSessionDownloadTaskResumeData] = resumeData }
             complete(with: URLError((error as? URLError)?.code ?? .unknown, userInfo: userInfo))
         }
+    }
+
+    /// The resume data for the bytes on disk; nil, and the temporary file deleted, when there is
+    /// none (no validator): nothing could ever lead back to the file.
+    private func resumeDataOrNoFile() -> Data? {
+        let resumeData = currentResumeData()
+        if resumeData == nil { try? FileManager.default.removeItem(at: tempFile) }
+        return resumeData
     }
 
     /// The body is complete: the delegate moves the temporary file away, then it is deleted.
@@ -514,16 +577,24 @@ public final class ResumableDownloadTask: URLSessionDownloadTask, @unchecked Sen
             shared.error = error
         }
         (session.delegate as? any URLSessionTaskDelegate)?.urlSession(session, task: self, didCompleteWithError: error)
+        session.taskCompleted(self)
     }
 
     /// Ends a task that had no transfer to wait for: its `didCompleteWithError` goes to the
     /// delegate queue, as every callback does.
     private func completeOutOfBand(with error: (any Error)?, then: @escaping @Sendable () -> Void = {}) {
         shared.withLock { $0.error = error }
-        session.delegateQueue.addOperation {
+        onDelegateQueue {
             self.complete(with: error)
             then()
         }
+    }
+
+    /// `work` as one more operation on the session's delegate queue. Added from another thread:
+    /// a bounded queue that is full would make a caller on the queue itself wait for ever.
+    private func onDelegateQueue(_ work: @escaping @Sendable () -> Void) {
+        let queue = session.delegateQueue
+        DispatchQueue.global().async { queue.addOperation(work) }
     }
 
     /// What Apple's `cancel(byProducingResumeData:)` would hand back now.

@@ -128,8 +128,11 @@ private final class ExchangeRecorder: NSObject, URLSessionDataDelegate, Sendable
     }
 }
 
-/// Records each task's exchange, then passes the callback on to the lesson's delegate. Callbacks the
-/// delegate does not implement get Foundation's defaults (`.allow`, follow the redirect, no body).
+/// Records each task's exchange, then passes the callback on to the lesson's delegate: the data,
+/// download and task callbacks the lessons use (response and body, progress both ways, redirects,
+/// a streamed body, the end). Those the delegate does not implement get Foundation's defaults
+/// (`.allow`, follow the redirect, no body stream); the others (challenges, metrics) are not
+/// passed on, and Foundation handles them as it does for a delegate without them.
 ///
 /// The delegate's methods are reached through references typed as optionals. On Apple's systems
 /// they are optional Objective-C requirements, and a reference to one the delegate lacks is nil;
@@ -158,9 +161,9 @@ final class InspectingDelegate: NSObject, URLSessionDataDelegate, URLSessionDown
     private var downloadDelegate: (any URLSessionDownloadDelegate)? { target as? any URLSessionDownloadDelegate }
 
     /// URLSession announces a request only through its first callback, so the exchange begins there.
-    /// `response` is recorded when it is one not recorded yet (Foundation on Linux hands a data
-    /// task's delegate an interim `100 Continue` before the final answer); `change` may count
-    /// body bytes.
+    /// A data task's `response` is recorded whenever it is a new one (Foundation on Linux hands its
+    /// delegate an interim `100 Continue` before the final answer); a download task's, read from
+    /// the task, only the first time; `change` may count body bytes.
     @discardableResult
     private func record(_ task: URLSessionTask, response: URLResponse? = nil,
                         _ change: (inout Recording) -> Void = { _ in }) -> HTTPExchangeLog.Entry {
@@ -169,7 +172,8 @@ final class InspectingDelegate: NSObject, URLSessionDataDelegate, URLSessionDown
                 for: task.currentRequest ?? task.originalRequest ?? URLRequest(url: URL(fileURLWithPath: "/"))))
             let bytesBefore = recording.bodyBytes
             change(&recording)
-            let newResponse = response.flatMap { $0 === recording.response ? nil : $0 }
+            let isNew = task is URLSessionDownloadTask ? recording.response == nil : response !== recording.response
+            let newResponse = isNew ? response : nil
             if let newResponse { recording.response = newResponse }
             recordings[task.taskIdentifier] = recording
             return (recording.entry, newResponse, recording.bodyBytes - bytesBefore)
@@ -177,6 +181,11 @@ final class InspectingDelegate: NSObject, URLSessionDataDelegate, URLSessionDown
         if let newResponse { entry.received(newResponse) }
         if bytes > 0 { entry.received(bodyBytes: Int(bytes)) }
         return entry
+    }
+
+    /// Whether a callback has begun `task`'s exchange.
+    private func isRecorded(_ task: URLSessionTask) -> Bool {
+        recordings.withLock { $0[task.taskIdentifier] != nil }
     }
 
     // MARK: Data tasks
@@ -250,12 +259,17 @@ final class InspectingDelegate: NSObject, URLSessionDataDelegate, URLSessionDown
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
-        // A download task's bytes after a Pause reach no delegate: the task's count has them.
-        let isDownload = task is URLSessionDownloadTask
-        let entry = record(task, response: isDownload ? task.response : nil) { recording in
-            if isDownload { recording.bodyBytes = max(recording.bodyBytes, task.countOfBytesReceived) }
+        // A task cancelled before it asked for anything (one made from resume data, then dropped)
+        // sent no request: there is no exchange to record.
+        let cancelledUnsent = (error as? URLError)?.code == .cancelled && !isRecorded(task) && task.response == nil
+        if !cancelledUnsent {
+            // A download task's bytes after a Pause reach no delegate: the task's count has them.
+            let isDownload = task is URLSessionDownloadTask
+            let entry = record(task, response: isDownload ? task.response : nil) { recording in
+                if isDownload { recording.bodyBytes = max(recording.bodyBytes, task.countOfBytesReceived) }
+            }
+            if let error { entry.failed(reason: describe(error)) }
         }
-        if let error { entry.failed(reason: describe(error)) }
         let forward: ((URLSession, URLSessionTask, (any Error)?) -> Void)? = taskDelegate?.urlSession(_:task:didCompleteWithError:)
         forward?(session, task, error)
     }
