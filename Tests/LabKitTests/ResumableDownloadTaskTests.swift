@@ -113,6 +113,35 @@ extension InProcessTransfers {
             #expect(ranges.count == 2 && ranges[0] == nil && ranges[1]?.hasPrefix("bytes=") == true, "\(ranges)")
         }
 
+        /// A resume answered with an error page fails, and keeps the partial file the resume data
+        /// vouches for: a later resume can still use it.
+        @Test func anErrorPageOnAResumeKeepsThePartialFile() throws {
+            let heard = HeardDownload()
+            let session = session(heard)
+            defer { session.finishTasksAndInvalidate() }
+            let url = server.url(for: Fixture(name: "gone", size: 8 << 20), faults: "throttle:4MiB,status:404", run: UUID().uuidString)
+            let task = session.downloadTask(with: url)
+            task.resume()
+            Thread.sleep(forTimeInterval: 0.3)
+            let handedOver = DispatchSemaphore(value: 0)
+            let blob = Mutex<Data?>(nil)
+            task.cancel(byProducingResumeData: { data in
+                blob.withLock { $0 = data }
+                handedOver.signal()
+            })
+            #expect(heard.waitForCompletion())
+            #expect(handedOver.wait(timeout: .now() + 30) == .success)
+            let resumeData = try #require(blob.withLock { $0 })
+            let (stored, _) = try ResumeData.decode(resumeData)
+            let tempFile = ResumableDownloadSession.temporaryFolder.appendingPathComponent(try #require(stored.tempFileName))
+            session.downloadTask(withResumeData: resumeData).resume()
+            #expect(heard.waitForCompletion())
+            #expect(heard.events.last?.hasPrefix("completed HTTP 404") == true, "\(heard.events)")
+            #expect(!heard.events.contains { $0.hasPrefix("finished") }, "\(heard.events)")
+            #expect(PartialFile.size(of: tempFile) >= stored.bytesReceived)
+            try? FileManager.default.removeItem(at: tempFile)
+        }
+
         /// Suspend keeps the bytes; resume asks for the rest with Range.
         @Test func suspendAndResumeContinueTheSameFile() throws {
             let fixture = Fixture(name: "suspended", size: 8 << 20)

@@ -135,7 +135,8 @@ public final class ResumableDownloadSession: URLSession, @unchecked Sendable {
 /// It does what Apple's does underneath:
 /// - The body goes to a temporary file, `CFNetworkDownload_<id>.tmp` in the session's temporary
 ///   folder. Any status's body is downloaded: a 404's error page too, as on Apple's systems, so
-///   the delegate checks `response` in `didFinishDownloadingTo`.
+///   the delegate checks `response` in `didFinishDownloadingTo`. A resume answered with an error
+///   status fails instead (`DownloadError.httpStatus`), keeping the partial file.
 /// - `cancel(byProducingResumeData:)` closes the connection at once (`cancelAtOnce()`) and writes
 ///   what was already on its way. Once the transfer has stopped, the delegate hears
 ///   `didCompleteWithError` with `URLError(.cancelled)`, and then the handler gets an Apple-format
@@ -451,8 +452,15 @@ public final class ResumableDownloadTask: URLSessionDownloadTask, @unchecked Sen
                 shared.response = http
             }
             return .allow
+        case 200:
+            startAt = 0
         default:
-            // A 200, or any other status: its body is the download, from byte 0.
+            // On a fresh download, any other status's body is the download, an error page too, as
+            // on Apple's systems. On a resume it would overwrite the bytes the resume data vouches
+            // for: the task fails instead, and the partial file stays for a later resume.
+            guard offset == 0 else {
+                return refuse(DownloadError.httpStatus(http.statusCode, url: (http.url ?? request?.url)?.absoluteString ?? ""))
+            }
             startAt = 0
         }
         do {
