@@ -64,6 +64,20 @@ extension InProcessTransfers {
             ResumableDownloadSession(configuration: .ephemeral, delegate: delegate, delegateQueue: nil)
         }
 
+        /// Presses Pause on `task` and waits for both of its ends: the task's completion and the
+        /// handler's blob (nil for none).
+        private func pause(_ task: URLSessionDownloadTask, _ heard: HeardDownload) throws -> Data? {
+            let handedOver = DispatchSemaphore(value: 0)
+            let blob = Mutex<Data?>(nil)
+            task.cancel(byProducingResumeData: { data in
+                heard.note("handed over \(data == nil ? "nil" : "a blob")")
+                blob.withLock { $0 = data }
+                handedOver.signal()
+            })
+            try #require(handedOver.wait(timeout: .now() + 30) == .success)
+            return blob.withLock { $0 }
+        }
+
         /// As on Apple's systems, a download task does not fail on an HTTP status: the error page
         /// is the download, and the delegate reads the status.
         @Test func anErrorPageIsDownloadedLikeAnyBody() throws {
@@ -88,18 +102,10 @@ extension InProcessTransfers {
             let task = session.downloadTask(with: url)
             task.resume()
             Thread.sleep(forTimeInterval: 0.3)
-            let handedOver = DispatchSemaphore(value: 0)
-            let blob = Mutex<Data?>(nil)
-            task.cancel(byProducingResumeData: { data in
-                heard.note("handed over \(data == nil ? "nil" : "a blob")")
-                blob.withLock { $0 = data }
-                handedOver.signal()
-            })
+            let resumeData = try #require(try pause(task, heard))
             #expect(heard.waitForCompletion())
-            #expect(handedOver.wait(timeout: .now() + 30) == .success)
             #expect(heard.events == ["completed \(URLError.cancelled.rawValue)", "handed over a blob"])
             #expect(task.state == .completed)
-            let resumeData = try #require(blob.withLock { $0 })
             #expect((heard.lastError as? URLError)?.downloadTaskResumeData == resumeData)
 
             let resumed = session.downloadTask(withResumeData: resumeData)
@@ -123,15 +129,8 @@ extension InProcessTransfers {
             let task = session.downloadTask(with: url)
             task.resume()
             Thread.sleep(forTimeInterval: 0.3)
-            let handedOver = DispatchSemaphore(value: 0)
-            let blob = Mutex<Data?>(nil)
-            task.cancel(byProducingResumeData: { data in
-                blob.withLock { $0 = data }
-                handedOver.signal()
-            })
+            let resumeData = try #require(try pause(task, heard))
             #expect(heard.waitForCompletion())
-            #expect(handedOver.wait(timeout: .now() + 30) == .success)
-            let resumeData = try #require(blob.withLock { $0 })
             let (stored, _) = try ResumeData.decode(resumeData)
             let tempFile = ResumableDownloadSession.temporaryFolder.appendingPathComponent(try #require(stored.tempFileName))
             session.downloadTask(withResumeData: resumeData).resume()
@@ -174,12 +173,7 @@ extension InProcessTransfers {
             task.resume()
             Thread.sleep(forTimeInterval: 0.3)
             task.suspend()
-            let handedOver = DispatchSemaphore(value: 0)
-            task.cancel(byProducingResumeData: { data in
-                heard.note("handed over \(data == nil ? "nil" : "a blob")")
-                handedOver.signal()
-            })
-            #expect(handedOver.wait(timeout: .now() + 30) == .success)
+            #expect(try pause(task, heard) != nil)
             #expect(heard.events == ["completed \(URLError.cancelled.rawValue)", "handed over a blob"])
         }
 
@@ -206,14 +200,7 @@ extension InProcessTransfers {
             let done = session.downloadTask(with: url)
             done.resume()
             #expect(heard.waitForCompletion())
-            let handedOver = DispatchSemaphore(value: 0)
-            let blob = Mutex<Data?>(Data())
-            done.cancel(byProducingResumeData: { data in
-                blob.withLock { $0 = data }
-                handedOver.signal()
-            })
-            #expect(handedOver.wait(timeout: .now() + 30) == .success)
-            #expect(blob.withLock { $0 } == nil)
+            #expect(try pause(done, heard) == nil)
 
             let temporaryFiles = { Set((try? FileManager.default.contentsOfDirectory(
                 atPath: ResumableDownloadSession.temporaryFolder.path)) ?? []) }
