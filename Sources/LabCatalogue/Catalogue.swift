@@ -22,16 +22,20 @@ public struct LessonDefects: Sendable {
     public let everyDefect: [Defect]
     /// The defects a run on this system shows, which the checks and `lab compare` expect.
     public var defects: [Defect] { Platform.isLinux ? everyDefect : everyDefect.filter { $0.linuxOnly == nil } }
+    /// What the lesson teaches, checked beside the defects.
+    public let skills: [Skill]
 
     public var number: String { id.number }
     public var lessonExecutable: String { id.executable }
     public var exerciseExecutable: String { id.exerciseExecutable }
 
-    init(_ id: LessonID, compareArguments: [String] = [], correctedRefusesAbove: Int64? = nil, defects: [Defect]) {
+    init(_ id: LessonID, compareArguments: [String] = [], correctedRefusesAbove: Int64? = nil, defects: [Defect],
+         skills: [Skill] = []) {
         self.id = id
         self.compareArguments = compareArguments
         self.correctedRefusesAbove = correctedRefusesAbove
         everyDefect = defects
+        self.skills = skills
     }
 
     /// The fault-matrix columns where the catalogue expects the article variant to fail.
@@ -78,7 +82,7 @@ public enum Catalogue {
             summary: "the status code is never read: a 404's error page is saved as the file",
             source: scenarios("§1, the completion handler"),
             trial: Trial(faults: "status:404", size: small),
-            symptom: .claimsDone(.errorPage), fix: .verifiesOrStopsCleanly, matrix: [],
+            symptom: .claimsDone(.errorPage), fix: .verifiesOrStops(.transferFailed), matrix: [],
             hints: [
                 "The completion handler gets a response as well as the data. What does a 404 look like there?",
                 "Cast the response to HTTPURLResponse and look at statusCode before writing anything.",
@@ -100,7 +104,7 @@ public enum Catalogue {
             summary: "the body's length is never compared with Content-Length: a short body is saved as the file",
             source: scenarios("§1, the completion handler"),
             trial: Trial(faults: "bad-length:-100", size: small),
-            symptom: .claimsDone(.shorter(by: .bytes(100))), fix: .verifiesOrStopsCleanly, matrix: [],
+            symptom: .claimsDone(.shorter(by: .bytes(100))), fix: .verifiesOrStops(.transferFailed), matrix: [],
             hints: [
                 "The server announced a length. Did the body have it?",
                 "response.expectedContentLength is the announced length; data.count is what came.",
@@ -111,7 +115,7 @@ public enum Catalogue {
             summary: "any size goes into memory: a big file is held whole, about twice",
             source: urlGuide("synchronous requests and their limits"),
             trial: Trial(faults: "", size: 96 << 20),
-            symptom: .holdsInMemory(moreThan: 1.0), fix: .verifiesOrStopsCleanly, matrix: [],
+            symptom: .holdsInMemory(moreThan: 1.0), fix: .verifiesOrStops(.transferFailed), matrix: [],
             hints: [
                 "One call hands the whole body over at once. How big may it be before that is a problem?",
                 "A HEAD request tells the size before any body arrives.",
@@ -127,7 +131,7 @@ public enum Catalogue {
             summary: "the status code is never read: a 404's error page becomes the file",
             source: urlGuide("the NSURLConnection delegate with NSMutableData"),
             trial: Trial(faults: "status:404", size: small),
-            symptom: .claimsDone(.errorPage), fix: .verifiesOrStopsCleanly, matrix: [],
+            symptom: .claimsDone(.errorPage), fix: .verifiesOrStops(.transferFailed), matrix: [],
             hints: [
                 "didReceive response: is the first callback. What could it tell you about a 404?",
                 "Cast the response to HTTPURLResponse and keep its statusCode.",
@@ -177,7 +181,7 @@ public enum Catalogue {
             summary: "nothing checks Content-Range: a 206 that starts elsewhere is appended anyway",
             source: resuming("the NSURLConnection listing"),
             trial: Trial(faults: "drop:40pct,shift-range:-100", size: medium),
-            symptom: .claimsDone(.longer(by: .bytesBeforeTheBreak)), fix: .verifiesOrStopsCleanly, matrix: [],
+            symptom: .claimsDone(.longer(by: .bytesBeforeTheBreak)), fix: .verifiesOrStops(.transferFailed), matrix: [],
             hints: [
                 "A 206 says where its bytes start. Is that where your file ends?",
                 "Read the Content-Range header: bytes <first>-<last>/<total>.",
@@ -199,24 +203,24 @@ public enum Catalogue {
             summary: "write errors are dropped: a full disk ends in \"download finished\" with a short file",
             source: scenarios("§3, NSFileHandle"),
             trial: Trial(faults: "", size: medium, arguments: ["--disk-full-after", "1MiB"], sequel: .rerun),
-            symptom: .claimsDone(.shorter(by: .some)), fix: .verifies, matrix: [],
+            symptom: .claimsDone(.shorter(by: .some)), fix: .stopsThenRerunVerifies(.localIOFailed), matrix: [],
             hints: [
                 "try? turns an error into nothing. Which errors does the write throw away?",
                 "When a write fails, the download must stop, and the bytes already on disk must stay resumable.",
-                "Use try in a do/catch around the write; in the catch, cancel the connection and set outcome = .failed(error).",
+                "Use try in a do/catch around the write; in the catch, cancel the connection and set outcome = .failed(DownloadError.localIO(path:reason:)), which exits 74.",
             ]),
         Defect(
             id: "status-ignored",
             summary: "the status code is never read: a 404's error page is written as the file",
             source: scenarios("§3, NSFileHandle"),
             trial: Trial(faults: "status:404", size: medium),
-            symptom: .claimsDone(.errorPage), fix: .verifiesOrStopsCleanly, matrix: [],
+            symptom: .claimsDone(.errorPage), fix: .verifiesOrStops(.transferFailed), matrix: [],
             hints: [
                 "didReceive response: comes before any data. What does it say about a 404?",
                 "Cast the response to HTTPURLResponse and look at statusCode.",
                 "Anything other than 200 or 206: cancel the connection and set outcome = .failed(DownloadError.httpStatus(status, url: ...)).",
             ]),
-    ])
+    ], skills: [resumesAfterDrop(brokenBy: ["range-colon"]), resumesAfterKill(brokenBy: ["range-colon"])])
 
     // MARK: - 03
 
@@ -237,7 +241,7 @@ public enum Catalogue {
             summary: "nothing checks Content-Range: a 206 that starts elsewhere is appended anyway",
             source: resuming("the AFNetworking listing"),
             trial: Trial(faults: "drop:40pct,shift-range:-100", size: medium),
-            symptom: .claimsDone(.longer(by: .bytes(100))), fix: .verifiesOrStopsCleanly, matrix: [],
+            symptom: .claimsDone(.longer(by: .bytes(100))), fix: .verifiesOrStops(.transferFailed), matrix: [],
             hints: [
                 "A 206 says where its bytes start. Is that where your file ends?",
                 "Read Content-Range: bytes <first>-<last>/<total>.",
@@ -270,18 +274,18 @@ public enum Catalogue {
             summary: "the return value of write is ignored: a full disk ends in \"download finished\" with a short file",
             source: progress("NSOutputStream writing"),
             trial: Trial(faults: "", size: medium, arguments: ["--disk-full-after", "1MiB"], sequel: .rerun),
-            symptom: .claimsDone(.shorter(by: .some)), fix: .verifies, matrix: [],
+            symptom: .claimsDone(.shorter(by: .some)), fix: .stopsThenRerunVerifies(.localIOFailed), matrix: [],
             hints: [
                 "OutputStream.write returns a number. What does -1, or less than you asked for, mean?",
                 "A short or failed write must stop the download; the bytes already written stay for the rerun.",
-                "Loop until every byte is written; on -1, cancel the connection and set outcome = .failed(stream.streamError ?? ...).",
+                "Loop until every byte is written; on -1, cancel the connection and set outcome = .failed(DownloadError.localIO(path:reason:)), which exits 74.",
             ]),
         Defect(
             id: "status-ignored",
             summary: "the status code is never read, and the HEAD's errors are ignored: a 404's page is saved",
             source: progress("the HEAD request"),
             trial: Trial(faults: "status:404", size: medium),
-            symptom: .claimsDone(.errorPage), fix: .verifiesOrStopsCleanly, matrix: [],
+            symptom: .claimsDone(.errorPage), fix: .verifiesOrStops(.transferFailed), matrix: [],
             hints: [
                 "What does the code do with the status of either response?",
                 "Cast each response to HTTPURLResponse and look at statusCode.",
@@ -298,7 +302,7 @@ public enum Catalogue {
                 "A 206's Content-Range ends with /<total>; a 200's Content-Length is the total.",
                 "Drop the HEAD and take the total from the GET's response.",
             ]),
-    ])
+    ], skills: [resumesAfterDrop(), resumesAfterKill()])
 
     // MARK: - 04
 
@@ -330,7 +334,7 @@ public enum Catalogue {
             summary: "nothing checks Content-Range: a 206 that starts elsewhere is appended anyway",
             source: resuming("the NSURLSessionDataTask listing"),
             trial: Trial(faults: "drop:40pct,shift-range:-100", size: medium),
-            symptom: .claimsDone(.longer(by: .bytes(100))), fix: .verifiesOrStopsCleanly, matrix: [],
+            symptom: .claimsDone(.longer(by: .bytes(100))), fix: .verifiesOrStops(.transferFailed), matrix: [],
             hints: [
                 "A 206 says where its bytes start. Is that where your file ends?",
                 "Read Content-Range: bytes <first>-<last>/<total>.",
@@ -341,7 +345,7 @@ public enum Catalogue {
             summary: "the status code is never read: a 404's error page becomes the file",
             source: resuming("the NSURLSessionDataTask listing"),
             trial: Trial(faults: "status:404", size: medium),
-            symptom: .claimsDone(.errorPage), fix: .verifiesOrStopsCleanly, matrix: [],
+            symptom: .claimsDone(.errorPage), fix: .verifiesOrStops(.transferFailed), matrix: [],
             hints: [
                 "What does didReceive response: do with a 404?",
                 "Cast the response to HTTPURLResponse and look at statusCode.",
@@ -352,13 +356,13 @@ public enum Catalogue {
             summary: "write errors are dropped: a full disk ends in \"download finished\" with a short file",
             source: resuming("the NSURLSessionDataTask listing"),
             trial: Trial(faults: "", size: medium, arguments: ["--disk-full-after", "1MiB"], sequel: .rerun),
-            symptom: .claimsDone(.shorter(by: .some)), fix: .verifies, matrix: [],
+            symptom: .claimsDone(.shorter(by: .some)), fix: .stopsThenRerunVerifies(.localIOFailed), matrix: [],
             hints: [
                 "Which errors does try? throw away here?",
                 "A failed write must stop the task, and the bytes already on disk must stay resumable.",
-                "Catch the write's error, cancel the task, and make didCompleteWithError report that error instead of success.",
+                "Catch the write's error, cancel the task, and make didCompleteWithError report DownloadError.localIO(path:reason:) (exit 74) instead of success.",
             ]),
-    ])
+    ], skills: [resumesAfterDrop(), resumesAfterKill()])
 
     // MARK: - 05
 
@@ -367,9 +371,9 @@ public enum Catalogue {
             id: "resume-data-in-memory",
             summary: "the resume data is kept in memory only: after a kill the rerun starts over",
             source: sessionVersusConnection("cancelByProducingResumeData:"),
-            // The first transfer runs until Pause (40%); the Resume stalls 1 MiB later, and is killed there.
-            trial: Trial(faults: "ok,stall:1MiB", size: 32 << 20, sequel: .killAndRerun),
-            symptom: .downloadsAgain(moreThan: 0.2), fix: .verifies, matrix: [],
+            // The first transfer runs until Pause (40%); the Resume stalls 512 KiB later, and is killed there.
+            trial: Trial(faults: "ok,stall:512KiB", size: 32 << 20, sequel: .killAndRerun),
+            symptom: .startsOver, fix: .verifies, matrix: [],
             hints: [
                 "After a kill, what is left of the resume data?",
                 "The blob must be on disk before the kill comes, and a kill gives no warning.",
@@ -380,7 +384,7 @@ public enum Catalogue {
             summary: "resume data is used only after a press of Pause: a dropped connection starts over",
             source: resuming("the NSURLSessionDownloadTask listing"),
             trial: Trial(faults: "drop:30pct,ok", size: 16 << 20),
-            symptom: .downloadsAgain(moreThan: 0.2), fix: .verifies, matrix: [],
+            symptom: .startsOver, fix: .verifies, matrix: [],
             hints: [
                 "When the connection drops, the task fails. Does the error carry anything useful?",
                 "A failed download task puts resume data in its error's userInfo.",
@@ -391,7 +395,7 @@ public enum Catalogue {
             summary: "the response is never looked at: the download task saves a 404's error page, and it is kept as the file",
             source: sessionVersusConnection("didFinishDownloadingToURL:"),
             trial: Trial(faults: "status:404", size: medium),
-            symptom: .claimsDone(.errorPage), fix: .verifiesOrStopsCleanly, matrix: [],
+            symptom: .claimsDone(.errorPage), fix: .verifiesOrStops(.transferFailed), matrix: [],
             hints: [
                 "A 404 is not an error to a download task: didFinishDownloadingTo gets the error page. What else does the task know?",
                 "downloadTask.response is an HTTPURLResponse; read its statusCode before moving the file.",
@@ -408,7 +412,7 @@ public enum Catalogue {
                 "The response knows the resource's name: suggestedFilename, or the URL's last path component.",
                 "Name the file after response.suggestedFilename, keeping only its last component so it cannot leave the folder.",
             ]),
-    ])
+    ], skills: [resumeDataForAnotherURL])
 
     // MARK: - 06
 
@@ -463,7 +467,7 @@ public enum Catalogue {
             summary: "the response is never looked at: a 404's error page is saved as the file",
             source: asyncTutorials("let (data, _) = try await data(from:)"),
             trial: Trial(faults: "status:404", size: small),
-            symptom: .claimsDone(.errorPage), fix: .verifiesOrStopsCleanly, matrix: [],
+            symptom: .claimsDone(.errorPage), fix: .verifiesOrStops(.transferFailed), matrix: [],
             hints: [
                 "A 404 is not an error to URLSession: data(from:) returns normally. What else does it return?",
                 "The response it returns is an HTTPURLResponse; read its statusCode before writing anything.",
@@ -474,7 +478,7 @@ public enum Catalogue {
             summary: "a broken transfer keeps nothing: the next attempt downloads the whole file again",
             source: asyncTutorials("data(from:), then data.write(to:)"),
             trial: Trial(faults: "drop:40pct,ok", size: 16 << 20),
-            symptom: .downloadsAgain(moreThan: 0.2), fix: .verifies, matrix: [],
+            symptom: .startsOver, fix: .verifies, matrix: [],
             hints: [
                 "When data(from:) throws, where are the bytes that had already arrived?",
                 "run.sharedSession.bodyChunks(for:) returns as soon as the response head is in; its chunks can go to the file as they arrive.",
@@ -491,5 +495,50 @@ public enum Catalogue {
                 "data(from:) returns only when the whole body is in one Data; on Linux it is copied once more on the way.",
                 "Get the body with run.sharedSession.bodyChunks(for:), iterate it with `for try await chunk in chunks` and write each chunk to a FileHandle.",
             ]),
-    ])
+    ], skills: [resumesAfterKill(brokenBy: ["starts-over"])])
+
+    // MARK: - What the resuming lessons teach
+
+    /// After a drop, the next GET asks for the rest of the file, and little comes twice.
+    static func resumesAfterDrop(brokenBy: [String] = []) -> Skill {
+        Skill(
+            id: "resumes-after-drop",
+            summary: "after a dropped connection, the next request asks for the rest, from the bytes on disk",
+            trial: Trial(faults: "drop:50pct,ok", size: 8 << 20),
+            symptom: .startsOver, fix: .verifies,
+            hints: [
+                "The ✗ line counts the bytes the server sent twice. Where did the second attempt start?",
+                "The bytes before the drop are on disk already; only a Range request keeps them. Read the second request the program sends.",
+                "Ask for bytes=<size on disk>- (PartialFile(run).nextRequest() does, with If-Range), and append the 206's body to the file.",
+            ],
+            brokenBy: brokenBy)
+    }
+
+    /// After a `kill -9`, the rerun asks for the rest of the file, and little comes twice.
+    static func resumesAfterKill(brokenBy: [String] = []) -> Skill {
+        Skill(
+            id: "resumes-after-kill",
+            summary: "after kill -9, the next run asks for the rest, from the bytes on disk",
+            trial: Trial(faults: "stall:50pct", size: 8 << 20, sequel: .killAndRerun),
+            symptom: .startsOver, fix: .verifies,
+            hints: [
+                "The ✗ line counts the bytes the server sent twice. Where did the run after the kill start?",
+                "A kill gives no warning: what was in memory is gone, but the partial file and anything saved beside it are on disk.",
+                "On start, take the size of the partial file (and its saved validator) and ask for bytes=<size>- with If-Range; PartialFile(run).nextRequest() does both.",
+            ],
+            brokenBy: brokenBy)
+    }
+
+    /// Resume data names the URL it was made for; for another one it is of no use.
+    static let resumeDataForAnotherURL = Skill(
+        id: "resume-data-for-another-url",
+        summary: "resume data saved for another URL is set aside: the download starts over, and succeeds",
+        trial: Trial(faults: "ok,stall:512KiB", size: 16 << 20, sequel: .killAndRerunAtAnotherURL),
+        symptom: nil, fix: .verifies,
+        hints: [
+            "The first run's server is gone by the second run, and the file comes from another URL. What does the resume data you kept point at?",
+            "A download task made from resume data goes to the URL inside the blob, not to the one you are asked for: task.originalRequest?.url says which.",
+            "Before resuming, compare the resumed task's originalRequest?.url with run.url; when they differ, cancel it, delete the blob and start with downloadTask(with: run.url).",
+        ],
+        brokenBy: [])
 }

@@ -58,9 +58,17 @@ public struct Trial: Sendable {
         /// The program is killed (SIGKILL) once the server has stalled at its break, then run
         /// again as with `rerun`.
         case killAndRerun = "kill-and-rerun"
+        /// As `killAndRerun`, but the first run's server is gone by the rerun, which fetches the
+        /// same file from another URL: what happens to resume data saved for an embedded server,
+        /// which listens on a new port every run.
+        case killAndRerunAtAnotherURL = "kill-and-rerun-at-another-url"
+
+        /// The program runs twice.
+        public var runsTwice: Bool { self != .none }
+        public var kills: Bool { self == .killAndRerun || self == .killAndRerunAtAnotherURL }
     }
 
-    /// The command a student types to see it, less `--output` and the server.
+    /// The command a student types to see a one-run trial, less `--output` and the server.
     public func commandLine(executable: String) -> String {
         var words = ["swift run \(executable)", "--size \(ByteSize.format(size))", "--faults \(faults.isNone ? "\"\"" : faults.description)"]
         words += arguments
@@ -72,8 +80,9 @@ public struct Trial: Sendable {
 public enum Symptom: Sendable, Equatable {
     /// The program says it is done (its own verification then fails, exit 65) and the file is wrong.
     case claimsDone(FileProblem)
-    /// The file verifies, but more than this share of it came over the network twice.
-    case downloadsAgain(moreThan: Double)
+    /// The file verifies, but the attempt after the break did not ask for the rest: its GET had
+    /// no `Range` from the bytes on disk, or more than `Symptom.wasteAllowed` came twice.
+    case startsOver
     /// The file verifies, but the peak RSS rose by more than this multiple of the file's size
     /// above the clean run's.
     case holdsInMemory(moreThan: Double)
@@ -88,6 +97,9 @@ public enum Symptom: Sendable, Equatable {
 }
 
 extension Symptom {
+    /// What a resume may fetch again: the bytes in flight when the transfer broke, not the file.
+    public static let wasteAllowed: Int64 = 1 << 20
+
     /// The check compares the run's peak memory with the clean run's.
     public var measuresMemory: Bool {
         if case .holdsInMemory = self { true } else { false }
@@ -112,11 +124,32 @@ public enum FileProblem: Sendable, Equatable {
     }
 }
 
-/// What a fixed program does in the defect's trial.
-public enum Fix: String, Sendable {
+/// What a fixed program does in the defect's trial. A stop is part of the contract: the exit
+/// status says which failure it was (`ExitStatus`, from LabKit's `DownloadError`).
+public enum Fix: Sendable, Equatable {
     /// Ends with the right file, exit 0, and without the symptom.
     case verifies
-    /// Either verifies, or stops with its own error (not exit 0, not 65, no crash) and leaves
-    /// nothing, or the start of the right file, to resume from.
-    case verifiesOrStopsCleanly = "verifies-or-stops-cleanly"
+    /// Either verifies, or stops with this status and leaves nothing, or the start of the right
+    /// file, to resume from.
+    case verifiesOrStops(ExitStatus)
+    /// The first run stops with this status and keeps the start of the file; the rerun verifies.
+    case stopsThenRerunVerifies(ExitStatus)
+}
+
+/// A check of what the lesson teaches, run whatever the article gets wrong: that a resume
+/// happens and wastes nothing, that resume data made for another URL is not trusted. Without
+/// them, code that never resumes could pass every defect's check.
+public struct Skill: Sendable {
+    /// The check's name, e.g. "resumes-after-kill".
+    public let id: String
+    /// One line: what the program must do.
+    public let summary: String
+    public let trial: Trial
+    /// What a run shows when the program does not do it; nil when any run that verifies does.
+    public let symptom: Symptom?
+    public let fix: Fix
+    /// From the symptom, to the cause, to the fix.
+    public let hints: [String]
+    /// The article's defects that make its code fail this check; empty when it passes.
+    public let brokenBy: [String]
 }

@@ -4,8 +4,9 @@ import LabVocabulary
 /// The starting code of an exercise, made from its lesson's folder, so that it can never drift
 /// from the article variant. The exercise gets:
 ///
-/// - `Article.swift`: the lesson's `Article.swift` under the exercise's header. This is the
-///   student's file; apart from the header it is the lesson's file, line for line.
+/// - `Article.swift`: the lesson's `Article.swift` under the exercise's header, without the
+///   lesson's `// Defect:` and `// Weakness:` comments: the code is there to be read, not its
+///   answer key. This is the student's file.
 /// - `main.swift`: the lesson's wiring (its imports and its `Lesson(…).run`) with the article's
 ///   case only, run as the exercise (`program: .exercise`).
 /// - every other file at the top of the lesson's folder except `Corrected.swift`: what both
@@ -40,7 +41,7 @@ public enum ExerciseSource {
         guard let wiring = lessonFiles[wiringFile] else { throw Problem.missing(wiringFile) }
         let shared = lessonFiles.keys.filter { ![studentFile, correctedFile, wiringFile].contains($0) }.sorted()
         return [
-            File(name: studentFile, text: lines(header(for: lesson)) + withoutHeader(article)),
+            File(name: studentFile, text: lines(header(for: lesson)) + withoutAnnotations(withoutHeader(article))),
             File(name: wiringFile, text: try exerciseWiring(for: lesson, from: wiring)),
         ] + shared.map { name in
             File(name: name, text: lines(["/// Copied from \(lessonFolder(for: lesson))/\(name) by `lab exercise reset`: what both",
@@ -79,13 +80,53 @@ public enum ExerciseSource {
             "/// its defects. Fix them here; the lesson itself never changes.",
             "///",
             "///     swift run lab exercise check \(lesson.number)   build this and run it against the lab server",
-            "///     swift run lab exercise hint \(lesson.number)    a hint for the first check that fails",
+            "///     swift run lab exercise hint \(lesson.number)    a hint for the first check that fails (or: hint \(lesson.number) <check>)",
             "///     swift run lab exercise watch \(lesson.number)   check again on every save",
             "///     swift run lab exercise reset \(lesson.number)   back to this starting code",
+            "///",
+            "/// How the program ends is checked too. Return `.failed(error)` with LabKit's `DownloadError`",
+            "/// and the lab gives the lesson's exit status and a one-line message:",
+            "///     .httpStatus, .lengthMismatch, .contentRangeMismatch, .tooLargeForMemory   exit 69",
+            "///     .localIO (a write failed: the disk is full)                               exit 74",
+            "///     a file called done that is not the server's                               exit 65",
+            "///",
+            "/// Swift 6 checks data races. A completion handler or a delegate callback runs on another",
+            "/// thread, so the compiler refuses a plain `var` that it changes. The lessons keep such state",
+            "/// in a Mutex (`import Synchronization`), which locks every read and write:",
+            "///     let received = Mutex<Data?>(nil)",
+            "///     session.dataTask(with: request) { data, _, _ in received.withLock { $0 = data } }.resume()",
+            "///     ... later: let data = received.withLock { $0 }",
+            "/// A delegate whose callbacks all run one at a time on its session's serial delegate queue",
+            "/// may say so instead: `@unchecked Sendable`, with a comment why (lessons 04 and 05).",
             "///",
             "/// Read Lessons/\(lesson.lesson).md next to this file. This file was made by `lab exercise reset`.",
         ]
     }
+
+    /// The comments that name what is wrong, each from its `Defect:` or `Weakness:` line to the
+    /// end of that comment: the lesson keeps them, the exercise leaves them for the student to find.
+    public static func withoutAnnotations(_ text: String) -> String {
+        var kept: [String] = []
+        var annotationPrefix: String?
+        for line in text.components(separatedBy: "\n") {
+            let indent = String(line.prefix { $0 == " " })
+            let rest = line.dropFirst(indent.count)
+            let slashes = String(rest.prefix { $0 == "/" })
+            let comment = rest.dropFirst(slashes.count).trimmingPrefix(" ")
+            // The comment goes on at the same indent with the same slashes.
+            if let prefix = annotationPrefix, !slashes.isEmpty, indent + slashes == prefix { continue }
+            annotationPrefix = nil
+            if !slashes.isEmpty, annotationMarkers.contains(where: { comment.hasPrefix($0) }) {
+                annotationPrefix = indent + slashes
+                continue
+            }
+            kept.append(line)
+        }
+        return kept.joined(separator: "\n")
+    }
+
+    /// How the lessons' `Article.swift` marks what is wrong.
+    public static let annotationMarkers = ["Defect:", "Weakness:"]
 
     /// A file's text after its leading `///` comment: what an exercise copies.
     public static func withoutHeader(_ text: String) -> String {

@@ -17,8 +17,13 @@ public struct Observation: Sendable {
     public var size: Int64
     /// Where the trial's fault script broke the first transfer.
     public var breakOffset: Int64?
-    /// Bytes the server sent beyond the file's size, as a share of it.
-    public var downloadedAgainShare: Double
+    /// Bytes the server sent beyond the file's size: what came twice.
+    public var resentBytes: Int64
+    /// The first GET after the break (the second GET of one run, the first of the rerun), and
+    /// its `Range` header; nil when there was none.
+    public var requestAfterTheBreak: RequestAfterTheBreak?
+    /// How the first run ended, when the trial has two.
+    public var firstEnding: Ending?
     /// Peak RSS above the clean run's, as a multiple of the file's size; nil when not measured.
     public var memoryGrowth: Double?
     public var sentHEAD: Bool
@@ -26,8 +31,8 @@ public struct Observation: Sendable {
     public var uploadExtraBytes: Int64?
 
     public init(ending: Ending, outcome: Outcome?, file: FileState, fileName: String?, resourceName: String, size: Int64,
-                breakOffset: Int64?, downloadedAgainShare: Double, memoryGrowth: Double?, sentHEAD: Bool,
-                uploadExtraBytes: Int64?) {
+                breakOffset: Int64?, resentBytes: Int64, requestAfterTheBreak: RequestAfterTheBreak? = nil,
+                firstEnding: Ending? = nil, memoryGrowth: Double?, sentHEAD: Bool, uploadExtraBytes: Int64?) {
         self.ending = ending
         self.outcome = outcome
         self.file = file
@@ -35,7 +40,9 @@ public struct Observation: Sendable {
         self.resourceName = resourceName
         self.size = size
         self.breakOffset = breakOffset
-        self.downloadedAgainShare = downloadedAgainShare
+        self.resentBytes = resentBytes
+        self.requestAfterTheBreak = requestAfterTheBreak
+        self.firstEnding = firstEnding
         self.memoryGrowth = memoryGrowth
         self.sentHEAD = sentHEAD
         self.uploadExtraBytes = uploadExtraBytes
@@ -45,13 +52,34 @@ public struct Observation: Sendable {
     public var claimedDone: Bool { ending == .exited(65) && outcome == .verificationFailed }
     public var verified: Bool { ending == .exited(0) && file == .right }
 
-    /// A stop of its own: a non-zero exit other than 65, no crash, nothing wrong left behind.
-    public var stoppedCleanly: Bool {
-        guard case .exited(let status) = ending, status != 0, status != 65 else { return false }
+    /// A stop of its own with `status`, and nothing wrong left behind: no file, or the start of
+    /// the right one to resume from.
+    public func stopped(with status: ExitStatus) -> Bool {
+        guard ending == .exited(status.rawValue) else { return false }
         switch file {
         case .missing, .startOfTheFile: return true
         default: return false
         }
+    }
+
+    /// Where the resume started: the first byte the request after the break asked for; 0 when
+    /// it asked for the whole file.
+    public var resumedFrom: Int64? {
+        requestAfterTheBreak.map { $0.range.flatMap(RequestAfterTheBreak.firstByte(of:)) ?? 0 }
+    }
+}
+
+/// The first GET after a break, as the server logged it.
+public struct RequestAfterTheBreak: Sendable, Equatable {
+    /// Its `Range` header as sent; nil without one.
+    public var range: String?
+
+    public init(range: String?) { self.range = range }
+
+    /// N of "bytes=N-" or "bytes=N-M"; nil for anything else.
+    static func firstByte(of range: String) -> Int64? {
+        guard range.hasPrefix("bytes="), let dash = range.firstIndex(of: "-") else { return nil }
+        return Int64(range[range.index(range.startIndex, offsetBy: 6)..<dash])
     }
 }
 
@@ -74,8 +102,9 @@ extension Symptom {
         switch self {
         case .claimsDone(let problem):
             return observation.claimedDone && problem.describes(observation.file, size: observation.size, breakOffset: observation.breakOffset)
-        case .downloadsAgain(let share):
-            return observation.verified && observation.downloadedAgainShare > share
+        case .startsOver:
+            return observation.verified
+                && ((observation.resumedFrom ?? 0) == 0 || observation.resentBytes > Symptom.wasteAllowed)
         case .holdsInMemory(let multiple):
             return (observation.memoryGrowth ?? 0) > multiple
         case .sendsHEAD:
@@ -116,12 +145,13 @@ extension FileProblem.Amount {
 }
 
 extension Fix {
-    /// Whether `observation` is what a fixed program does, for a defect with `symptom`.
-    public func holds(in observation: Observation, despite symptom: Symptom) -> Bool {
-        if symptom.isShown(in: observation) { return false }
+    /// Whether `observation` is what a fixed program does, for a check whose failure shows as `symptom`.
+    public func holds(in observation: Observation, despite symptom: Symptom?) -> Bool {
+        if symptom?.isShown(in: observation) == true { return false }
         switch self {
         case .verifies: return observation.verified
-        case .verifiesOrStopsCleanly: return observation.verified || observation.stoppedCleanly
+        case .verifiesOrStops(let status): return observation.verified || observation.stopped(with: status)
+        case .stopsThenRerunVerifies(let status): return observation.verified && observation.firstEnding == .exited(status.rawValue)
         }
     }
 }

@@ -4,6 +4,8 @@ public enum CheckStatus: String, Codable, Sendable, CaseIterable, LabName {
     case stillThere = "still-there"
     /// The clean download's check: it verifies, or it fails.
     case verifies
+    /// A skill's check (what the lesson teaches): it holds, or it fails.
+    case holds
     case fails
     case timedOut = "timed-out"
     case crashed

@@ -14,6 +14,7 @@ struct Lab: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "lab",
         abstract: "Download Lab: small programs that download files from a local, deliberately unreliable HTTP server.",
+        version: LabVersion.current,
         subcommands: [
             Serve.self,
             InspectResumeData.self,

@@ -34,7 +34,7 @@ final class ArticleDownload: LessonDownload, URLConnectionDataDelegate {
     }
 
     func connection(_ connection: URLConnection, didReceive data: Data) {
-        // Defect: the buffer grows chunk by chunk, with no idea of the size to come.
+        // Weakness: the buffer grows chunk by chunk, with no idea of the size to come.
         receivedData.append(data)
         run.progress.update(received: Int64(receivedData.length), expected: expectedLength)
     }

@@ -22,7 +22,7 @@ final class ArticleDownload: LessonDownload, URLConnectionDataDelegate {
     func downloadFile() -> AttemptResult {
         outcome = nil
         let attributes = try? FileManager.default.attributesOfItem(atPath: run.file.path)
-        // Defect: the size goes through a 32-bit int (Objective-C's intValue); past 2 GiB it wraps.
+        // Weakness: the size goes through a 32-bit int (Objective-C's intValue); past 2 GiB it wraps.
         let localSize = Int64((attributes?[.size] as? NSNumber)?.int32Value ?? 0)
         curDataLength = localSize
 
@@ -38,7 +38,7 @@ final class ArticleDownload: LessonDownload, URLConnectionDataDelegate {
     func connection(_ connection: URLConnection, didReceive response: URLResponse) {
         // As in the listing of "iOS 断点续传", the total is worked out once.
         guard totalDataSize == 0 else { return }
-        // Defect: total = this response's length + what is on disk. When a 200 brings the whole
+        // Weakness: total = this response's length + what is on disk. When a 200 brings the whole
         // file after a partial one, progress runs past 100%.
         totalDataSize = response.expectedContentLength + curDataLength
         if curDataLength == 0 {

@@ -28,7 +28,7 @@ final class ArticleDownload: NSObject, LessonDownload, URLSessionDownloadDelegat
         return outcome!
     }
 
-    /// Defect: a new session for every task, and none is ever invalidated. Each one keeps its
+    /// Weakness: a new session for every task, and none is ever invalidated. Each one keeps its
     /// tasks, their transfers and this delegate alive until the process ends.
     private func session() -> URLSession {
         run.makeSession(delegate: self, delegateQueue: nil)

@@ -29,7 +29,7 @@ final class ArticleUpload: LessonUpload {
         var body = Data()
         body.append(delimiter)
         body.append(newLine)
-        // Defect: the file name goes in as it is; a quote or a line break in it rewrites the headers.
+        // Weakness: the file name goes in as it is; a quote or a line break in it rewrites the headers.
         body.append(Data("Content-Disposition: form-data; name=\"file\"; filename=\"\(run.file.lastPathComponent)\"".utf8))
         body.append(newLine)
         body.append(Data("Content-Type: application/octet-stream".utf8))

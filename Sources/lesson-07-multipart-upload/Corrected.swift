@@ -39,9 +39,7 @@ final class CorrectedUpload: LessonUpload {
             if let failure = writer.failure { return .failed(failure) }
             return sent.check(run, sent: fixture)
         case .bodyFile:
-            let bodyFile = FileManager.default.temporaryDirectory
-                .appendingPathComponent("download-lab", isDirectory: true)
-                .appendingPathComponent("lesson-07-body-\(UUID().uuidString)")
+            let bodyFile = LabFolders.temporary.appendingPathComponent("lesson-07-body-\(UUID().uuidString)")
             defer { try? FileManager.default.removeItem(at: bodyFile) }
             do {
                 body = try MultipartBodyFile.write(body, to: bodyFile, file: run.file)
@@ -174,7 +172,7 @@ enum MultipartBodyFile {
     /// Returns the body as written: its boundary is proven absent from the file's bytes (a clash,
     /// which is astronomically unlikely, means starting over with a new one).
     static func write(_ body: MultipartBody, to bodyFile: URL, file: URL) throws -> MultipartBody {
-        try FileManager.default.createDirectory(at: bodyFile.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try LabFolders.make(bodyFile.deletingLastPathComponent())
         var body = body
         while try !writeOnce(body, to: bodyFile, file: file) {
             body.changeBoundary()

@@ -177,11 +177,9 @@ final class CorrectedDownload: AsyncLessonDownload {
 /// An iOS app has a tmp folder of its own, which the system empties now and then. On Linux
 /// `NSTemporaryDirectory()` is /tmp, shared by every program, and Foundation leaves the file of a
 /// download that failed there for good (its name is never handed out). So this app gets a folder
-/// of its own, as on iOS (inside the lab's `download-lab-tmp`), and empties it after every attempt.
+/// of its own, as on iOS (inside the lab's `LabFolders.temporary`), and empties it after every attempt.
 enum TemporaryFolder {
-    static let path = FileManager.default.temporaryDirectory
-        .appendingPathComponent("download-lab-tmp", isDirectory: true)
-        .appendingPathComponent("lesson-08-\(getpid())", isDirectory: true)
+    static let path = LabFolders.temporary.appendingPathComponent("lesson-08-\(getpid())", isDirectory: true)
 
     /// Foundation reads `TMPDIR` each time it makes a download's file. Set once, before the first
     /// download.
@@ -192,7 +190,7 @@ enum TemporaryFolder {
     /// would stop the program at its first download: that is said here, as a local file error.
     static func create() throws {
         do {
-            try FileManager.default.createDirectory(at: path, withIntermediateDirectories: true)
+            try LabFolders.make(path)
         } catch {
             throw DownloadError.localIO(path: path.path, reason: "cannot create the temporary folder: \(describe(error))")
         }

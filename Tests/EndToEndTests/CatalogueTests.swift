@@ -12,13 +12,20 @@ struct CatalogueTests {
         for variant in Variant.allCases {
             let finished = try ExerciseTests.lab(["exercise", "check", lesson.number, "--variant", variant.rawValue, "--json"])
             let records = try ExerciseTests.records(finished.stdout)
-            #expect(records.map(\.check) == [Scenario.clean.rawValue] + lesson.defects.map(\.id), "\(finished.stderr)")
-            for record in records where record.check != Scenario.clean.rawValue {
+            #expect(records.map(\.check) == lesson.checks.map(\.id), "\(finished.stderr)")
+            let defects = Set(lesson.defects.map(\.id))
+            for record in records where defects.contains(record.check) {
                 if variant == .article {
                     #expect(!record.passed && record.symptomSeen == true, "\(name) article \(record.check): \(record.detail)")
                 } else {
                     #expect(record.passed && record.symptomSeen == false, "\(name) corrected \(record.check): \(record.detail)")
                 }
+            }
+            // The skills: the article fails those its defects break; the corrected variant holds them all.
+            for skill in lesson.skills {
+                let record = try #require(records.first { $0.check == skill.id })
+                let broken = variant == .article && !defects.isDisjoint(with: skill.brokenBy)
+                #expect(record.passed == !broken, "\(name) \(variant) \(skill.id): \(record.detail)")
             }
             let clean = try #require(records.first)
             #expect(clean.passed == (variant == .corrected || !lesson.failingScenarios.contains(.clean)), "\(clean.detail)")
@@ -36,13 +43,22 @@ struct CatalogueTests {
         let rows = section.split(separator: "\n").filter { $0.hasPrefix("| `") }
         let ids = rows.compactMap { $0.firstMatch(of: /^\| `([a-z0-9-]+)`/)?.output.1 }.map(String.init)
         #expect(ids == lesson.everyDefect.map(\.id), "Lessons/\(name).md")
+        // The skills' checks have a table of their own, under the defects'.
+        let skillRows = page.components(separatedBy: "\n### What the checks also ask\n").dropFirst().first?
+            .components(separatedBy: "\n#")[0].split(separator: "\n").filter { $0.hasPrefix("| `") } ?? []
+        #expect(skillRows.compactMap { $0.firstMatch(of: /^\| `([a-z0-9-]+)`/)?.output.1 }.map(String.init) == lesson.skills.map(\.id),
+                "Lessons/\(name).md")
+        // A defect the page names has a row, and so a check: a weakness the checks do not grade is called one.
+        for line in section.split(separator: "\n") where !line.hasPrefix("|") {
+            #expect(!line.localizedCaseInsensitiveContains("defect") || !line.contains("no row"), "Lessons/\(name).md: \(line)")
+        }
     }
 
     @Test func compareExpectsOnlyTheFailuresTheCatalogueNames() throws {
         let fileHandle = try #require(Catalogue.lesson(named: "02"))
         func spliced(_ file: FileState) -> Observation {
             Observation(ending: .exited(65), outcome: .verificationFailed, file: file, fileName: "f.bin", resourceName: "f.bin",
-                        size: 16 << 20, breakOffset: 5_033_164, downloadedAgainShare: 0.3, memoryGrowth: nil, sentHEAD: false,
+                        size: 16 << 20, breakOffset: 5_033_164, resentBytes: 5_033_164, memoryGrowth: nil, sentHEAD: false,
                         uploadExtraBytes: nil)
         }
         let appended = spliced(.longer(bytes: (16 << 20) + 5_033_164))

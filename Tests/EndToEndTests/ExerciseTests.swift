@@ -31,6 +31,11 @@ import Testing
         let detail: String
         let command: String
         let symptomSeen: Bool?
+        let attempted: Bool
+        let codeSHA256: String
+        let hintsShown: Int
+        let timestamp: String
+        let labVersion: String
     }
 
     /// `lab` with `arguments`, run in the package folder. The commands that build get
@@ -60,18 +65,13 @@ import Testing
     }
 
     static func buildingWithoutTheLock(_ arguments: [String]) -> [String] {
-        arguments.count > 1 && ["check", "hint", "watch"].contains(arguments[1]) ? arguments + ["--ignore-lock"] : arguments
+        arguments.count > 1 && ["check", "hint", "see", "watch"].contains(arguments[1]) ? arguments + ["--ignore-lock"] : arguments
     }
 
     static func records(_ output: String) throws -> [Record] {
         try output.split(separator: "\n").map { try JSONDecoder().decode(Record.self, from: Data($0.utf8)) }
     }
 
-    /// The checks a lesson's untouched code fails: every defect, and the clean download when a
-    /// defect shows in the clean scenario (lesson 07's extra bytes).
-    static func predictedFailures(_ lesson: LessonDefects) -> Set<String> {
-        Set(lesson.defects.map(\.id) + (lesson.failingScenarios.contains(.clean) ? ["clean"] : []))
-    }
 
     /// Runs `body` with the exercise's file holding `code`, then puts the file back as it was.
     static func withExercise<T>(_ lesson: LessonDefects, holding code: String, _ body: () throws -> T) throws -> T {
@@ -132,7 +132,12 @@ import Testing
             let article = try String(contentsOf: Self.packageRoot.appendingPathComponent(ExerciseSource.lessonFolder(for: lesson))
                 .appendingPathComponent(ExerciseSource.studentFile), encoding: .utf8)
             let student = try String(contentsOf: Self.packageRoot.appendingPathComponent(ExerciseSource.path(for: lesson)), encoding: .utf8)
-            #expect(ExerciseSource.withoutHeader(student) == ExerciseSource.withoutHeader(article), "\(lesson.lesson)")
+            #expect(ExerciseSource.withoutHeader(student) == ExerciseSource.withoutAnnotations(ExerciseSource.withoutHeader(article)),
+                    "\(lesson.lesson)")
+            // The student's file is the code to read, not its answer key.
+            for marker in ExerciseSource.annotationMarkers {
+                #expect(!student.contains(marker), "\(ExerciseSource.path(for: lesson)) contains \(marker)")
+            }
         }
     }
 
@@ -142,13 +147,94 @@ import Testing
         let records = try Self.records(finished.stdout)
         for lesson in Catalogue.lessons {
             let mine = records.filter { $0.exercise == lesson.lesson }
-            #expect(mine.map(\.check) == ["clean"] + lesson.defects.map(\.id))
-            #expect(Set(mine.filter { !$0.passed }.map(\.check)) == Self.predictedFailures(lesson), "\(lesson.lesson): \(mine)")
+            #expect(mine.map(\.check) == lesson.checks.map(\.id))
+            #expect(Set(mine.filter { !$0.passed }.map(\.check)) == lesson.failingAtStart, "\(lesson.lesson): \(mine)")
             // Each defect shows itself the way the catalogue says the article's code does.
-            for record in mine where record.check != Scenario.clean.rawValue {
+            for record in mine where lesson.defects.contains(where: { $0.id == record.check }) {
                 #expect(record.status == .stillThere && record.symptomSeen == true, "\(lesson.lesson) \(record.check): \(record.detail)")
             }
+            // Who and what: untouched code is not attempted, and every line says which code and which lab.
+            let code = try FileDigest.sha256Hex(of: Self.packageRoot.appendingPathComponent(ExerciseSource.path(for: lesson)))
+            for record in mine {
+                #expect(!record.attempted && record.codeSHA256 == code
+                        && record.labVersion == LabVersion.current)
+                #expect(ISO8601DateFormatter().date(from: record.timestamp) != nil, "\(record.timestamp)")
+                try Self.expectPastedCommandShows(record)
+            }
         }
+    }
+
+    /// Runs the check's "see it" command as a student pastes it (`swift run X` is the built X: the
+    /// running `swift test` holds the package's lock), and expects what the check saw: the same
+    /// exit status for a one-run command, the same verdict from `lab exercise see`.
+    static func expectPastedCommandShows(_ record: Record) throws {
+        let see = "swift run lab exercise see "
+        if record.command.hasPrefix(see) {
+            let words = ["exercise", "see"] + record.command.dropFirst(see.count).split(separator: " ").map(String.init)
+            let shown = try lab(words)
+            #expect(shown.status == (record.passed ? 0 : 1), "\(record.command): \(shown.stdout.suffix(400)) \(shown.stderr.suffix(400))")
+            #expect(shown.stdout.contains((record.passed ? "✔ " : "✗ ") + record.check), "\(record.command): \(shown.stdout.suffix(400))")
+            return
+        }
+        let wanted = try #require(record.detail.firstMatch(of: /exit (\d+)/).map { Int32($0.output.1)! }, "\(record.detail)")
+        #expect(record.command.hasPrefix("swift run "), "\(record.command)")
+        let pasted = ChildProcess.buildDirectory.path + "/" + record.command.dropFirst("swift run ".count)
+        let child = try ChildProcess(program: URL(fileURLWithPath: "/bin/sh"), ["-c", pasted])
+        try child.start()
+        let finished = child.wait(timeout: 120)
+        #expect(finished.status == wanted, "\(record.exercise) \(record.check): `\(record.command)` exited \(finished.status), the check saw \(wanted)")
+    }
+
+    /// Exercise 03 solved except that it never resumes: every other check holds, the resume
+    /// checks do not, and their lines count the bytes sent twice.
+    @Test func anExerciseThatNeverResumesFailsTheResumeChecks() throws {
+        let lesson = try #require(Catalogue.lesson(named: "03"))
+        var files = Dictionary(uniqueKeysWithValues: try Self.startingFiles(lesson, swappingVariants: true).filter { $0.name != "Shared.swift" }.map { ($0.name, $0.text) })
+        let student = try #require(files[ExerciseSource.studentFile])
+        let resuming = "URLConnection(request: partial.nextRequest(), delegate: self)"
+        #expect(student.contains(resuming))
+        // The resume condition forced false: the request never carries Range.
+        files[ExerciseSource.studentFile] = student.replacingOccurrences(
+            of: resuming, with: "URLConnection(request: false ? partial.nextRequest() : URLRequest(url: run.url), delegate: self)")
+        let finished = try Self.withExerciseFiles(lesson, holding: files) { try Self.lab(["exercise", "check", "03", "--json"]) }
+        let records = try Self.records(finished.stdout)
+        #expect(Set(records.filter { !$0.passed }.map(\.check)) == ["resumes-after-drop", "resumes-after-kill"], "\(records)")
+        for record in records where !record.passed {
+            #expect(record.status == .fails)
+            #expect(record.detail.contains("asked for no Range: 4,194,304 bytes came twice (at most 1 MiB may)"), "\(record.detail)")
+        }
+    }
+
+    /// Exercise 05 solved, except that it resumes from any blob on disk: the run at another URL
+    /// follows the blob to a server that is gone, and fails.
+    @Test func resumeDataForAnotherURLIsSetAside() throws {
+        let lesson = try #require(Catalogue.lesson(named: "05"))
+        var files = Dictionary(uniqueKeysWithValues: try Self.startingFiles(lesson, swappingVariants: true).filter { $0.name != "Shared.swift" }.map { ($0.name, $0.text) })
+        let student = try #require(files[ExerciseSource.studentFile])
+        let comparison = "guard url == run.url else {"
+        #expect(student.contains(comparison))
+        files[ExerciseSource.studentFile] = student.replacingOccurrences(of: comparison, with: "guard url == url else {")
+        let finished = try Self.withExerciseFiles(lesson, holding: files) { try Self.lab(["exercise", "check", "05", "--json"]) }
+        let records = try Self.records(finished.stdout)
+        #expect(Set(records.filter { !$0.passed }.map(\.check)) == ["resume-data-for-another-url"], "\(records)")
+        let record = try #require(records.first { $0.check == "resume-data-for-another-url" })
+        #expect(record.detail.hasPrefix("ok,stall:512KiB, killed at the stall and run again at another URL: exit 69 (transfer-failed)"), "\(record.detail)")
+    }
+
+    /// A full disk that ends in exit 69 is not the lesson's contract (74): the line says which it got.
+    @Test func aStopWithTheWrongExitStatusFails() throws {
+        let lesson = try #require(Catalogue.lesson(named: "02"))
+        var files = Dictionary(uniqueKeysWithValues: try Self.startingFiles(lesson, swappingVariants: true).filter { $0.name != "Shared.swift" }.map { ($0.name, $0.text) })
+        let student = try #require(files[ExerciseSource.studentFile])
+        let write = "do { try partial.append(data, through: fileHandle) } catch { fail(error) }"
+        #expect(student.contains(write))
+        files[ExerciseSource.studentFile] = student.replacingOccurrences(
+            of: write, with: "do { try partial.append(data, through: fileHandle) } catch { fail(DownloadError.httpStatus(0, url: \"disk\")) }")
+        let finished = try Self.withExerciseFiles(lesson, holding: files) { try Self.lab(["exercise", "check", "02", "--json"]) }
+        let records = try Self.records(finished.stdout)
+        let record = try #require(records.first { $0.check == "write-errors-dropped" })
+        #expect(!record.passed && record.status == .stillThere)
+        #expect(record.detail.contains("the first run ended with exit 69, wanted exit 74 (io-failed)"), "\(record.detail)")
     }
 
     @Test func correctedLogicInTheExercisePassesEveryCheck() throws {
@@ -159,7 +245,7 @@ import Testing
             }
             #expect(finished.status == 0, "\(lesson.lesson): \(finished.stderr)")
             let records = try Self.records(finished.stdout)
-            #expect(records.count == lesson.defects.count + 1)
+            #expect(records.map(\.check) == lesson.checks.map(\.id))
             for record in records {
                 #expect(record.passed && record.symptomSeen != true, "\(lesson.lesson) \(record.check): \(record.detail)")
             }
@@ -180,7 +266,7 @@ import Testing
         #expect(Set(failing) == Set(lesson.defects.map(\.id)).subtracting(["range-colon"]))
         // With the colon fixed, the 206 that starts 100 bytes early shows itself as what it is.
         #expect(finished.stdout.contains("100 bytes too long (4,194,404 for 4,194,304)"), "\(finished.stdout)")
-        #expect(finished.stdout.contains("5 of 7 checks fail. A hint: swift run lab exercise hint 02"))
+        #expect(finished.stdout.contains("5 of 9 checks fail. A hint: swift run lab exercise hint 02"))
     }
 
     /// progress.json is anyone's to edit: counts out of range are clamped, and a file that is not
@@ -257,8 +343,9 @@ import Testing
             }
             #expect(shown[0].hasPrefix("Checking exercise 02 first:"), "\(shown[0])")
             for (index, hint) in defect.hints.enumerated() {
-                #expect(shown[index].contains("\(defect.id): \(defect.summary)"))
-                #expect(shown[index].contains("hint \(index + 1) of \(defect.hints.count): \(hint)"), "\(shown[index])")
+                #expect(shown[index].contains("\(defect.id), hint \(index + 1) of \(defect.hints.count): \(hint)"), "\(shown[index])")
+                // The diagnosis comes with the last hint only.
+                #expect(shown[index].contains(defect.summary) == (index == defect.hints.count - 1), "\(shown[index])")
             }
             #expect(shown[3].contains("hint 3 of 3"))
             #expect(!shown[1].contains("Checking"))

@@ -10,7 +10,7 @@ import Testing
 /// lesson-05-download-task-resume, run as a child process against the real embedded server.
 ///
 /// Every run gets a TMPDIR of its own: Foundation's download temp files, the task's
-/// `download-lab-tmp` folder and the lesson's clean-up of Foundation's leftovers then concern
+/// `download-lab-<uid>/tmp` folder and the lesson's clean-up of Foundation's leftovers then concern
 /// this run only, never the files of test suites running beside this one.
 @Suite(.serialized)
 final class Lesson05Tests {
@@ -29,7 +29,7 @@ final class Lesson05Tests {
         let output: URL
         let temporary: URL
         /// Where the download task keeps its `CFNetworkDownload_*.tmp` files.
-        var taskTemporary: URL { temporary.appendingPathComponent("download-lab-tmp") }
+        var taskTemporary: URL { temporary.appendingPathComponent("download-lab-\(getuid())/tmp") }
     }
 
     func folders(_ label: String) throws -> Folders {
@@ -435,7 +435,7 @@ final class Lesson05Tests {
         try Data("not the lesson's".utf8).write(to: decoy)
         func temporaryFiles() -> Set<String> {
             Set(Self.contents(of: folders.temporary).filter { $0.hasSuffix(".tmp") })
-                .union(Self.contents(of: folders.taskTemporary).map { "download-lab-tmp/" + $0 })
+                .union(Self.contents(of: folders.taskTemporary).map { "download-lab-\(getuid())/tmp/" + $0 })
         }
         let before = temporaryFiles()
         #expect(before == [decoy.lastPathComponent])
@@ -532,7 +532,7 @@ final class Lesson05Tests {
         #expect(try corrected.result().outcome == .badInput)
         #expect(try Data(contentsOf: blobFile) == blob, "the planted file stays as it was")
         #expect(canariesSurvive())
-        #expect(Self.contents(of: folders.temporary) == ["download-lab-tmp", "canary", "canary-folder"])
+        #expect(Self.contents(of: folders.temporary) == ["download-lab-\(getuid())", "canary", "canary-folder"])
 
         // The article keeps resume data in memory only: it never reads the file.
         let article = try run(["--url", url.absoluteString, "--output", folders.output.path, "--json",
@@ -591,7 +591,7 @@ final class Lesson05Tests {
         #expect(finished.status == ExitStatus.localIOFailed.rawValue, "\(finished.stderr)")
         #expect(finished.stdout.contains("\n  (Foundation's own download task is not shown: cannot create \(Platform.folderThatTakesNoFiles)/"),
                 "\(finished.stdout)")
-        #expect(finished.stderr.hasPrefix("\(Self.executable): cannot write \(Platform.folderThatTakesNoFiles)/download-lab-tmp/CFNetworkDownload_"),
+        #expect(finished.stderr.hasPrefix("\(Self.executable): cannot write \(Platform.folderThatTakesNoFiles)/download-lab-\(getuid())/tmp/CFNetworkDownload_"),
                 "\(finished.stderr)")
         #expect(finished.stderr.split(separator: "\n").count == 1, "\(finished.stderr)")
     }

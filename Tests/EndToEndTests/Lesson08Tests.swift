@@ -92,7 +92,7 @@ final class Lesson08Tests {
         }
         let left = FileManager.default.enumerator(atPath: temporary.path)?.allObjects as? [String] ?? []
         #expect(left.filter { $0.hasSuffix(".tmp") }.isEmpty, "\(left)")
-        #expect(!left.contains { $0.hasPrefix("download-lab-tmp/lesson-08-") }, "\(left)")
+        #expect(!left.contains { $0.hasPrefix("download-lab-\(getuid())/tmp/lesson-08-") }, "\(left)")
     }
 
     /// The download way checks the status too: an error page is never moved into place.

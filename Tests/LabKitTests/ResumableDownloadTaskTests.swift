@@ -136,7 +136,7 @@ extension InProcessTransfers {
             let resumeData = try #require(try pause(task, heard))
             #expect(heard.waitForCompletion())
             let (stored, _) = try ResumeData.decode(resumeData)
-            let tempFile = ResumableDownloadSession.temporaryFolder.appendingPathComponent(try #require(stored.tempFileName))
+            let tempFile = LabFolders.temporary.appendingPathComponent(try #require(stored.tempFileName))
             session.downloadTask(withResumeData: resumeData).resume()
             #expect(heard.waitForCompletion())
             #expect(heard.events.last?.hasPrefix("completed HTTP 404") == true, "\(heard.events)")
@@ -203,7 +203,7 @@ extension InProcessTransfers {
             #expect(try pause(done, heard) == nil)
 
             let temporaryFiles = { Set((try? FileManager.default.contentsOfDirectory(
-                atPath: ResumableDownloadSession.temporaryFolder.path)) ?? []) }
+                atPath: LabFolders.temporary.path)) ?? []) }
             let before = temporaryFiles()
             session.downloadTask(with: url).cancel()
             #expect(heard.waitForCompletion())

@@ -2,9 +2,24 @@
 /// its defects. Fix them here; the lesson itself never changes.
 ///
 ///     swift run lab exercise check 01   build this and run it against the lab server
-///     swift run lab exercise hint 01    a hint for the first check that fails
+///     swift run lab exercise hint 01    a hint for the first check that fails (or: hint 01 <check>)
 ///     swift run lab exercise watch 01   check again on every save
 ///     swift run lab exercise reset 01   back to this starting code
+///
+/// How the program ends is checked too. Return `.failed(error)` with LabKit's `DownloadError`
+/// and the lab gives the lesson's exit status and a one-line message:
+///     .httpStatus, .lengthMismatch, .contentRangeMismatch, .tooLargeForMemory   exit 69
+///     .localIO (a write failed: the disk is full)                               exit 74
+///     a file called done that is not the server's                               exit 65
+///
+/// Swift 6 checks data races. A completion handler or a delegate callback runs on another
+/// thread, so the compiler refuses a plain `var` that it changes. The lessons keep such state
+/// in a Mutex (`import Synchronization`), which locks every read and write:
+///     let received = Mutex<Data?>(nil)
+///     session.dataTask(with: request) { data, _, _ in received.withLock { $0 = data } }.resume()
+///     ... later: let data = received.withLock { $0 }
+/// A delegate whose callbacks all run one at a time on its session's serial delegate queue
+/// may say so instead: `@unchecked Sendable`, with a comment why (lessons 04 and 05).
 ///
 /// Read Lessons/01-in-memory.md next to this file. This file was made by `lab exercise reset`.
 import Foundation
@@ -35,21 +50,17 @@ final class ArticleDownload: LessonDownload, URLConnectionDataDelegate {
 
     func connection(_ connection: URLConnection, didReceive response: URLResponse) {
         // Called again after a redirect (or for each part of a multipart response): start afresh.
-        // Defect: no look at the status, so a 404's error page becomes the data.
         receivedData.length = 0
         expectedLength = response.expectedContentLength
     }
 
     func connection(_ connection: URLConnection, didReceive data: Data) {
-        // Defect: the buffer grows chunk by chunk, with no idea of the size to come.
         receivedData.append(data)
         run.progress.update(received: Int64(receivedData.length), expected: expectedLength)
     }
 
     func connectionDidFinishLoading(_ connection: URLConnection) {
         run.log("done: the whole body, \(receivedData.length) bytes, is in the buffer")
-        // Defect: handing a mutable NSData on as Swift Data copies it. For a moment the
-        // whole body is in memory twice.
         let file = receivedData as Data
         try? file.write(to: run.file)
         outcome = .finished

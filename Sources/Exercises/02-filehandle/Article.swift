@@ -2,9 +2,24 @@
 /// its defects. Fix them here; the lesson itself never changes.
 ///
 ///     swift run lab exercise check 02   build this and run it against the lab server
-///     swift run lab exercise hint 02    a hint for the first check that fails
+///     swift run lab exercise hint 02    a hint for the first check that fails (or: hint 02 <check>)
 ///     swift run lab exercise watch 02   check again on every save
 ///     swift run lab exercise reset 02   back to this starting code
+///
+/// How the program ends is checked too. Return `.failed(error)` with LabKit's `DownloadError`
+/// and the lab gives the lesson's exit status and a one-line message:
+///     .httpStatus, .lengthMismatch, .contentRangeMismatch, .tooLargeForMemory   exit 69
+///     .localIO (a write failed: the disk is full)                               exit 74
+///     a file called done that is not the server's                               exit 65
+///
+/// Swift 6 checks data races. A completion handler or a delegate callback runs on another
+/// thread, so the compiler refuses a plain `var` that it changes. The lessons keep such state
+/// in a Mutex (`import Synchronization`), which locks every read and write:
+///     let received = Mutex<Data?>(nil)
+///     session.dataTask(with: request) { data, _, _ in received.withLock { $0 = data } }.resume()
+///     ... later: let data = received.withLock { $0 }
+/// A delegate whose callbacks all run one at a time on its session's serial delegate queue
+/// may say so instead: `@unchecked Sendable`, with a comment why (lessons 04 and 05).
 ///
 /// Read Lessons/02-filehandle.md next to this file. This file was made by `lab exercise reset`.
 import Foundation
@@ -29,13 +44,10 @@ final class ArticleDownload: LessonDownload, URLConnectionDataDelegate {
     func downloadFile() -> AttemptResult {
         outcome = nil
         let attributes = try? FileManager.default.attributesOfItem(atPath: run.file.path)
-        // Defect: the size goes through a 32-bit int (Objective-C's intValue); past 2 GiB it wraps.
         let localSize = Int64((attributes?[.size] as? NSNumber)?.int32Value ?? 0)
         curDataLength = localSize
 
         var request = URLRequest(url: run.url)
-        // Defect: "bytes:N-" with a colon is not a range servers understand (RFC 9110 wants
-        // "bytes=N-"). They ignore it and send the whole file with 200.
         request.setValue("bytes:\(localSize)-", forHTTPHeaderField: "Range")
         connection = URLConnection(request: request, delegate: self)
         RunLoop.current.run(until: { outcome != nil })
@@ -45,8 +57,6 @@ final class ArticleDownload: LessonDownload, URLConnectionDataDelegate {
     func connection(_ connection: URLConnection, didReceive response: URLResponse) {
         // As in the listing of "iOS 断点续传", the total is worked out once.
         guard totalDataSize == 0 else { return }
-        // Defect: total = this response's length + what is on disk. When a 200 brings the whole
-        // file after a partial one, progress runs past 100%.
         totalDataSize = response.expectedContentLength + curDataLength
         if curDataLength == 0 {
             _ = FileManager.default.createFile(atPath: run.file.path, contents: nil)
@@ -56,8 +66,6 @@ final class ArticleDownload: LessonDownload, URLConnectionDataDelegate {
     func connection(_ connection: URLConnection, didReceive data: Data) {
         curDataLength += Int64(data.count)
         run.progress.update(received: curDataLength, expected: totalDataSize)
-        // Defect: no look at the status or Content-Range: a 200 carrying the whole file lands
-        // after the partial one. Write errors are dropped, as writeData: offers none to check.
         _ = try? fileHandle?.seekToEnd()
         try? fileHandle?.write(contentsOf: data)
     }

@@ -2,9 +2,24 @@
 /// its defects. Fix them here; the lesson itself never changes.
 ///
 ///     swift run lab exercise check 03   build this and run it against the lab server
-///     swift run lab exercise hint 03    a hint for the first check that fails
+///     swift run lab exercise hint 03    a hint for the first check that fails (or: hint 03 <check>)
 ///     swift run lab exercise watch 03   check again on every save
 ///     swift run lab exercise reset 03   back to this starting code
+///
+/// How the program ends is checked too. Return `.failed(error)` with LabKit's `DownloadError`
+/// and the lab gives the lesson's exit status and a one-line message:
+///     .httpStatus, .lengthMismatch, .contentRangeMismatch, .tooLargeForMemory   exit 69
+///     .localIO (a write failed: the disk is full)                               exit 74
+///     a file called done that is not the server's                               exit 65
+///
+/// Swift 6 checks data races. A completion handler or a delegate callback runs on another
+/// thread, so the compiler refuses a plain `var` that it changes. The lessons keep such state
+/// in a Mutex (`import Synchronization`), which locks every read and write:
+///     let received = Mutex<Data?>(nil)
+///     session.dataTask(with: request) { data, _, _ in received.withLock { $0 = data } }.resume()
+///     ... later: let data = received.withLock { $0 }
+/// A delegate whose callbacks all run one at a time on its session's serial delegate queue
+/// may say so instead: `@unchecked Sendable`, with a comment why (lessons 04 and 05).
 ///
 /// Read Lessons/03-outputstream.md next to this file. This file was made by `lab exercise reset`.
 import Foundation
@@ -29,8 +44,6 @@ final class ArticleDownload: LessonDownload, URLConnectionDataDelegate {
         getServerFileSize()
         getLocalFileSize()
 
-        // Defect: equal sizes are taken to mean "complete". Nothing checks that the bytes on
-        // disk belong to the file the server has now.
         if currentSize == fileSize {
             run.log("the file is already downloaded; not downloading it again")
             return .finished
@@ -49,7 +62,6 @@ final class ArticleDownload: LessonDownload, URLConnectionDataDelegate {
         return outcome!
     }
 
-    /// Defect: an extra round trip on every start, although a 206's Content-Range carries the total.
     private func getServerFileSize() {
         var request = URLRequest(url: run.url)
         request.httpMethod = "HEAD"
@@ -64,8 +76,6 @@ final class ArticleDownload: LessonDownload, URLConnectionDataDelegate {
     }
 
     func connection(_ connection: URLConnection, didReceive response: URLResponse) {
-        // Defect: no look at the status. A 200 carrying the whole file (Range ignored), or a 206
-        // of a file that has changed, is appended after the bytes already on disk.
         output = OutputStream(toFileAtPath: run.file.path, append: true)
         output?.open()
     }
@@ -73,7 +83,6 @@ final class ArticleDownload: LessonDownload, URLConnectionDataDelegate {
     func connection(_ connection: URLConnection, didReceive data: Data) {
         currentSize += Int64(data.count)
         run.progress.update(received: currentSize, expected: fileSize)
-        // Defect: the number of bytes actually written is ignored.
         _ = output?.write(data)
     }
 

@@ -2,9 +2,24 @@
 /// its defects. Fix them here; the lesson itself never changes.
 ///
 ///     swift run lab exercise check 05   build this and run it against the lab server
-///     swift run lab exercise hint 05    a hint for the first check that fails
+///     swift run lab exercise hint 05    a hint for the first check that fails (or: hint 05 <check>)
 ///     swift run lab exercise watch 05   check again on every save
 ///     swift run lab exercise reset 05   back to this starting code
+///
+/// How the program ends is checked too. Return `.failed(error)` with LabKit's `DownloadError`
+/// and the lab gives the lesson's exit status and a one-line message:
+///     .httpStatus, .lengthMismatch, .contentRangeMismatch, .tooLargeForMemory   exit 69
+///     .localIO (a write failed: the disk is full)                               exit 74
+///     a file called done that is not the server's                               exit 65
+///
+/// Swift 6 checks data races. A completion handler or a delegate callback runs on another
+/// thread, so the compiler refuses a plain `var` that it changes. The lessons keep such state
+/// in a Mutex (`import Synchronization`), which locks every read and write:
+///     let received = Mutex<Data?>(nil)
+///     session.dataTask(with: request) { data, _, _ in received.withLock { $0 = data } }.resume()
+///     ... later: let data = received.withLock { $0 }
+/// A delegate whose callbacks all run one at a time on its session's serial delegate queue
+/// may say so instead: `@unchecked Sendable`, with a comment why (lessons 04 and 05).
 ///
 /// Read Lessons/05-download-task-resume.md next to this file. This file was made by `lab exercise reset`.
 import Foundation
@@ -20,7 +35,6 @@ final class ArticleDownload: NSObject, LessonDownload, URLSessionDownloadDelegat
     // after `done` is signalled.
     private let run: LessonRun
     private var task: URLSessionDownloadTask?
-    // Defect: resume data lives in memory only. A kill or a crash loses it: everything starts over.
     private var partialData: Data?
     private var pausedOnce = false
     private var outcome: AttemptResult?
@@ -35,8 +49,6 @@ final class ArticleDownload: NSObject, LessonDownload, URLSessionDownloadDelegat
         return outcome!
     }
 
-    /// Defect: a new session for every task, and none is ever invalidated. Each one keeps its
-    /// tasks, their transfers and this delegate alive until the process ends.
     private func session() -> URLSession {
         run.makeSession(delegate: self, delegateQueue: nil)
     }
@@ -77,9 +89,6 @@ final class ArticleDownload: NSObject, LessonDownload, URLSessionDownloadDelegat
     }
 
     func urlSession(_ session: URLSession, downloadTask: URLSessionDownloadTask, didFinishDownloadingTo location: URL) {
-        // Defect: the response is never looked at. A download task saves any answer's body, so a
-        // 404's error page is saved as the file.
-        // Defect: the saved file is named after the temporary file, not after the resource.
         let destination = run.file.appendingPathComponent(location.lastPathComponent)
         try? FileManager.default.removeItem(at: destination)
         do {
@@ -94,8 +103,6 @@ final class ArticleDownload: NSObject, LessonDownload, URLSessionDownloadDelegat
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         // A paused task ends here too, cancelled; its Pause handler does the rest.
         if (error as? URLError)?.code == .cancelled { return }
-        // Defect: the resume data a broken transfer carries in its error is not looked at.
-        // Only a press of Pause produces any, so after a break the next Resume starts over.
         if let error {
             run.log("download failed: \(error.localizedDescription)")
             self.task = nil

@@ -2,9 +2,24 @@
 /// its defects. Fix them here; the lesson itself never changes.
 ///
 ///     swift run lab exercise check 07   build this and run it against the lab server
-///     swift run lab exercise hint 07    a hint for the first check that fails
+///     swift run lab exercise hint 07    a hint for the first check that fails (or: hint 07 <check>)
 ///     swift run lab exercise watch 07   check again on every save
 ///     swift run lab exercise reset 07   back to this starting code
+///
+/// How the program ends is checked too. Return `.failed(error)` with LabKit's `DownloadError`
+/// and the lab gives the lesson's exit status and a one-line message:
+///     .httpStatus, .lengthMismatch, .contentRangeMismatch, .tooLargeForMemory   exit 69
+///     .localIO (a write failed: the disk is full)                               exit 74
+///     a file called done that is not the server's                               exit 65
+///
+/// Swift 6 checks data races. A completion handler or a delegate callback runs on another
+/// thread, so the compiler refuses a plain `var` that it changes. The lessons keep such state
+/// in a Mutex (`import Synchronization`), which locks every read and write:
+///     let received = Mutex<Data?>(nil)
+///     session.dataTask(with: request) { data, _, _ in received.withLock { $0 = data } }.resume()
+///     ... later: let data = received.withLock { $0 }
+/// A delegate whose callbacks all run one at a time on its session's serial delegate queue
+/// may say so instead: `@unchecked Sendable`, with a comment why (lessons 04 and 05).
 ///
 /// Read Lessons/07-multipart-upload.md next to this file. This file was made by `lab exercise reset`.
 import Foundation
@@ -36,15 +51,12 @@ final class ArticleUpload: LessonUpload {
         var body = Data()
         body.append(delimiter)
         body.append(newLine)
-        // Defect: the file name goes in as it is; a quote or a line break in it rewrites the headers.
         body.append(Data("Content-Disposition: form-data; name=\"file\"; filename=\"\(run.file.lastPathComponent)\"".utf8))
         body.append(newLine)
         body.append(Data("Content-Type: application/octet-stream".utf8))
         body.append(newLine)
         body.append(newLine)
         body.append(fileData)
-        // Defect: two line breaks. The second one belongs to the next delimiter; the first one
-        // becomes part of the file.
         body.append(newLine)
         body.append(newLine)
         body.append(delimiter)

@@ -24,10 +24,6 @@ public final class ResumableDownloadSession: URLSession, @unchecked Sendable {
     // @unchecked: URLSession is an open Foundation class marked @unchecked Sendable; the state
     // added here is behind a Mutex.
 
-    /// Where download tasks keep their temporary files: the app's tmp folder, in iOS terms.
-    public static var temporaryFolder: URL {
-        FileManager.default.temporaryDirectory.appendingPathComponent("download-lab-tmp", isDirectory: true)
-    }
 
     private static let sessionsMade = Atomic<Int>(0)
     private static let lifecycleLog = Mutex<(@Sendable (String) -> Void)?>(nil)
@@ -213,7 +209,7 @@ public final class ResumableDownloadTask: URLSessionDownloadTask, @unchecked Sen
         self.identifier = identifier
         self.request = request
         unusable = nil
-        folder = ResumableDownloadSession.temporaryFolder
+        folder = LabFolders.temporary
         tempFileName = Self.newTempFileName()
         shared = Mutex(Shared(offset: 0, written: 0))
         super.init()
@@ -224,7 +220,7 @@ public final class ResumableDownloadTask: URLSessionDownloadTask, @unchecked Sen
     init(resumeData: Data, session: ResumableDownloadSession, identifier: Int) {
         self.session = session
         self.identifier = identifier
-        folder = ResumableDownloadSession.temporaryFolder
+        folder = LabFolders.temporary
         do {
             let blob = try Self.read(resumeData)
             request = URLRequest(url: blob.url)
@@ -389,7 +385,7 @@ public final class ResumableDownloadTask: URLSessionDownloadTask, @unchecked Sen
     /// disk, marked as under way. The caller resumes it once the lock is let go.
     private func beginTransfer(_ shared: inout Shared) -> URLSessionDataTask? {
         guard let request else { return nil }
-        try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try? LabFolders.make(folder)
         shared.offset = shared.written
         shared.failure = nil
         let transfer = session.makeTransferSession(for: Receiver(self))

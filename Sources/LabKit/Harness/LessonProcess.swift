@@ -168,17 +168,14 @@ struct LessonProcess<Way: LessonWay & ExpressibleByArgument> {
     }
 
     /// With `--output`, whatever is there stays, so a partial file can be resumed. Without it, the
-    /// lesson starts from nothing in the temporary directory.
+    /// lesson starts from nothing, in a folder of this run's own (`LabFolders`).
     private func prepareOutput() throws -> URL {
         let file: URL
         if let output = options.output {
             file = URL(fileURLWithPath: output)
         } else {
-            file = FileManager.default.temporaryDirectory
-                .appendingPathComponent("download-lab", isDirectory: true)
-                .appendingPathComponent(lesson.savesIntoFolder ? lesson.command : "\(lesson.command).bin")
-            try? FileManager.default.removeItem(at: file)
-            ResumeState.remove(for: file)
+            let folder = try LabFolders.forThisRun(lesson.command)
+            file = lesson.savesIntoFolder ? folder : folder.appendingPathComponent("\(lesson.command).bin")
         }
         if lesson.savesIntoFolder { return try prepareFolder(file) }
         let directory = file.deletingLastPathComponent()

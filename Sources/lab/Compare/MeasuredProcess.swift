@@ -44,6 +44,8 @@ struct MeasuredProcess {
     /// Where stdout, stderr and the launcher's report are kept.
     let outputFolder: URL
     var timeout: Duration = .seconds(300)
+    /// The child's stderr goes to this process's own, for a person to watch, instead of a file.
+    var passesStderrThrough = false
 
     /// Runs the process to its end. `killWhen` is asked at every sample; once it says yes the
     /// process gets SIGKILL, as a user force-quitting an app would.
@@ -121,7 +123,9 @@ struct MeasuredProcess {
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, stdout.path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        posix_spawn_file_actions_addopen(&actions, 2, stderr.path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        if !passesStderrThrough {
+            posix_spawn_file_actions_addopen(&actions, 2, stderr.path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        }
 
         let argv = ([Self.launcher.path] + arguments).map { strdup($0) } + [nil]
         let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]

@@ -17,7 +17,7 @@ struct Exercise: ParsableCommand {
             `lab exercise check 02` builds it and runs it against the lab server once per defect, under the
             fault that exposes it, and verifies the bytes from outside.
             """,
-        subcommands: [List.self, Check.self, Hint.self, Watch.self, Reset.self],
+        subcommands: [List.self, Check.self, Hint.self, See.self, Watch.self, Reset.self],
         defaultSubcommand: List.self
     )
 
@@ -93,7 +93,7 @@ extension Exercise {
 
         static func state(of lesson: LessonDefects, in workspace: ExerciseWorkspace,
                           progress: ExerciseWorkspace.Progress) throws -> State {
-            let total = lesson.defects.count + 1
+            let total = lesson.checks.count
             guard let code = workspace.studentCode(lesson) else { return .missing(number: lesson.number) }
             let checked = progress.exercises[lesson.lesson].flatMap { $0.sourceSHA256 == ExerciseWorkspace.sha256(code) ? $0 : nil }
             if let checked {
@@ -147,44 +147,92 @@ extension Exercise {
     }
 
     struct Hint: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "The next hint for the first check that fails.")
+        static let configuration = CommandConfiguration(
+            abstract: "The next hint for a check: the first that fails, or the one named.",
+            discussion: "Each run shows the next hint of that check: from what the run shows, to its cause, to the fix.")
 
         @OptionGroup var exercise: ExerciseName
+        @Argument(help: "The check, as `lab exercise check` names it (e.g. resumes-after-kill). Without it, the first check that fails.")
+        var check: String?
         @OptionGroup var build: ExerciseBuildOptions
+
+        func validate() throws {
+            let lesson = try exercise.lesson()
+            if let check, lesson.check(named: check) == nil {
+                throw ValidationError("exercise \(lesson.number) has no check \"\(check)\"; its checks are \(lesson.checks.map(\.id).joined(separator: ", "))")
+            }
+        }
 
         func run() throws {
             let lesson = try exercise.lesson()
             let workspace = try ExerciseWorkspace.find()
             var progress = workspace.progress()
-            let code = workspace.studentCode(lesson) ?? ""
-            var checked = progress.exercises[lesson.lesson]
-            if checked?.sourceSHA256 != ExerciseWorkspace.sha256(code) {
-                Console.output("Checking exercise \(lesson.number) first:")
-                _ = try ExerciseRun(lesson: lesson, workspace: workspace, variant: nil, json: false, build: build).check()
-                progress = workspace.progress()
-                checked = progress.exercises[lesson.lesson]
+            let target: LabCatalogue.Check
+            if let named = check.flatMap(lesson.check(named:)) {
+                target = named
+            } else {
+                let code = workspace.studentCode(lesson) ?? ""
+                var checked = progress.exercises[lesson.lesson]
+                if checked?.sourceSHA256 != ExerciseWorkspace.sha256(code) {
+                    Console.output("Checking exercise \(lesson.number) first:")
+                    _ = try ExerciseRun(lesson: lesson, workspace: workspace, variant: nil, json: false, build: build).check()
+                    progress = workspace.progress()
+                    checked = progress.exercises[lesson.lesson]
+                }
+                guard let checked, checked.compiles else {
+                    return Console.output("Fix the compiler error first: it names the file and the line.")
+                }
+                guard let failing = checked.failing.first.flatMap(lesson.check(named:)) else {
+                    return Console.output("Every check of exercise \(lesson.number) holds: no hint needed.")
+                }
+                target = failing
             }
-            guard let checked, checked.compiles else {
-                return Console.output("Fix the compiler error first: it names the file and the line.")
+            let shown = progress.exercises[lesson.lesson]?.hintsShown[target.id] ?? 0
+            let index = min(shown, target.hints.count - 1)
+            var lines = ["\(target.id), hint \(index + 1) of \(target.hints.count): \(target.hints[index])"]
+            // The diagnosis comes with the last hint, not before.
+            if index + 1 == target.hints.count {
+                lines.append("(\(target.summary)" + (target.source.map { "; from \($0.cited)" } ?? "") + ")")
+            } else {
+                lines.append("(run it again for the next hint)")
             }
-            guard let failing = checked.failing.first else {
-                return Console.output("Every check of exercise \(lesson.number) holds: no hint needed.")
-            }
-            guard let defect = lesson.defects.first(where: { $0.id == failing }) else {
-                return Console.output("""
-                    The clean download does not verify. Run it and read what it says:
-                      swift run \(lesson.exerciseExecutable) --size 1MiB --faults ""
-                    """)
-            }
-            let shown = checked.hintsShown[defect.id] ?? 0
-            let index = min(shown, defect.hints.count - 1)
-            Console.output("""
-                \(defect.id): \(defect.summary)
-                from \(defect.source.cited)
-                hint \(index + 1) of \(defect.hints.count): \(defect.hints[index])
-                """ + (index + 1 < defect.hints.count ? "\n(run it again for the next hint)" : ""))
-            progress.exercises[lesson.lesson]?.hintsShown[defect.id] = index + 1
+            Console.output(lines.joined(separator: "\n"))
+            progress.exercises[lesson.lesson, default: .init(sourceSHA256: "", failing: [], total: 0, compiles: true)]
+                .hintsShown[target.id] = index + 1
             workspace.save(progress)
+        }
+    }
+
+    struct See: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Run one check where you can watch it: each command, the program's story, the verdict.",
+            discussion: """
+                For checks that run the program twice (killed with SIGKILL at the stall, then run again) the
+                two runs need one server that keeps its address, which the lab's server here does. Exit status:
+                0 when the check holds, 1 when it does not.
+                """)
+
+        @OptionGroup var exercise: ExerciseName
+        @Argument(help: "The check, as `lab exercise check` names it.")
+        var check: String
+        @Option(help: "Run the lesson's own variant (article or corrected) instead of the exercise.")
+        var variant: Variant?
+        @OptionGroup var build: ExerciseBuildOptions
+
+        func validate() throws {
+            let lesson = try exercise.lesson()
+            if lesson.check(named: check) == nil {
+                throw ValidationError("exercise \(lesson.number) has no check \"\(check)\"; its checks are \(lesson.checks.map(\.id).joined(separator: ", "))")
+            }
+        }
+
+        func run() throws {
+            let lesson = try exercise.lesson()
+            let check = lesson.check(named: self.check)!
+            let workspace = try ExerciseWorkspace.find()
+            let run = ExerciseRun(lesson: lesson, workspace: workspace, variant: variant, json: false, build: build)
+            let outcome = try run.see(check)
+            if !outcome.passed { throw ExitCode.failure }
         }
     }
 
@@ -270,43 +318,40 @@ struct ExerciseRun {
     let build: ExerciseBuildOptions
     var timeout = TrialRunner.defaultTimeout
 
+    private var product: String { variant == nil ? lesson.exerciseExecutable : lesson.lessonExecutable }
+
+    /// The code checked: the student's file, or the lesson's variant.
+    private var code: String {
+        guard let variant else { return workspace.studentCode(lesson) ?? "" }
+        let file = workspace.root.appendingPathComponent(ExerciseSource.lessonFolder(for: lesson))
+            .appendingPathComponent(variant == .article ? "Article.swift" : "Corrected.swift")
+        return (try? String(contentsOf: file, encoding: .utf8)) ?? ""
+    }
+
     func check() throws -> [ExerciseCheck.Outcome] {
-        let product = variant == nil ? lesson.exerciseExecutable : lesson.lessonExecutable
-        let code = workspace.studentCode(lesson) ?? ""
+        let code = code
         let program: URL
         do {
             program = try ExerciseBuild.build(product: product, in: workspace.root, ignoringLock: build.ignoringLock)
         } catch ExerciseError.failure(let message) {
             if variant == nil { remember([], code: code, compiles: false) }
             if json {
-                let outcome = ExerciseCheck.Outcome(exercise: lesson.lesson, check: "build", summary: "the code compiles",
-                                                    status: .doesNotCompile, detail: message,
+                let outcome = ExerciseCheck.Outcome(exercise: lesson.lesson, check: "build", status: .doesNotCompile, detail: message,
                                                     command: "swift build --product \(product)", seconds: 0, passed: false)
-                emit(outcome)
+                emit(outcome, code: code)
                 return [outcome]
             }
             throw ExerciseError.failure(message)
         }
 
-        let server: LabServer
-        do {
-            server = try LabServer.start()
-        } catch {
-            throw ExerciseError.failure("cannot start the lab server: \(error)")
+        let outcomes = try withChecks(program: program, showing: false) { checks in
+            if !json {
+                let what = variant.map { "the lesson's \($0.rawValue) variant (\(product))" } ?? ExerciseSource.path(for: lesson)
+                Console.output("Exercise \(lesson.number), \(what): \(lesson.checks.count) checks")
+            }
+            let width = lesson.checks.map(\.id.count).max()!
+            return checks.run { outcome in json ? emit(outcome, code: code) : show(outcome, nameWidth: width) }
         }
-        defer { server.stop() }
-        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("lab-exercise-\(getpid())")
-        defer { try? FileManager.default.removeItem(at: scratch) }
-        let runner = TrialRunner(server: server, program: program, extraArguments: variant.map { ["--variant", $0.rawValue] } ?? [],
-                                 lesson: lesson.id, workFolder: scratch, timeout: timeout)
-        let checks = ExerciseCheck(lesson: lesson, runner: runner, executable: product)
-
-        if !json {
-            let what = variant.map { "the lesson's \($0.rawValue) variant (\(product))" } ?? ExerciseSource.path(for: lesson)
-            Console.output("Exercise \(lesson.number), \(what): \(lesson.defects.count + 1) checks")
-        }
-        let width = ([ExerciseCheck.cleanCheck] + lesson.defects.map(\.id)).map(\.count).max()!
-        let outcomes = checks.run { outcome in json ? emit(outcome) : show(outcome, nameWidth: width) }
         if variant == nil { remember(outcomes.filter { !$0.passed }.map(\.check), code: code, compiles: true, total: outcomes.count) }
         if !json {
             let failing = outcomes.filter { !$0.passed }.count
@@ -317,13 +362,49 @@ struct ExerciseRun {
         return outcomes
     }
 
-    /// One check's lines for a person: ✔ and the verdict, or ✗ with what went wrong and the
-    /// command that shows it.
-    private func show(_ outcome: ExerciseCheck.Outcome, nameWidth width: Int) {
+    /// `lab exercise see`: one check, with each command and the program's story shown as it runs.
+    func see(_ check: LabCatalogue.Check) throws -> ExerciseCheck.Outcome {
+        let program = try ExerciseBuild.build(product: product, in: workspace.root, ignoringLock: build.ignoringLock)
+        let outcome = try withChecks(program: program, showing: true) { checks in
+            Console.output("\(check.id): \(check.trial.commandLine(executable: product).dropFirst("swift run ".count)), "
+                + "against the lab's server on 127.0.0.1")
+            // A memory check compares with a clean run's peak: that run comes first, unshown.
+            let cleanPeak = check.symptom?.measuresMemory == true
+                ? try checks.run(lesson.checks[0], cleanPeak: nil, showing: false).peakRSSBytes : nil
+            let ran = try checks.run(check, cleanPeak: cleanPeak)
+            let (status, passed, detail, seen) = ExerciseCheck.judge(ran.observation, by: check)
+            return ExerciseCheck.Outcome(exercise: lesson.lesson, check: check.id, status: status, detail: detail,
+                                         command: checks.command(for: check), seconds: ran.seconds, symptomSeen: seen, passed: passed)
+        }
+        Console.output("")
+        show(outcome, nameWidth: check.id.count, withCommand: false)
+        return outcome
+    }
+
+    /// Starts the lab server and a scratch folder for `body`'s checks, and removes both after.
+    private func withChecks<T>(program: URL, showing: Bool, _ body: (ExerciseCheck) throws -> T) throws -> T {
+        let server: LabServer
+        do {
+            server = try LabServer.start()
+        } catch {
+            throw ExerciseError.failure("cannot start the lab server: \(error)")
+        }
+        defer { server.stop() }
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("lab-exercise-\(getpid())")
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        var runner = TrialRunner(server: server, program: program, extraArguments: variant.map { ["--variant", $0.rawValue] } ?? [],
+                                 lesson: lesson.id, workFolder: scratch, timeout: timeout)
+        runner.showing = showing
+        return try body(ExerciseCheck(lesson: lesson, runner: runner, executable: product, variant: variant))
+    }
+
+    /// One check's lines for a person: ✔ and the verdict, or ✗ with what the run showed and the
+    /// command that shows it. The check's diagnosis is left to the hints.
+    private func show(_ outcome: ExerciseCheck.Outcome, nameWidth width: Int, withCommand: Bool = true) {
         let name = outcome.check.padding(toLength: width, withPad: " ", startingAt: 0)
         let indent = String(repeating: " ", count: width + 3)
         switch outcome.status {
-        case .fixed, .verifies:
+        case .fixed, .verifies, .holds:
             Console.output("✔ \(name) \(outcome.status.rawValue)")
         case .notRun:
             Console.output("· \(name) \(outcome.detail)")
@@ -331,16 +412,23 @@ struct ExerciseRun {
             let label = switch outcome.status {
             case .timedOut: "timed out"
             case .crashed: "crashed"
-            default: outcome.status == .fails ? "fails" : "still there"
+            case .stillThere: "still there"
+            default: "fails"
             }
-            Console.output("✗ \(name) \(label): \(outcome.summary)\n\(indent)\(outcome.detail)\n\(indent)see it: \(outcome.command)")
+            Console.output("✗ \(name) \(label): \(outcome.detail)" + (withCommand ? "\n\(indent)see it: \(outcome.command)" : ""))
         }
     }
 
-    private func emit(_ outcome: ExerciseCheck.Outcome) {
+    /// One JSON line: the outcome, and what a teacher collecting them needs to know of it.
+    private func emit(_ outcome: ExerciseCheck.Outcome, code: String) {
+        let progress = workspace.progress().exercises[lesson.lesson]
+        let record = CheckRecord(
+            outcome: outcome, attempted: variant != nil || code != (try? workspace.startingCode(lesson)),
+            codeSHA256: ExerciseWorkspace.sha256(code), hintsShown: progress?.hintsShown[outcome.check] ?? 0,
+            timestamp: ISO8601DateFormatter().string(from: Date()), labVersion: LabVersion.current)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        Console.output(String(decoding: (try? encoder.encode(outcome)) ?? Data(), as: UTF8.self))
+        Console.output(String(decoding: (try? encoder.encode(record)) ?? Data(), as: UTF8.self))
     }
 
     private func remember(_ failing: [String], code: String, compiles: Bool, total: Int = 0) {
@@ -349,5 +437,32 @@ struct ExerciseRun {
         progress.exercises[lesson.lesson] = .init(sourceSHA256: ExerciseWorkspace.sha256(code), failing: failing, total: total,
                                                   compiles: compiles, hintsShown: hints)
         workspace.save(progress)
+    }
+}
+
+/// One line of `lab exercise check --json`: one check of one exercise, and who and what it was
+/// about. A teacher's tools collect these; the fields are the contract (docs/exercises.md).
+struct CheckRecord: Encodable {
+    let outcome: ExerciseCheck.Outcome
+    /// Whether the code differs from the starting code: an exercise not started is not failing.
+    let attempted: Bool
+    /// SHA-256 of the checked file's text.
+    let codeSHA256: String
+    /// How many of this check's hints the student has asked for.
+    let hintsShown: Int
+    /// When the check ended, ISO 8601 in UTC.
+    let timestamp: String
+    let labVersion: String
+
+    enum CodingKeys: String, CodingKey { case attempted, codeSHA256, hintsShown, timestamp, labVersion }
+
+    func encode(to encoder: any Encoder) throws {
+        try outcome.encode(to: encoder)
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(attempted, forKey: .attempted)
+        try container.encode(codeSHA256, forKey: .codeSHA256)
+        try container.encode(hintsShown, forKey: .hintsShown)
+        try container.encode(timestamp, forKey: .timestamp)
+        try container.encode(labVersion, forKey: .labVersion)
     }
 }

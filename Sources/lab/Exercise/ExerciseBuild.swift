@@ -42,14 +42,22 @@ enum ExerciseBuild {
     }
 
     /// "Sources/Exercises/02-filehandle/Article.swift:42:9: error: cannot find 'x' in scope".
+    /// An error of Swift 6's data-race checking says where the pattern for it is shown.
     static func firstError(in log: String, root: URL) -> String? {
         let prefix = root.standardizedFileURL.path + "/"
         for line in log.split(separator: "\n") where line.contains(": error: ") {
-            let text = String(line).trimmingCharacters(in: .whitespaces)
-            return text.hasPrefix(prefix) ? String(text.dropFirst(prefix.count)) : text
+            var text = String(line).trimmingCharacters(in: .whitespaces)
+            if text.hasPrefix(prefix) { text.removeFirst(prefix.count) }
+            if concurrencyWords.contains(where: text.contains) {
+                text += " (Swift 6's data-race checking: the header of Article.swift shows the Mutex the lessons use for state a callback changes)"
+            }
+            return text
         }
         return nil
     }
+
+    /// Words in the compiler's data-race errors: "non-Sendable", "concurrently-executing code", "data race".
+    private static let concurrencyWords = ["Sendable", "concurrently-executing", "data race", "actor-isolated"]
 }
 
 /// An exclusive `flock` on a file of `lab`'s own, released on `release()` or when the process ends.

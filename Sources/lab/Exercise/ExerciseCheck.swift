@@ -4,30 +4,26 @@ import LabCatalogue
 import LabKit
 import LabServer
 
-/// One lesson's checks against one program: a clean download first, which must verify (a
-/// program that refuses every download fixes nothing), then one check per defect.
+/// One lesson's checks against one program: a clean download first, then one check per defect
+/// and one per skill the lesson teaches (`LessonDefects.checks`).
 struct ExerciseCheck {
     let lesson: LessonDefects
     let runner: TrialRunner
-    /// How the student reproduces a check by hand.
+    /// How the student reproduces a check by hand: the exercise's executable, or the lesson's.
     let executable: String
-
-    /// The clean download every exercise starts with.
-    /// The clean download's check is named after its scenario.
-    static let cleanCheck = Scenario.clean.rawValue
-    static let cleanTrial = Trial(faults: "", size: 1 << 20)
+    /// `--variant`, when a lesson's own variant is checked: `see` commands name it too.
+    var variant: Variant?
 
     struct Outcome: Codable {
         var exercise: String
         var check: String
-        var summary: String
         var status: CheckStatus
-        /// What happened, in one line: the fault, the exit, the file.
+        /// What happened, in one line: what fails first, then the exit and the file.
         var detail: String
         /// The command that shows it by hand.
         var command: String
         var seconds: Double
-        /// For a defect: whether the run showed the symptom the catalogue gives for it.
+        /// Whether the run showed the symptom the check fails with.
         var symptomSeen: Bool?
 
         /// Whether the check holds; in the JSON as `passed`.
@@ -40,34 +36,18 @@ struct ExerciseCheck {
         var outcomes: [Outcome] = []
         var cleanPeak: Int64?
         var hung = false
-        let checks: [(id: String, summary: String, trial: Trial, defect: Defect?)] =
-            [(Self.cleanCheck, "a clean download must verify", Self.cleanTrial, nil)]
-            + lesson.defects.map { ($0.id, $0.summary, $0.trial, $0) }
-        for check in checks {
-            let command = Self.command(for: check.trial, executable: executable)
-            var outcome = Outcome(exercise: lesson.lesson, check: check.id, summary: check.summary, status: .notRun,
-                                  detail: "", command: command, seconds: 0, passed: false)
+        for check in lesson.checks {
+            var outcome = Outcome(exercise: lesson.lesson, check: check.id, status: .notRun, detail: "",
+                                  command: command(for: check), seconds: 0, passed: false)
             if hung {
                 outcome.detail = "not run: the program timed out in an earlier check"
             } else {
                 do {
-                    let ran = try runner.run(check.trial, name: "\(lesson.number)-\(check.id)", cleanPeakRSS: check.defect?.symptom.measuresMemory == true ? cleanPeak : nil)
-                    if check.id == Self.cleanCheck { cleanPeak = ran.peakRSSBytes }
+                    let ran = try run(check, cleanPeak: cleanPeak)
+                    if check.kind == .clean { cleanPeak = ran.peakRSSBytes }
                     outcome.seconds = ran.seconds
-                    outcome.detail = Self.describe(ran.observation, trial: check.trial, symptom: check.defect?.symptom)
-                    outcome.symptomSeen = check.defect?.symptom.isShown(in: ran.observation)
-                    switch ran.observation.ending {
-                    case .timedOut:
-                        outcome.status = .timedOut
-                        hung = true
-                    case .signal(let signal) where signal != SIGKILL:
-                        outcome.status = .crashed
-                    default:
-                        let holds = check.defect.map { $0.fix.holds(in: ran.observation, despite: $0.symptom) }
-                            ?? ran.observation.verified
-                        outcome.passed = holds
-                        outcome.status = check.defect == nil ? (holds ? .verifies : .fails) : (holds ? .fixed : .stillThere)
-                    }
+                    (outcome.status, outcome.passed, outcome.detail, outcome.symptomSeen) = Self.judge(ran.observation, by: check)
+                    hung = outcome.status == .timedOut
                 } catch {
                     outcome.detail = "not run: \(error)"
                 }
@@ -78,43 +58,56 @@ struct ExerciseCheck {
         return outcomes
     }
 
-    /// How to see a check by hand. A check that runs the program twice needs the same URL both
-    /// times, and the embedded server listens on a new port in every run: that one goes through
-    /// `lab serve`. Its attempt counter belongs to the URL: to see it again, change `run=`.
-    static func command(for trial: Trial, executable: String) -> String {
-        guard trial.sequel != .none else { return trial.commandLine(executable: executable) }
-        var url = "http://127.0.0.1:8080/fixtures/see-it?size=\(trial.size)"
-        if !trial.faults.isNone { url += "&faults=\(trial.faults)" }
-        url += "&run=1"
-        let first = (["swift run \(executable)", "--url '\(url)'", "--output /tmp/f"] + trial.arguments).joined(separator: " ")
-        let then = trial.arguments.isEmpty ? "the same command again" : "it again without \(trial.arguments.joined(separator: " "))"
-        return switch trial.sequel {
-        case .none, .rerun: "with `swift run lab serve` running: \(first), then \(then)"
-        case .killAndRerun: "with `swift run lab serve` running: \(first), kill -9 it when its progress stops at the stall, then \(then)"
+    /// One check's run; `showing` overrides the runner's for it.
+    func run(_ check: Check, cleanPeak: Int64?, showing: Bool? = nil) throws -> TrialRunner.Ran {
+        var runner = runner
+        if let showing { runner.showing = showing }
+        return try runner.run(check.trial, name: "\(lesson.number)-\(check.id)",
+                              cleanPeakRSS: check.symptom?.measuresMemory == true ? cleanPeak : nil)
+    }
+
+    /// The status, whether it holds, the line, and whether the symptom showed.
+    static func judge(_ observation: Observation, by check: Check) -> (CheckStatus, Bool, String, Bool?) {
+        let detail = describe(observation, for: check)
+        let seen = check.symptom?.isShown(in: observation)
+        switch observation.ending {
+        case .timedOut: return (.timedOut, false, detail, seen)
+        case .signal(let signal) where signal != SIGKILL: return (.crashed, false, detail, seen)
+        default:
+            let holds = check.holds(in: observation)
+            return (check.status(holding: holds), holds, detail, seen)
         }
     }
 
-    /// "drop at 40%, then ok: exit 65, it said it was done; 1,677,721 bytes too long (5,872,025 for 4,194,304)".
-    static func describe(_ observation: Observation, trial: Trial, symptom: Symptom?) -> String {
+    /// How to see a check by hand. A one-run check is the program with the trial's size and
+    /// faults, against its embedded server. A check that runs the program twice needs one server
+    /// that keeps its address across both runs, and a kill at the right moment: `lab exercise
+    /// see` does both and shows each command it runs.
+    func command(for check: Check) -> String {
+        guard check.trial.sequel.runsTwice else { return check.trial.commandLine(executable: executable) }
+        return "swift run lab exercise see \(lesson.number) \(check.id)" + (variant.map { " --variant \($0.rawValue)" } ?? "")
+    }
+
+    /// What a run did, for the check at hand, with what fails first: "the request after the drop
+    /// asked for no Range: 4,194,304 bytes came twice (at most 1 MiB may); exit 0, the file is right".
+    static func describe(_ observation: Observation, for check: Check) -> String {
+        let trial = check.trial
         var parts: [String] = []
         switch observation.ending {
         case .timedOut(let seconds): return "timed out: still running after \(seconds) s, stopped"
         case .signal(let signal) where signal != SIGKILL: return "crashed (signal \(signal))"
-        case .signal: parts.append("killed")
-        case .exited(let status):
-            let said = switch observation.outcome {
-            case .verificationFailed: ", it said it was done"
-            case nil: ", no JSON record"
-            case let outcome?: " (\(outcome.rawValue))"
-            }
-            parts.append("exit \(status)\(said)")
+        default: break
         }
-        let file = observation.file.described(size: observation.size)
-        parts.append(observation.uploadExtraBytes == nil ? file : "the server stored the file: \(file)")
-        // Only what the check is about: other figures would read as more failures.
-        switch symptom {
-        case .downloadsAgain?:
-            parts.append(String(format: "%.0f%% of the file downloaded twice", observation.downloadedAgainShare * 100))
+        // The check's own figures come first: they say why it fails.
+        switch check.symptom {
+        case .startsOver? where observation.verified:
+            let resumed = observation.resumedFrom ?? 0
+            let asked = observation.requestAfterTheBreak.map { $0.range.map { "asked for \($0)" } ?? "asked for no Range" }
+                ?? "was never sent"
+            if resumed == 0 || observation.resentBytes > Symptom.wasteAllowed {
+                parts.append("the request after the \(trial.sequel.kills ? "kill" : "break") \(asked): "
+                    + "\(ByteFormat.grouped(observation.resentBytes)) bytes came twice (at most \(Symptom.wasteAllowed >> 20) MiB may)")
+            }
         case .holdsInMemory?:
             if let growth = observation.memoryGrowth {
                 parts.append(String(format: "peak memory %.1f× the file above a clean 1 MiB run", max(0, growth)))
@@ -126,7 +119,42 @@ struct ExerciseCheck {
         default:
             break
         }
+        if case .stopsThenRerunVerifies(let wanted) = check.fix, let first = observation.firstEnding, first != .exited(wanted.rawValue) {
+            parts.append("the first run ended \(ending(first)), wanted \(wanted.described)")
+        }
+        let stopWanted: ExitStatus? = if case .verifiesOrStops(let status) = check.fix { status } else { nil }
+        parts.append(ending(observation.ending, outcome: observation.outcome, wanted: stopWanted))
+        let file = observation.file.described(size: observation.size)
+        parts.append(observation.uploadExtraBytes == nil ? file : "the server stored the file: \(file)")
         let fault = trial.faults.isNone ? (trial.arguments.isEmpty ? "no fault" : trial.arguments.joined(separator: " ")) : trial.faults.description
-        return "\(fault): " + parts.joined(separator: "; ")
+        // A first run that already failed is the one shown: there was no second.
+        let sequel = switch trial.sequel {
+        case _ where trial.sequel.runsTwice && observation.firstEnding == nil: ", the first run"
+        case .none: ""
+        case .rerun: ", run twice"
+        case .killAndRerun: ", killed at the stall and run again"
+        case .killAndRerunAtAnotherURL: ", killed at the stall and run again at another URL"
+        }
+        return "\(fault)\(sequel): " + parts.joined(separator: "; ")
+    }
+
+    /// "exit 74 (io-failed), wanted exit 69 (transfer-failed) or a file that verifies"; "exit 65: it
+    /// called the file done, and LabKit's check of it failed".
+    private static func ending(_ ending: Observation.Ending, outcome: LabVocabulary.Outcome?, wanted: ExitStatus?) -> String {
+        guard case .exited(let status) = ending else { return Self.ending(ending) }
+        if outcome == .verificationFailed { return "exit 65: it called the file done, and LabKit's check of it failed" }
+        var said = "exit \(status)" + (outcome.map { " (\($0.rawValue))" } ?? ", no JSON record")
+        if let wanted, status != 0, status != wanted.rawValue {
+            said += ", wanted \(wanted.described) or a file that verifies"
+        }
+        return said
+    }
+
+    private static func ending(_ ending: Observation.Ending) -> String {
+        switch ending {
+        case .exited(let status): "with exit \(status)"
+        case .signal(let signal): signal == SIGKILL ? "killed" : "with signal \(signal)"
+        case .timedOut(let seconds): "timed out after \(seconds) s"
+        }
     }
 }

@@ -49,7 +49,7 @@ extension FileState {
         switch self {
         case .right: "the file is right"
         case .missing: "no file"
-        case .startOfTheFile(let bytes): "the first \(ByteFormat.grouped(bytes)) of \(ByteFormat.grouped(size)) bytes, all right (resumable)"
+        case .startOfTheFile(let bytes): "\(ByteFormat.grouped(bytes)) of \(ByteFormat.grouped(size)) bytes: the start of the file, nothing after it"
         case .longer(let bytes):
             "\(ByteFormat.grouped(bytes - size)) bytes too long (\(ByteFormat.grouped(bytes)) for \(ByteFormat.grouped(size)))"
         case .shorter(let bytes):

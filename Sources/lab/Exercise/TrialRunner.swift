@@ -20,6 +20,9 @@ struct TrialRunner {
     /// Every run is stopped after this long and reported as timed out.
     var timeout: Duration = Self.defaultTimeout
     static let defaultTimeout: Duration = .seconds(30)
+    /// For `lab exercise see`: each command is printed before it runs, and the program's story
+    /// (its stderr) goes to the terminal.
+    var showing = false
 
     struct Ran {
         var observation: Observation
@@ -39,13 +42,19 @@ struct TrialRunner {
 
         let token = "exercise-\(name)-\(UUID().uuidString.prefix(8))"
         let fixture = Fixture(name: "\(name).bin", size: trial.size)
-        let url = uploads
-            ? URL(string: server.baseURL.absoluteString + "/upload?run=\(token)")!
-            : server.url(for: fixture, faults: trial.faults.isNone ? nil : trial.faults.description, run: token)
         let output = folder.appendingPathComponent(fixture.name)
-        func arguments(generation: Int, withTrialArguments: Bool) -> [String] {
-            var arguments = ["--url", url.absoluteString, "--output", output.path, "--json", "--quiet"] + extraArguments
-                + TransferLimits.arguments(forFileOf: trial.size, within: timeout)
+        // The rerun at another URL is another server's first request: the script, which counts
+        // attempts per server, is the first run's alone.
+        func url(on server: LabServer) -> URL {
+            let faults = trial.faults.isNone || (trial.sequel == .killAndRerunAtAnotherURL && server === self.server)
+                ? nil : trial.faults.description
+            return uploads
+                ? URL(string: server.baseURL.absoluteString + "/upload?run=\(token)")!
+                : server.url(for: fixture, faults: faults, run: token)
+        }
+        func arguments(_ url: URL, generation: Int, withTrialArguments: Bool) -> [String] {
+            var arguments = ["--url", url.absoluteString, "--output", output.path, "--json"] + (showing ? [] : ["--quiet"])
+                + extraArguments + TransferLimits.arguments(forFileOf: trial.size, within: timeout)
             if uploads {
                 arguments += ["--size", String(trial.size)]
             } else {
@@ -56,56 +65,76 @@ struct TrialRunner {
         func process(_ arguments: [String]) -> MeasuredProcess {
             var process = MeasuredProcess(program: program, arguments: arguments, outputFolder: folder, timeout: timeout)
             process.environment["TMPDIR"] = temporary.path
+            process.passesStderrThrough = showing
+            if showing { Console.output("$ \(program.lastPathComponent) \(arguments.joined(separator: " "))") }
             return process
         }
 
-        let (finished, generation) = try play(trial, token: token, folder: folder) { generation, withTrialArguments in
-            process(arguments(generation: generation, withTrialArguments: withTrialArguments))
+        let played = try play(trial, token: token, folder: folder) { server, generation, withTrialArguments in
+            process(arguments(url(on: server), generation: generation, withTrialArguments: withTrialArguments))
         }
+        let finished = played.finished
 
         let record = try? JSONDecoder().decode(LessonResult.self, from: Data(finished.stdout.utf8))
         let written = record.map { URL(fileURLWithPath: $0.output) } ?? output
         let log = server.requests(run: token)
         let sent = log.reduce(Int64(0)) { $0 + $1.bodyBytesSent }
         let ending = finished.ending(record: record, timeout: timeout)
+        let gets = log.filter { $0.method == .get }
+        let afterTheBreak = gets.dropFirst(trial.sequel.runsTwice ? played.getsBeforeTheRerun : 1).first
 
         let (file, uploadExtra) = uploads
             ? uploadedFile(in: log, size: trial.size)
-            : (FileInspection.state(of: written, against: Fixture(name: fixture.name, size: fixture.size, generation: generation)), nil)
+            : (FileInspection.state(of: written, against: Fixture(name: fixture.name, size: fixture.size, generation: played.generation)), nil)
         let observation = Observation(
             ending: ending, outcome: record?.outcome, file: file, fileName: written.lastPathComponent,
             resourceName: fixture.name, size: trial.size, breakOffset: trial.faults.breakOffset(bodyLength: trial.size),
-            downloadedAgainShare: uploads ? 0 : Double(max(0, sent - trial.size)) / Double(trial.size),
+            resentBytes: uploads ? 0 : max(0, sent - trial.size),
+            requestAfterTheBreak: afterTheBreak.map { RequestAfterTheBreak(range: $0.range) },
+            firstEnding: played.firstEnding,
             memoryGrowth: cleanPeakRSS.map { Double(finished.peakRSSBytes - $0) / Double(trial.size) },
             sentHEAD: log.contains { $0.method == .head }, uploadExtraBytes: uploadExtra)
         return Ran(observation: observation, peakRSSBytes: finished.peakRSSBytes, seconds: finished.wallSeconds)
     }
 
+    private struct Played {
+        /// The run to judge.
+        var finished: MeasuredProcess.Finished
+        /// The generation of the file it had to end with.
+        var generation: Int
+        /// How the first of two runs ended.
+        var firstEnding: Observation.Ending?
+        /// The GETs the main server had logged before the second run began.
+        var getsBeforeTheRerun = 0
+    }
+
     /// Runs the program as the trial says: once, or twice with the same output path (the first
-    /// run killed at the stall for `killAndRerun`). Returns the run to judge and the generation of
-    /// the file it had to end with.
+    /// run killed at the stall for the kill sequels, and served by a server of its own that is
+    /// gone by the rerun for `killAndRerunAtAnotherURL`).
     private func play(_ trial: Trial, token: String, folder: URL,
-                      launch: (_ generation: Int, _ withTrialArguments: Bool) -> MeasuredProcess) throws
-        -> (MeasuredProcess.Finished, generation: Int) {
-        switch trial.sequel {
-        case .none:
-            return (try launch(trial.generation, true).run(), trial.generation)
-        case .rerun, .killAndRerun:
-            let first = launch(0, true)
-            let before = trial.sequel == .killAndRerun
-                ? try first.run(killWhen: LessonRunner.killPoint(stalled: { server.hasStalled(run: token) }, files: folder))
-                : try first.run()
-            let firstRecord = try? JSONDecoder().decode(LessonResult.self, from: Data(before.stdout.utf8))
-            // A run that ends in a hang or a crash, or that calls a wrong file done, has failed
-            // already: that run is the one to show.
-            if before.timedOut || before.signal.map({ $0 != SIGKILL }) == true || firstRecord?.outcome == .verificationFailed {
-                return (before, 0)
-            }
-            var finished = try launch(trial.generation, false).run()
-            finished.peakRSSBytes = max(finished.peakRSSBytes, before.peakRSSBytes)
-            finished.wallSeconds += before.wallSeconds
-            return (finished, trial.generation)
+                      launch: (_ server: LabServer, _ generation: Int, _ withTrialArguments: Bool) -> MeasuredProcess) throws -> Played {
+        guard trial.sequel.runsTwice else {
+            return Played(finished: try launch(server, trial.generation, true).run(), generation: trial.generation)
         }
+        let firstServer = trial.sequel == .killAndRerunAtAnotherURL ? try LabServer.start() : server
+        let first = launch(firstServer, 0, true)
+        let before = trial.sequel.kills
+            ? try first.run(killWhen: LessonRunner.killPoint(stalled: { firstServer.hasStalled(run: token) }, files: folder))
+            : try first.run()
+        if firstServer !== server { firstServer.stop() }
+        if showing, before.signal == SIGKILL { Console.output("(killed with SIGKILL: the transfer had stalled, and the files had stopped growing)") }
+        let firstRecord = try? JSONDecoder().decode(LessonResult.self, from: Data(before.stdout.utf8))
+        let firstEnding = before.ending(record: firstRecord, timeout: timeout)
+        // A run that ends in a hang or a crash, or that calls a wrong file done, has failed
+        // already: that run is the one to show.
+        if before.timedOut || before.signal.map({ $0 != SIGKILL }) == true || firstRecord?.outcome == .verificationFailed {
+            return Played(finished: before, generation: 0)
+        }
+        let getsBefore = server.requests(run: token, method: .get).count
+        var finished = try launch(server, trial.generation, false).run()
+        finished.peakRSSBytes = max(finished.peakRSSBytes, before.peakRSSBytes)
+        finished.wallSeconds += before.wallSeconds
+        return Played(finished: finished, generation: trial.generation, firstEnding: firstEnding, getsBeforeTheRerun: getsBefore)
     }
 
     /// What the server stored of an upload, against the file the lesson generated and sent.

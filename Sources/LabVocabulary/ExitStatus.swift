@@ -1,5 +1,4 @@
 /// How a lesson process ends. The codes follow sysexits(3), so scripts can tell the cases apart.
-import LabVocabulary
 public enum ExitStatus: Int32, Codable, Sendable {
     /// Downloaded, and the SHA-256 matched; or downloaded with no SHA-256 to check against, which
     /// the record's outcome (`unverified`) and a warning on stderr say.
@@ -15,4 +14,22 @@ public enum ExitStatus: Int32, Codable, Sendable {
     case localIOFailed = 74
     /// The app froze (EX_TEMPFAIL): a job on GCD's global queue waited past its patience.
     case unresponsive = 75
+}
+
+extension ExitStatus {
+    /// The outcome a lesson's JSON record gives a run that ends with this status; nil for bad
+    /// command-line input, which has no record.
+    public var outcome: Outcome? {
+        switch self {
+        case .success: .verified
+        case .usage: nil
+        case .verificationFailed: .verificationFailed
+        case .transferFailed: .transferFailed
+        case .localIOFailed: .ioFailed
+        case .unresponsive: .unresponsive
+        }
+    }
+
+    /// "exit 74 (io-failed)".
+    public var described: String { "exit \(rawValue)" + (outcome.map { " (\($0.rawValue))" } ?? "") }
 }

@@ -1,0 +1,97 @@
+import LabVocabulary
+
+/// One check of an exercise, as `lab exercise` runs it: the clean download, one per defect, and
+/// one per skill the lesson teaches. Each runs its trial and judges the run from outside.
+public struct Check: Sendable {
+    public enum Kind: Sendable, Equatable {
+        /// A clean 1 MiB download, which must verify: a program that refuses every download fixes nothing.
+        case clean
+        /// What one of the article's defects breaks.
+        case defect
+        /// What the lesson teaches, whatever the article gets wrong.
+        case skill
+    }
+
+    public let id: String
+    public let kind: Kind
+    /// One line: what the check is about. The hint tells it; the ✗ line does not.
+    public let summary: String
+    public let trial: Trial
+    /// What the run shows when the check fails; nil when a run that does not fix it shows nothing more.
+    public let symptom: Symptom?
+    public let fix: Fix
+    /// From the symptom, to the cause, to the fix.
+    public let hints: [String]
+    /// Where the defect comes from; nil for the clean download and the skills.
+    public let source: ArticleSection?
+
+    /// The clean download's check is named after its scenario.
+    public static let cleanID = Scenario.clean.rawValue
+
+    static func clean(_ lesson: LessonID) -> Check {
+        let command = Trial(faults: "", size: 1 << 20).commandLine(executable: lesson.exerciseExecutable)
+        return Check(
+            id: cleanID, kind: .clean, summary: "a clean download must verify", trial: Trial(faults: "", size: 1 << 20),
+            symptom: nil, fix: .verifies,
+            hints: [
+                "Run it with no fault and read what it says: \(command)",
+                "Its last line names what went wrong; the lesson's corrected variant (`--variant corrected` on the lesson) shows what a clean run prints.",
+                "A change that refuses or breaks every download makes every other check meaningless: undo it, then fix one check at a time.",
+            ],
+            source: nil)
+    }
+
+    init(_ defect: Defect) {
+        self.init(id: defect.id, kind: .defect, summary: defect.summary, trial: defect.trial, symptom: defect.symptom,
+                  fix: defect.fix, hints: defect.hints, source: defect.source)
+    }
+
+    init(_ skill: Skill) {
+        self.init(id: skill.id, kind: .skill, summary: skill.summary, trial: skill.trial, symptom: skill.symptom,
+                  fix: skill.fix, hints: skill.hints, source: nil)
+    }
+
+    init(id: String, kind: Kind, summary: String, trial: Trial, symptom: Symptom?, fix: Fix, hints: [String], source: ArticleSection?) {
+        self.id = id
+        self.kind = kind
+        self.summary = summary
+        self.trial = trial
+        self.symptom = symptom
+        self.fix = fix
+        self.hints = hints
+        self.source = source
+    }
+
+    /// Whether the run is what the check asks for.
+    public func holds(in observation: Observation) -> Bool {
+        fix.holds(in: observation, despite: symptom)
+    }
+
+    /// What the check found, for a run that ended by itself (not hung, not crashed).
+    public func status(holding: Bool) -> CheckStatus {
+        switch kind {
+        case .clean: holding ? .verifies : .fails
+        case .defect: holding ? .fixed : .stillThere
+        case .skill: holding ? .holds : .fails
+        }
+    }
+}
+
+extension LessonDefects {
+    /// Every check of the exercise, in the order they run: clean, the defects, the skills.
+    public var checks: [Check] {
+        [Check.clean(id)] + defects.map(Check.init) + skills.map(Check.init)
+    }
+
+    public func check(named name: String) -> Check? { checks.first { $0.id == name } }
+
+    /// The checks the exercise's starting code fails: every defect's, the clean download's when a
+    /// defect shows in the clean scenario (lesson 07's extra bytes), and each skill a defect
+    /// breaks.
+    public var failingAtStart: Set<String> {
+        let present = Set(defects.map(\.id))
+        return Set(defects.map(\.id))
+            .union(failingScenarios.contains(.clean) ? [Check.cleanID] : [])
+            .union(skills.filter { !present.isDisjoint(with: $0.brokenBy) }.map(\.id))
+    }
+}
