@@ -4,10 +4,9 @@ import Foundation
 /// machine never read, overwrite or delete each other's files. Inside, each run of a lesson
 /// without `--output` gets a folder of its own, so two runs at once never share a file either.
 public enum LabFolders {
-    /// `$TMPDIR/download-lab-<uid>`: made on first use, readable by its owner only.
-    public static var mine: URL {
-        FileManager.default.temporaryDirectory.appendingPathComponent("download-lab-\(getuid())", isDirectory: true)
-    }
+    /// `$TMPDIR/download-lab-<uid>`: made on first use, readable by its owner only. Read once:
+    /// a lesson that gives Foundation a temporary folder of its own (08) changes `TMPDIR` later.
+    public static let mine = FileManager.default.temporaryDirectory.appendingPathComponent("download-lab-\(getuid())", isDirectory: true)
 
     /// Where download tasks keep their temporary files: the app's tmp folder, in iOS terms.
     public static var temporary: URL { mine.appendingPathComponent("tmp", isDirectory: true) }
