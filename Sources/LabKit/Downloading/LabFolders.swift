@@ -16,6 +16,8 @@ public enum LabFolders {
     /// user could read or replace them.
     public static func makeMine() throws {
         let folder = mine
+        // The temporary directory itself may be missing when TMPDIR names a new folder.
+        try? FileManager.default.createDirectory(at: folder.deletingLastPathComponent(), withIntermediateDirectories: true)
         if mkdir(folder.path, 0o700) != 0, errno != EEXIST {
             throw DownloadError.localIO(path: folder.path, reason: "cannot create the lab's folder: \(String(cString: strerror(errno)))")
         }
