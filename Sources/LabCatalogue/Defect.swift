@@ -81,7 +81,8 @@ public enum Symptom: Sendable, Equatable {
     /// The program says it is done (its own verification then fails, exit 65) and the file is wrong.
     case claimsDone(FileProblem)
     /// The file verifies, but the attempt after the break did not ask for the rest: its GET had
-    /// no `Range` from the bytes on disk, or more than `Symptom.wasteAllowed` came twice.
+    /// no `Range`, or one that asks again for more than `Symptom.wasteAllowed` of what the broken
+    /// transfer had sent.
     case startsOver
     /// The file verifies, but the peak RSS rose by more than this multiple of the file's size
     /// above the clean run's.

@@ -17,11 +17,8 @@ public struct Observation: Sendable {
     public var size: Int64
     /// Where the trial's fault script broke the first transfer.
     public var breakOffset: Int64?
-    /// Bytes the server sent beyond the file's size: what came twice.
-    public var resentBytes: Int64
-    /// The first GET after the break (the second GET of one run, the first of the rerun), and
-    /// its `Range` header; nil when there was none.
-    public var requestAfterTheBreak: RequestAfterTheBreak?
+    /// Where the transfer broke, and what the next GET asked for; nil when no GET followed it.
+    public var afterTheBreak: AfterTheBreak?
     /// How the first run ended, when the trial has two.
     public var firstEnding: Ending?
     /// Peak RSS above the clean run's, as a multiple of the file's size; nil when not measured.
@@ -31,8 +28,8 @@ public struct Observation: Sendable {
     public var uploadExtraBytes: Int64?
 
     public init(ending: Ending, outcome: Outcome?, file: FileState, fileName: String?, resourceName: String, size: Int64,
-                breakOffset: Int64?, resentBytes: Int64, requestAfterTheBreak: RequestAfterTheBreak? = nil,
-                firstEnding: Ending? = nil, memoryGrowth: Double?, sentHEAD: Bool, uploadExtraBytes: Int64?) {
+                breakOffset: Int64?, afterTheBreak: AfterTheBreak? = nil, firstEnding: Ending? = nil,
+                memoryGrowth: Double?, sentHEAD: Bool, uploadExtraBytes: Int64?) {
         self.ending = ending
         self.outcome = outcome
         self.file = file
@@ -40,8 +37,7 @@ public struct Observation: Sendable {
         self.resourceName = resourceName
         self.size = size
         self.breakOffset = breakOffset
-        self.resentBytes = resentBytes
-        self.requestAfterTheBreak = requestAfterTheBreak
+        self.afterTheBreak = afterTheBreak
         self.firstEnding = firstEnding
         self.memoryGrowth = memoryGrowth
         self.sentHEAD = sentHEAD
@@ -61,23 +57,31 @@ public struct Observation: Sendable {
         default: return false
         }
     }
-
-    /// Where the resume started: the first byte the request after the break asked for; 0 when
-    /// it asked for the whole file.
-    public var resumedFrom: Int64? {
-        requestAfterTheBreak.map { $0.range.flatMap(RequestAfterTheBreak.firstByte(of:)) ?? 0 }
-    }
 }
 
-/// The first GET after a break, as the server logged it.
-public struct RequestAfterTheBreak: Sendable, Equatable {
-    /// Its `Range` header as sent; nil without one.
+/// A break and the request after it, as the server logged them. The server knows what it sent:
+/// every byte before `reached` of the broken transfer went out, and the next GET says where it
+/// starts. What it asks for again is what the program did not keep.
+public struct AfterTheBreak: Sendable, Equatable {
+    /// The offset in the file the broken transfer had reached.
+    public var reached: Int64
+    /// The `Range` header of the first GET after the break, as sent; nil without one.
     public var range: String?
 
-    public init(range: String?) { self.range = range }
+    public init(reached: Int64, range: String?) {
+        self.reached = reached
+        self.range = range
+    }
+
+    /// The first byte the request after the break asked for: N of "bytes=N-"; 0 without a Range
+    /// it can read.
+    public var resumedFrom: Int64 { range.flatMap(Self.firstByte(of:)) ?? 0 }
+
+    /// The bytes before the break that were asked for again.
+    public var fetchedAgain: Int64 { max(0, reached - resumedFrom) }
 
     /// N of "bytes=N-" or "bytes=N-M"; nil for anything else.
-    static func firstByte(of range: String) -> Int64? {
+    public static func firstByte(of range: String) -> Int64? {
         guard range.hasPrefix("bytes="), let dash = range.firstIndex(of: "-") else { return nil }
         return Int64(range[range.index(range.startIndex, offsetBy: 6)..<dash])
     }
@@ -103,8 +107,8 @@ extension Symptom {
         case .claimsDone(let problem):
             return observation.claimedDone && problem.describes(observation.file, size: observation.size, breakOffset: observation.breakOffset)
         case .startsOver:
-            return observation.verified
-                && ((observation.resumedFrom ?? 0) == 0 || observation.resentBytes > Symptom.wasteAllowed)
+            guard observation.verified, let resume = observation.afterTheBreak else { return false }
+            return resume.resumedFrom == 0 || resume.fetchedAgain > Symptom.wasteAllowed
         case .holdsInMemory(let multiple):
             return (observation.memoryGrowth ?? 0) > multiple
         case .sendsHEAD:

@@ -58,7 +58,7 @@ struct CatalogueTests {
         let fileHandle = try #require(Catalogue.lesson(named: "02"))
         func spliced(_ file: FileState) -> Observation {
             Observation(ending: .exited(65), outcome: .verificationFailed, file: file, fileName: "f.bin", resourceName: "f.bin",
-                        size: 16 << 20, breakOffset: 5_033_164, resentBytes: 5_033_164, memoryGrowth: nil, sentHEAD: false,
+                        size: 16 << 20, breakOffset: 5_033_164, memoryGrowth: nil, sentHEAD: false,
                         uploadExtraBytes: nil)
         }
         let appended = spliced(.longer(bytes: (16 << 20) + 5_033_164))

@@ -185,19 +185,32 @@ import Testing
         #expect(finished.status == wanted, "\(record.exercise) \(record.check): `\(record.command)` exited \(finished.status), the check saw \(wanted)")
     }
 
+    /// The exercise's files holding the lesson's corrected logic (`startingFiles(swappingVariants:)`),
+    /// less the shared file, which the exercise already has.
+    static func correctedFiles(_ lesson: LessonDefects) throws -> [String: String] {
+        let files = try startingFiles(lesson, swappingVariants: true).filter { $0.name != "Shared.swift" }
+        return Dictionary(uniqueKeysWithValues: files.map { ($0.name, $0.text) })
+    }
+
+    /// `check --json` of an exercise holding the corrected logic with one piece of it replaced:
+    /// a student's solution that is right but for that piece.
+    static func checkCorrected(_ number: String, replacing piece: String, with replacement: String) throws -> [Record] {
+        let lesson = try #require(Catalogue.lesson(named: number))
+        var files = try correctedFiles(lesson)
+        let student = try #require(files[ExerciseSource.studentFile])
+        try #require(student.contains(piece), "\(piece)")
+        files[ExerciseSource.studentFile] = student.replacingOccurrences(of: piece, with: replacement)
+        let finished = try withExerciseFiles(lesson, holding: files) { try lab(["exercise", "check", number, "--json"]) }
+        return try records(finished.stdout)
+    }
+
     /// Exercise 03 solved except that it never resumes: every other check holds, the resume
     /// checks do not, and their lines count the bytes sent twice.
     @Test func anExerciseThatNeverResumesFailsTheResumeChecks() throws {
-        let lesson = try #require(Catalogue.lesson(named: "03"))
-        var files = Dictionary(uniqueKeysWithValues: try Self.startingFiles(lesson, swappingVariants: true).filter { $0.name != "Shared.swift" }.map { ($0.name, $0.text) })
-        let student = try #require(files[ExerciseSource.studentFile])
-        let resuming = "URLConnection(request: partial.nextRequest(), delegate: self)"
-        #expect(student.contains(resuming))
         // The resume condition forced false: the request never carries Range.
-        files[ExerciseSource.studentFile] = student.replacingOccurrences(
-            of: resuming, with: "URLConnection(request: false ? partial.nextRequest() : URLRequest(url: run.url), delegate: self)")
-        let finished = try Self.withExerciseFiles(lesson, holding: files) { try Self.lab(["exercise", "check", "03", "--json"]) }
-        let records = try Self.records(finished.stdout)
+        let records = try Self.checkCorrected(
+            "03", replacing: "URLConnection(request: partial.nextRequest(), delegate: self)",
+            with: "URLConnection(request: false ? partial.nextRequest() : URLRequest(url: run.url), delegate: self)")
         #expect(Set(records.filter { !$0.passed }.map(\.check)) == ["resumes-after-drop", "resumes-after-kill"], "\(records)")
         for record in records where !record.passed {
             #expect(record.status == .fails)
@@ -208,14 +221,7 @@ import Testing
     /// Exercise 05 solved, except that it resumes from any blob on disk: the run at another URL
     /// follows the blob to a server that is gone, and fails.
     @Test func resumeDataForAnotherURLIsSetAside() throws {
-        let lesson = try #require(Catalogue.lesson(named: "05"))
-        var files = Dictionary(uniqueKeysWithValues: try Self.startingFiles(lesson, swappingVariants: true).filter { $0.name != "Shared.swift" }.map { ($0.name, $0.text) })
-        let student = try #require(files[ExerciseSource.studentFile])
-        let comparison = "guard url == run.url else {"
-        #expect(student.contains(comparison))
-        files[ExerciseSource.studentFile] = student.replacingOccurrences(of: comparison, with: "guard url == url else {")
-        let finished = try Self.withExerciseFiles(lesson, holding: files) { try Self.lab(["exercise", "check", "05", "--json"]) }
-        let records = try Self.records(finished.stdout)
+        let records = try Self.checkCorrected("05", replacing: "guard url == run.url else {", with: "guard url == url else {")
         #expect(Set(records.filter { !$0.passed }.map(\.check)) == ["resume-data-for-another-url"], "\(records)")
         let record = try #require(records.first { $0.check == "resume-data-for-another-url" })
         #expect(record.detail.hasPrefix("ok,stall:512KiB, killed at the stall and run again at another URL: exit 69 (transfer-failed)"), "\(record.detail)")
@@ -223,15 +229,9 @@ import Testing
 
     /// A full disk that ends in exit 69 is not the lesson's contract (74): the line says which it got.
     @Test func aStopWithTheWrongExitStatusFails() throws {
-        let lesson = try #require(Catalogue.lesson(named: "02"))
-        var files = Dictionary(uniqueKeysWithValues: try Self.startingFiles(lesson, swappingVariants: true).filter { $0.name != "Shared.swift" }.map { ($0.name, $0.text) })
-        let student = try #require(files[ExerciseSource.studentFile])
-        let write = "do { try partial.append(data, through: fileHandle) } catch { fail(error) }"
-        #expect(student.contains(write))
-        files[ExerciseSource.studentFile] = student.replacingOccurrences(
-            of: write, with: "do { try partial.append(data, through: fileHandle) } catch { fail(DownloadError.httpStatus(0, url: \"disk\")) }")
-        let finished = try Self.withExerciseFiles(lesson, holding: files) { try Self.lab(["exercise", "check", "02", "--json"]) }
-        let records = try Self.records(finished.stdout)
+        let records = try Self.checkCorrected(
+            "02", replacing: "do { try partial.append(data, through: fileHandle) } catch { fail(error) }",
+            with: "do { try partial.append(data, through: fileHandle) } catch { fail(DownloadError.httpStatus(0, url: \"disk\")) }")
         let record = try #require(records.first { $0.check == "write-errors-dropped" })
         #expect(!record.passed && record.status == .stillThere)
         #expect(record.detail.contains("the first run ended with exit 69, wanted exit 74 (io-failed)"), "\(record.detail)")
@@ -239,8 +239,7 @@ import Testing
 
     @Test func correctedLogicInTheExercisePassesEveryCheck() throws {
         for lesson in Catalogue.lessons {
-            let swapped = try Self.startingFiles(lesson, swappingVariants: true).filter { $0.name != "Shared.swift" }
-            let finished = try Self.withExerciseFiles(lesson, holding: Dictionary(uniqueKeysWithValues: swapped.map { ($0.name, $0.text) })) {
+            let finished = try Self.withExerciseFiles(lesson, holding: try Self.correctedFiles(lesson)) {
                 try Self.lab(["exercise", "check", lesson.number, "--json"])
             }
             #expect(finished.status == 0, "\(lesson.lesson): \(finished.stderr)")

@@ -93,7 +93,7 @@ struct LessonRunner {
             ending: ending, outcome: record?.outcome, file: file, fileName: record.map { URL(fileURLWithPath: $0.output).lastPathComponent },
             resourceName: expected.name, size: runCase.size,
             breakOffset: runCase.scenario.faults.breakOffset(bodyLength: runCase.size),
-            resentBytes: 0, memoryGrowth: nil, sentHEAD: false, uploadExtraBytes: uploadExtra)
+            memoryGrowth: nil, sentHEAD: false, uploadExtraBytes: uploadExtra)
     }
 
     private func judge(_ finished: MeasuredProcess.Finished, record: LessonResult?, runCase: RunCase,

@@ -100,14 +100,11 @@ struct ExerciseCheck {
         }
         // The check's own figures come first: they say why it fails.
         switch check.symptom {
-        case .startsOver? where observation.verified:
-            let resumed = observation.resumedFrom ?? 0
-            let asked = observation.requestAfterTheBreak.map { $0.range.map { "asked for \($0)" } ?? "asked for no Range" }
-                ?? "was never sent"
-            if resumed == 0 || observation.resentBytes > Symptom.wasteAllowed {
-                parts.append("the request after the \(trial.sequel.kills ? "kill" : "break") \(asked): "
-                    + "\(ByteFormat.grouped(observation.resentBytes)) bytes came twice (at most \(Symptom.wasteAllowed >> 20) MiB may)")
-            }
+        case .startsOver? where check.symptom?.isShown(in: observation) == true:
+            let resume = observation.afterTheBreak!
+            parts.append("the request after the \(trial.sequel.kills ? "kill" : "break") asked for "
+                + (resume.range ?? "no Range") + ": \(ByteFormat.grouped(resume.fetchedAgain)) bytes came twice "
+                + "(at most \(Symptom.wasteAllowed >> 20) MiB may)")
         case .holdsInMemory?:
             if let growth = observation.memoryGrowth {
                 parts.append(String(format: "peak memory %.1f× the file above a clean 1 MiB run", max(0, growth)))

@@ -78,10 +78,12 @@ struct TrialRunner {
         let record = try? JSONDecoder().decode(LessonResult.self, from: Data(finished.stdout.utf8))
         let written = record.map { URL(fileURLWithPath: $0.output) } ?? output
         let log = server.requests(run: token)
-        let sent = log.reduce(Int64(0)) { $0 + $1.bodyBytesSent }
         let ending = finished.ending(record: record, timeout: timeout)
+        // The transfer that broke: the first GET of one run, the last before the rerun of two.
         let gets = log.filter { $0.method == .get }
-        let afterTheBreak = gets.dropFirst(trial.sequel.runsTwice ? played.getsBeforeTheRerun : 1).first
+        let broken = trial.sequel.runsTwice ? played.getsBeforeTheRerun - 1 : 0
+        let afterTheBreak = gets.indices.contains(broken + 1) && broken >= 0
+            ? AfterTheBreak(reached: gets[broken].reachedOffset, range: gets[broken + 1].range) : nil
 
         let (file, uploadExtra) = uploads
             ? uploadedFile(in: log, size: trial.size)
@@ -89,9 +91,7 @@ struct TrialRunner {
         let observation = Observation(
             ending: ending, outcome: record?.outcome, file: file, fileName: written.lastPathComponent,
             resourceName: fixture.name, size: trial.size, breakOffset: trial.faults.breakOffset(bodyLength: trial.size),
-            resentBytes: uploads ? 0 : max(0, sent - trial.size),
-            requestAfterTheBreak: afterTheBreak.map { RequestAfterTheBreak(range: $0.range) },
-            firstEnding: played.firstEnding,
+            afterTheBreak: afterTheBreak, firstEnding: played.firstEnding,
             memoryGrowth: cleanPeakRSS.map { Double(finished.peakRSSBytes - $0) / Double(trial.size) },
             sentHEAD: log.contains { $0.method == .head }, uploadExtraBytes: uploadExtra)
         return Ran(observation: observation, peakRSSBytes: finished.peakRSSBytes, seconds: finished.wallSeconds)
@@ -157,5 +157,12 @@ extension LabServer {
     /// Whether a GET of one run token has stopped at its stall.
     func hasStalled(run token: String) -> Bool {
         requests(run: token, method: .get).contains(where: \.stalled)
+    }
+}
+
+extension LoggedRequest {
+    /// The offset in the file this GET's body reached: where a 206 started, plus what was sent.
+    var reachedOffset: Int64 {
+        (status == 206 ? range.flatMap(AfterTheBreak.firstByte(of:)) ?? 0 : 0) + bodyBytesSent
     }
 }
