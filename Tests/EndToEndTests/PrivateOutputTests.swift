@@ -27,4 +27,35 @@ struct PrivateOutputTests {
         #expect(lstat(LabFolders.mine.path, &facts) == 0)
         #expect(facts.st_mode & 0o777 == 0o700 && facts.st_uid == getuid())
     }
+
+    /// Two users on one machine, the same lesson at once, default output, one TMPDIR: each
+    /// downloads through its own embedded server into a folder only it can open. Run where the
+    /// tests run as root, with `runuser` to be `nobody`, and a build `nobody` can read.
+    @Test(.enabled(if: PrivateOutputTests.canRunAsNobody, "needs root, runuser, and a build folder others may read"))
+    func twoUsersAtOnceNeverShareAFile() throws {
+        let lesson = ChildProcess.buildDirectory.appendingPathComponent("lesson-03-outputstream").path
+        let arguments = ["--size", "8MiB", "--json", "--quiet"]
+        let runuser = try #require(executable(named: "runuser"))
+        let children = [
+            try ChildProcess("lesson-03-outputstream", arguments),
+            try ChildProcess(program: runuser, ["-u", "nobody", "--", lesson] + arguments),
+        ]
+        for child in children { try child.start() }
+        let records = try children.map { child in
+            let finished = child.wait(timeout: 120)
+            #expect(finished.status == 0, "\(finished.stderr)")
+            return try JSONDecoder().decode(LessonResult.self, from: Data(finished.stdout.utf8))
+        }
+        #expect(records.allSatisfy { $0.outcome == .verified })
+        let users = records.map { URL(fileURLWithPath: $0.output).deletingLastPathComponent().deletingLastPathComponent().lastPathComponent }
+        #expect(users == ["download-lab-\(getuid())", "download-lab-65534"], "\(records.map(\.output))")
+    }
+
+    static var canRunAsNobody: Bool {
+        guard getuid() == 0, let runuser = executable(named: "runuser"),
+              let finished = try? ChildProcess.runProgram(runuser, ["-u", "nobody", "--", "test", "-x",
+                  ChildProcess.buildDirectory.appendingPathComponent("lesson-03-outputstream").path], timeout: 20)
+        else { return false }
+        return finished.status == 0
+    }
 }

@@ -121,7 +121,7 @@ public final class LabServer: Sendable {
             .serverChannelOption(.backlog, value: 256)
             // Lets `lab serve` restart on the same port right after a stop.
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            .childChannelOption(.tcpOption(.tcp_nodelay), value: 1)
             // A socket is writable again only when less than this is queued unsent, so the
             // server never runs megabytes ahead of its client: the request log's body bytes are
             // bytes on their way, and a client that stops reading stops the sending quickly.
