@@ -29,9 +29,10 @@ public struct Check: Sendable {
     public static let cleanID = Scenario.clean.rawValue
 
     static func clean(_ lesson: LessonID) -> Check {
-        let command = Trial(faults: "", size: 1 << 20).commandLine(executable: lesson.exerciseExecutable)
+        let trial = Trial(faults: "", size: 1 << 20)
+        let command = trial.commandLine(executable: lesson.exerciseExecutable)
         return Check(
-            id: cleanID, kind: .clean, summary: "a clean download must verify", trial: Trial(faults: "", size: 1 << 20),
+            id: cleanID, kind: .clean, summary: "a clean download must verify", trial: trial,
             symptom: nil, fix: .verifies,
             hints: [
                 "Run it with no fault and read what it says: \(command)",
@@ -85,6 +86,14 @@ extension LessonDefects {
 
     public func check(named name: String) -> Check? { checks.first { $0.id == name } }
 
+    /// The check named `name`, or a line for the student that lists the checks there are.
+    public func check(mustBeNamed name: String) throws(NoSuchCheck) -> Check {
+        guard let check = check(named: name) else {
+            throw NoSuchCheck(description: "exercise \(number) has no check \"\(name)\"; its checks are \(checks.map(\.id).joined(separator: ", "))")
+        }
+        return check
+    }
+
     /// The checks the exercise's starting code fails: every defect's, the clean download's when a
     /// defect shows in the clean scenario (lesson 07's extra bytes), and each skill a defect
     /// breaks.
@@ -94,4 +103,9 @@ extension LessonDefects {
             .union(failingScenarios.contains(.clean) ? [Check.cleanID] : [])
             .union(skills.filter { !present.isDisjoint(with: $0.brokenBy) }.map(\.id))
     }
+}
+
+/// A check named that the exercise does not have.
+public struct NoSuchCheck: Error, CustomStringConvertible {
+    public let description: String
 }

@@ -73,18 +73,11 @@ public struct AfterTheBreak: Sendable, Equatable {
         self.range = range
     }
 
-    /// The first byte the request after the break asked for: N of "bytes=N-"; 0 without a Range
-    /// it can read.
-    public var resumedFrom: Int64 { range.flatMap(Self.firstByte(of:)) ?? 0 }
+    /// The first byte the request after the break asked for: N of "bytes=N-"; 0 without such a Range.
+    public var resumedFrom: Int64 { range.flatMap(RangeHeader.start(of:)) ?? 0 }
 
     /// The bytes before the break that were asked for again.
     public var fetchedAgain: Int64 { max(0, reached - resumedFrom) }
-
-    /// N of "bytes=N-" or "bytes=N-M"; nil for anything else.
-    public static func firstByte(of range: String) -> Int64? {
-        guard range.hasPrefix("bytes="), let dash = range.firstIndex(of: "-") else { return nil }
-        return Int64(range[range.index(range.startIndex, offsetBy: 6)..<dash])
-    }
 }
 
 /// The file a program left, compared byte for byte with the one it should have.

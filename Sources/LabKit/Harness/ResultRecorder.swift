@@ -181,8 +181,7 @@ struct ResultRecorder<Way: LessonWay & ExpressibleByArgument> {
     /// The offsets that GET requests asked to resume from (`Range: bytes=N-` with N > 0).
     static func resumeOffsets(in exchanges: [HTTPExchange]) -> [Int64] {
         exchanges.compactMap { exchange in
-            guard exchange.method == .get, let range = exchange.range, range.hasPrefix("bytes="),
-                  range.hasSuffix("-"), let offset = Int64(range.dropFirst("bytes=".count).dropLast()), offset > 0
+            guard exchange.method == .get, let offset = exchange.range.flatMap(RangeHeader.start(of:)), offset > 0
             else { return nil }
             return offset
         }

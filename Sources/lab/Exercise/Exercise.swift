@@ -27,6 +27,15 @@ struct Exercise: ParsableCommand {
         }
         return lesson
     }
+
+    /// A check of `lesson` by name; bad input (exit 64) when there is none.
+    static func check(_ name: String, of lesson: LessonDefects) throws -> LabCatalogue.Check {
+        do {
+            return try lesson.check(mustBeNamed: name)
+        } catch {
+            throw ValidationError(error.description)
+        }
+    }
 }
 
 /// The exercise a subcommand works on, by number or name.
@@ -157,10 +166,7 @@ extension Exercise {
         @OptionGroup var build: ExerciseBuildOptions
 
         func validate() throws {
-            let lesson = try exercise.lesson()
-            if let check, lesson.check(named: check) == nil {
-                throw ValidationError("exercise \(lesson.number) has no check \"\(check)\"; its checks are \(lesson.checks.map(\.id).joined(separator: ", "))")
-            }
+            if let check { _ = try Exercise.check(check, of: try exercise.lesson()) }
         }
 
         func run() throws {
@@ -168,8 +174,8 @@ extension Exercise {
             let workspace = try ExerciseWorkspace.find()
             var progress = workspace.progress()
             let target: LabCatalogue.Check
-            if let named = check.flatMap(lesson.check(named:)) {
-                target = named
+            if let check {
+                target = try Exercise.check(check, of: lesson)
             } else {
                 let code = workspace.studentCode(lesson) ?? ""
                 var checked = progress.exercises[lesson.lesson]
@@ -197,7 +203,7 @@ extension Exercise {
                 lines.append("(run it again for the next hint)")
             }
             Console.output(lines.joined(separator: "\n"))
-            progress.exercises[lesson.lesson, default: .init(sourceSHA256: "", failing: [], total: 0, compiles: true)]
+            progress.exercises[lesson.lesson, default: .neverChecked]
                 .hintsShown[target.id] = index + 1
             workspace.save(progress)
         }
@@ -219,16 +225,11 @@ extension Exercise {
         var variant: Variant?
         @OptionGroup var build: ExerciseBuildOptions
 
-        func validate() throws {
-            let lesson = try exercise.lesson()
-            if lesson.check(named: check) == nil {
-                throw ValidationError("exercise \(lesson.number) has no check \"\(check)\"; its checks are \(lesson.checks.map(\.id).joined(separator: ", "))")
-            }
-        }
+        func validate() throws { _ = try Exercise.check(check, of: try exercise.lesson()) }
 
         func run() throws {
             let lesson = try exercise.lesson()
-            let check = lesson.check(named: self.check)!
+            let check = try Exercise.check(self.check, of: lesson)
             let workspace = try ExerciseWorkspace.find()
             let run = ExerciseRun(lesson: lesson, workspace: workspace, variant: variant, json: false, build: build)
             let outcome = try run.see(check)
@@ -338,19 +339,20 @@ struct ExerciseRun {
             if json {
                 let outcome = ExerciseCheck.Outcome(exercise: lesson.lesson, check: "build", status: .doesNotCompile, detail: message,
                                                     command: "swift build --product \(product)", seconds: 0, passed: false)
-                emit(outcome, code: code)
+                emit(outcome, recordFacts(code: code))
                 return [outcome]
             }
             throw ExerciseError.failure(message)
         }
 
+        let record = json ? recordFacts(code: code) : nil
         let outcomes = try withChecks(program: program, showing: false) { checks in
             if !json {
                 let what = variant.map { "the lesson's \($0.rawValue) variant (\(product))" } ?? ExerciseSource.path(for: lesson)
                 Console.output("Exercise \(lesson.number), \(what): \(lesson.checks.count) checks")
             }
             let width = lesson.checks.map(\.id.count).max()!
-            return checks.run { outcome in json ? emit(outcome, code: code) : show(outcome, nameWidth: width) }
+            return checks.run { outcome in record.map { emit(outcome, $0) } ?? show(outcome, nameWidth: width) }
         }
         if variant == nil { remember(outcomes.filter { !$0.passed }.map(\.check), code: code, compiles: true, total: outcomes.count) }
         if !json {
@@ -419,13 +421,17 @@ struct ExerciseRun {
         }
     }
 
+    /// What every JSON line of this check says of the code: whether it was attempted, its digest,
+    /// and the hints shown so far.
+    private func recordFacts(code: String) -> CheckRecord.Facts {
+        CheckRecord.Facts(attempted: variant != nil || code != (try? workspace.startingCode(lesson)),
+                          codeSHA256: ExerciseWorkspace.sha256(code),
+                          hintsShown: workspace.progress().exercises[lesson.lesson]?.hintsShown ?? [:])
+    }
+
     /// One JSON line: the outcome, and what a teacher collecting them needs to know of it.
-    private func emit(_ outcome: ExerciseCheck.Outcome, code: String) {
-        let progress = workspace.progress().exercises[lesson.lesson]
-        let record = CheckRecord(
-            outcome: outcome, attempted: variant != nil || code != (try? workspace.startingCode(lesson)),
-            codeSHA256: ExerciseWorkspace.sha256(code), hintsShown: progress?.hintsShown[outcome.check] ?? 0,
-            timestamp: ISO8601DateFormatter().string(from: Date()), labVersion: LabVersion.current)
+    private func emit(_ outcome: ExerciseCheck.Outcome, _ facts: CheckRecord.Facts) {
+        let record = CheckRecord(outcome: outcome, facts: facts, timestamp: ISO8601DateFormatter().string(from: Date()))
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         Console.output(String(decoding: (try? encoder.encode(record)) ?? Data(), as: UTF8.self))
@@ -444,25 +450,30 @@ struct ExerciseRun {
 /// about. A teacher's tools collect these; the fields are the contract (docs/exercises.md).
 struct CheckRecord: Encodable {
     let outcome: ExerciseCheck.Outcome
-    /// Whether the code differs from the starting code: an exercise not started is not failing.
-    let attempted: Bool
-    /// SHA-256 of the checked file's text.
-    let codeSHA256: String
-    /// How many of this check's hints the student has asked for.
-    let hintsShown: Int
+    let facts: Facts
     /// When the check ended, ISO 8601 in UTC.
     let timestamp: String
-    let labVersion: String
+
+    /// The same for every check of one `check` of the code.
+    struct Facts {
+        /// Whether the code differs from the starting code: an exercise not started is not failing.
+        let attempted: Bool
+        /// SHA-256 of the checked file's text.
+        let codeSHA256: String
+        /// How many hints of each check the student has asked for.
+        let hintsShown: [String: Int]
+    }
 
     enum CodingKeys: String, CodingKey { case attempted, codeSHA256, hintsShown, timestamp, labVersion }
 
+    /// The outcome's fields and these, in one object.
     func encode(to encoder: any Encoder) throws {
         try outcome.encode(to: encoder)
         var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(attempted, forKey: .attempted)
-        try container.encode(codeSHA256, forKey: .codeSHA256)
-        try container.encode(hintsShown, forKey: .hintsShown)
+        try container.encode(facts.attempted, forKey: .attempted)
+        try container.encode(facts.codeSHA256, forKey: .codeSHA256)
+        try container.encode(facts.hintsShown[outcome.check] ?? 0, forKey: .hintsShown)
         try container.encode(timestamp, forKey: .timestamp)
-        try container.encode(labVersion, forKey: .labVersion)
+        try container.encode(LabVersion.current, forKey: .labVersion)
     }
 }

@@ -100,8 +100,8 @@ struct ExerciseCheck {
         }
         // The check's own figures come first: they say why it fails.
         switch check.symptom {
-        case .startsOver? where check.symptom?.isShown(in: observation) == true:
-            let resume = observation.afterTheBreak!
+        case .startsOver?:
+            guard Symptom.startsOver.isShown(in: observation), let resume = observation.afterTheBreak else { break }
             parts.append("the request after the \(trial.sequel.kills ? "kill" : "break") asked for "
                 + (resume.range ?? "no Range") + ": \(ByteFormat.grouped(resume.fetchedAgain)) bytes came twice "
                 + "(at most \(Symptom.wasteAllowed >> 20) MiB may)")

@@ -80,6 +80,10 @@ struct ExerciseWorkspace {
         var hintsShown: [String: Int] = [:]
 
         var isDone: Bool { compiles && failing.isEmpty }
+
+        /// For hints asked for before any check: its digest matches no code, so it says nothing
+        /// about the code, only which hints were shown.
+        static let neverChecked = ExerciseProgress(sourceSHA256: "", failing: [], total: 0, compiles: false)
     }
 
     var progressFile: URL { root.appendingPathComponent(".build/lab-exercises/progress.json") }

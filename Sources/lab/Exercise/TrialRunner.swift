@@ -163,6 +163,6 @@ extension LabServer {
 extension LoggedRequest {
     /// The offset in the file this GET's body reached: where a 206 started, plus what was sent.
     var reachedOffset: Int64 {
-        (status == 206 ? range.flatMap(AfterTheBreak.firstByte(of:)) ?? 0 : 0) + bodyBytesSent
+        (status == 206 ? range.flatMap(RangeHeader.start(of:)) ?? 0 : 0) + bodyBytesSent
     }
 }
