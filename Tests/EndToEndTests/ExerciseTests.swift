@@ -301,6 +301,49 @@ import Testing
         #expect(finished.stderr.contains("error: cannot convert value of type 'String'"), "\(finished.stderr)")
     }
 
+    /// A completion handler written the natural way, a plain `var` set in the closure, fails
+    /// Swift 6's data-race checking; the error points at the header, and the header's Mutex
+    /// pattern, typed in the same place, compiles and downloads.
+    @Test func aNaturalCompletionHandlerIsExplainedAndTheHeadersPatternCompiles() throws {
+        let lesson = try #require(Catalogue.lesson(named: "00"))
+        let starting = try Self.startingCode(lesson)
+        let call = "        let (data, _, _) = fetchInOneCall(URLRequest(url: run.url), way, run)\n"
+        #expect(starting.contains(call))
+        let natural = """
+                    var data: Data?
+                    let done = DispatchSemaphore(value: 0)
+                    URLSession.shared.dataTask(with: run.url) { body, _, _ in
+                        data = body
+                        done.signal()
+                    }.resume()
+                    done.wait()
+
+            """
+        let refused = try Self.withExercise(lesson, holding: starting.replacingOccurrences(of: call, with: natural)) {
+            try Self.lab(["exercise", "check", "00"])
+        }
+        #expect(refused.status == 1)
+        #expect(refused.stderr.split(separator: "\n").count == 1, "\(refused.stderr)")
+        #expect(refused.stderr.hasSuffix("(Swift 6's data-race checking: the header of Article.swift shows the Mutex the lessons use for state a callback changes)\n"),
+                "\(refused.stderr)")
+
+        let withMutex = """
+                    let received = Mutex<Data?>(nil)
+                    let done = DispatchSemaphore(value: 0)
+                    URLSession.shared.dataTask(with: run.url) { body, _, _ in
+                        received.withLock { $0 = body }
+                        done.signal()
+                    }.resume()
+                    done.wait()
+                    let data = received.withLock { $0 }
+
+            """
+        let code = "import Synchronization\n" + starting.replacingOccurrences(of: call, with: withMutex)
+        let checked = try Self.withExercise(lesson, holding: code) { try Self.lab(["exercise", "check", "00", "--json"]) }
+        let clean = try #require(try Self.records(checked.stdout).first, "\(checked.stderr)")
+        #expect(clean.check == "clean" && clean.passed, "\(clean.detail)")
+    }
+
     @Test func hangingAndCrashingProgramsAreNamedAndStopped() throws {
         let lesson = try #require(Catalogue.lesson(named: "00"))
         let starting = try Self.startingCode(lesson)
