@@ -54,10 +54,10 @@ final class RawHTTPConnection {
                 connect(socketDescriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
             }
         }
-        guard connected == 0 else {
-            close(socketDescriptor)
-            throw RawHTTPError(description: "connect() to port \(port) failed")
-        }
+        // No close here: every stored property is set, so a throw still runs deinit, which closes
+        // the socket. A second close would close whatever descriptor the process had opened under
+        // the same number meanwhile (a server's connection: SwiftNIO then stops the process).
+        guard connected == 0 else { throw RawHTTPError(description: "connect() to port \(port) failed") }
         setReceiveTimeout(receiveTimeout)
     }
 
