@@ -416,7 +416,7 @@ public enum Catalogue {
 
     // MARK: - 06
 
-    static let runLoopThread = LessonDefects(.runLoopThread, compareArguments: ["--way", RunLoopThreadWay.runLoop.rawValue], defects: [
+    static let runLoopThread = LessonDefects(.runLoopThread, compareArguments: downloadOnly, defects: [
         Defect(
             id: "parked-workers",
             summary: "each connection keeps a GCD worker parked in RunLoop.run(): cores + 1 of them starve the global queue",
@@ -430,7 +430,10 @@ public enum Catalogue {
             ],
             linuxOnly: "libdispatch on Linux adds a worker to the global queue about once a second; Apple's GCD starts "
                 + "more threads when its workers block, so the starvation is not expected there (not checked on a Mac)"),
-    ])
+    ], skills: [resumesAfterDrop(everyRun: downloadOnly), resumesAfterKill(everyRun: downloadOnly)])
+
+    /// Lesson 06's download alone: its default run fetches slices for its cases first.
+    static let downloadOnly = ["--way", RunLoopThreadWay.runLoop.rawValue]
 
     // MARK: - 07
 
@@ -500,11 +503,11 @@ public enum Catalogue {
     // MARK: - What the resuming lessons teach
 
     /// After a drop, the next GET asks for the rest of the file, and little comes twice.
-    static func resumesAfterDrop(brokenBy: [String] = []) -> Skill {
+    static func resumesAfterDrop(brokenBy: [String] = [], everyRun: [String] = []) -> Skill {
         Skill(
             id: "resumes-after-drop",
             summary: "after a dropped connection, the next request asks for the rest, from the bytes on disk",
-            trial: Trial(faults: "drop:50pct,ok", size: 8 << 20),
+            trial: Trial(faults: "drop:50pct,ok", size: 8 << 20, everyRun: everyRun),
             symptom: .startsOver, fix: .verifies,
             hints: [
                 "The ✗ line counts the bytes the server sent twice. Where did the second attempt start?",
@@ -515,11 +518,11 @@ public enum Catalogue {
     }
 
     /// After a `kill -9`, the rerun asks for the rest of the file, and little comes twice.
-    static func resumesAfterKill(brokenBy: [String] = []) -> Skill {
+    static func resumesAfterKill(brokenBy: [String] = [], everyRun: [String] = []) -> Skill {
         Skill(
             id: "resumes-after-kill",
             summary: "after kill -9, the next run asks for the rest, from the bytes on disk",
-            trial: Trial(faults: "stall:50pct", size: 8 << 20, sequel: .killAndRerun),
+            trial: Trial(faults: "stall:50pct", size: 8 << 20, everyRun: everyRun, sequel: .killAndRerun),
             symptom: .startsOver, fix: .verifies,
             hints: [
                 "The ✗ line counts the bytes the server sent twice. Where did the run after the kill start?",

@@ -39,14 +39,18 @@ public struct Trial: Sendable {
     public var size: Int64
     /// More arguments for the program, e.g. `--disk-full-after 1MiB`. Only the first run gets them.
     public var arguments: [String] = []
+    /// Arguments every run gets, e.g. the `--way` that is the download itself.
+    public var everyRun: [String] = []
     public var sequel: Sequel = .none
     /// The generation of the file the last run must end with: 1 once the script has a `change`.
     public var generation = 0
 
-    public init(faults: FaultScript, size: Int64, arguments: [String] = [], sequel: Sequel = .none, generation: Int = 0) {
+    public init(faults: FaultScript, size: Int64, arguments: [String] = [], everyRun: [String] = [], sequel: Sequel = .none,
+                generation: Int = 0) {
         self.faults = faults
         self.size = size
         self.arguments = arguments
+        self.everyRun = everyRun
         self.sequel = sequel
         self.generation = generation
     }
@@ -71,7 +75,7 @@ public struct Trial: Sendable {
     /// The command a student types to see a one-run trial, less `--output` and the server.
     public func commandLine(executable: String) -> String {
         var words = ["swift run \(executable)", "--size \(ByteSize.format(size))", "--faults \(faults.isNone ? "\"\"" : faults.description)"]
-        words += arguments
+        words += everyRun + arguments
         return words.joined(separator: " ")
     }
 }

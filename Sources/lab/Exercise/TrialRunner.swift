@@ -60,7 +60,7 @@ struct TrialRunner {
             } else {
                 arguments += ["--sha256", Fixture(name: fixture.name, size: fixture.size, generation: generation).sha256Hex()]
             }
-            return arguments + (withTrialArguments ? trial.arguments : [])
+            return arguments + trial.everyRun + (withTrialArguments ? trial.arguments : [])
         }
         func process(_ arguments: [String]) -> MeasuredProcess {
             var process = MeasuredProcess(program: program, arguments: arguments, outputFolder: folder, timeout: timeout)
