@@ -84,7 +84,7 @@ public enum Catalogue {
             trial: Trial(faults: "status:404", size: small),
             symptom: .claimsDone(.errorPage), fix: .verifiesOrStops(.transferFailed), matrix: [],
             hints: [
-                "The completion handler gets a response as well as the data. What does a 404 look like there?",
+                "Under a 404 the program calls the server's error page the file. The completion handler gets a response as well as the data: what does a 404 look like there?",
                 "Cast the response to HTTPURLResponse and look at statusCode before writing anything.",
                 "Outside 200...299, return .failed(DownloadError.httpStatus(status, url: ...)) and write nothing.",
             ]),
@@ -95,7 +95,7 @@ public enum Catalogue {
             trial: Trial(faults: "drop:40pct,ok", size: small),
             symptom: .claimsDone(.missing), fix: .verifies, matrix: [.dropResume, .ignoreRange, .entityChanged],
             hints: [
-                "The handler's third argument is there for a reason. What does it hold when the connection drops?",
+                "When the connection drops, nothing is saved and the program still says it is done. What does the handler's third argument hold then?",
                 "When the error is not nil there is no file to save: this attempt failed.",
                 "Return .failed(error) when the call gives an error; LabKit then runs the next attempt.",
             ]),
@@ -106,7 +106,7 @@ public enum Catalogue {
             trial: Trial(faults: "bad-length:-100", size: small),
             symptom: .claimsDone(.shorter(by: .bytes(100))), fix: .verifiesOrStops(.transferFailed), matrix: [],
             hints: [
-                "The server announced a length. Did the body have it?",
+                "The file is 100 bytes short, and the program calls it done. The server announced a length: did the body have it?",
                 "response.expectedContentLength is the announced length; data.count is what came.",
                 "When they differ, return .failed(DownloadError.lengthMismatch(expected:received:)) and save nothing.",
             ]),
@@ -117,7 +117,7 @@ public enum Catalogue {
             trial: Trial(faults: "", size: 96 << 20),
             symptom: .holdsInMemory(moreThan: 1.0), fix: .verifiesOrStops(.transferFailed), matrix: [],
             hints: [
-                "One call hands the whole body over at once. How big may it be before that is a problem?",
+                "At 96 MiB the peak memory grows with the file. One call hands the whole body over at once: how big may it be before that is a problem?",
                 "A HEAD request tells the size before any body arrives.",
                 "Above a limit (64 MiB in the corrected variant), return .failed(DownloadError.tooLargeForMemory(bytes:limit:)) without sending the GET.",
             ]),
@@ -133,7 +133,7 @@ public enum Catalogue {
             trial: Trial(faults: "status:404", size: small),
             symptom: .claimsDone(.errorPage), fix: .verifiesOrStops(.transferFailed), matrix: [],
             hints: [
-                "didReceive response: is the first callback. What could it tell you about a 404?",
+                "Under a 404 the error page becomes the file. didReceive response: is the first callback: what could it tell you about a 404?",
                 "Cast the response to HTTPURLResponse and keep its statusCode.",
                 "Outside 200...299, cancel the connection and set outcome = .failed(DownloadError.httpStatus(status, url: ...)).",
             ]),
@@ -144,7 +144,7 @@ public enum Catalogue {
             trial: Trial(faults: "", size: 32 << 20),
             symptom: .holdsInMemory(moreThan: 1.6), fix: .verifies, matrix: [],
             hints: [
-                "Look at the peak, not the buffer: where could a second copy of the body come from?",
+                "The peak memory is about twice the file. Look at the peak, not the buffer: where could a second copy of the body come from?",
                 "Converting an NSMutableData to Data copies it all. Which line does that?",
                 "Collect the body in a Data from the start, and write that Data as it is.",
             ]),
@@ -161,7 +161,7 @@ public enum Catalogue {
             symptom: .claimsDone(.longer(by: .bytesBeforeTheBreak)), fix: .verifies,
             matrix: [.dropResume, .killRerun, .ignoreRange, .entityChanged],
             hints: [
-                "The second attempt asks for the rest of the file. Read the header it sends, character by character.",
+                "After the drop the file ends up longer by the bytes before the break: the whole file came again and was appended. Read the Range header the second attempt sends, character by character.",
                 "RFC 9110 writes a byte range as bytes=N-. Compare it with what the code sends.",
                 "Change \"bytes:\\(localSize)-\" to \"bytes=\\(localSize)-\".",
             ]),
@@ -172,7 +172,7 @@ public enum Catalogue {
             trial: Trial(faults: "drop:40pct,ignore-range", size: medium),
             symptom: .claimsDone(.longer(by: .bytesBeforeTheBreak)), fix: .verifies, matrix: [.ignoreRange],
             hints: [
-                "A server may ignore Range. How would the response tell you?",
+                "The file ends up longer by the bytes before the break: a server that ignored Range sent the whole file, and it was appended. How would the response tell you?",
                 "206 means \"the part you asked for\"; 200 means \"the whole file from byte 0\".",
                 "On 200, start writing at offset 0: truncate the file (fileHandle.truncate(atOffset: 0)) before the first chunk.",
             ]),
@@ -183,7 +183,7 @@ public enum Catalogue {
             trial: Trial(faults: "drop:40pct,shift-range:-100", size: medium),
             symptom: .claimsDone(.longer(by: .bytesBeforeTheBreak)), fix: .verifiesOrStops(.transferFailed), matrix: [],
             hints: [
-                "A 206 says where its bytes start. Is that where your file ends?",
+                "The file ends up too long: a 206 that started before the end of the file was appended anyway. A 206 says where its bytes start: is that where your file ends?",
                 "Read the Content-Range header: bytes <first>-<last>/<total>.",
                 "When <first> is not the size on disk, append nothing: cancel the connection and set outcome = .failed(DownloadError.contentRangeMismatch(expectedStart:header:)).",
             ]),
@@ -194,7 +194,7 @@ public enum Catalogue {
             trial: Trial(faults: "drop:40pct,change", size: medium, generation: 1),
             symptom: .claimsDone(.longer(by: .bytesBeforeTheBreak)), fix: .verifies, matrix: [],
             hints: [
-                "Between two attempts the file on the server may change. How would the server know which version you hold?",
+                "The file has the right length and the wrong bytes: the start of one version and the rest of another. Between two attempts the file on the server changed: how would the server know which version you hold?",
                 "Keep the first response's ETag (or Last-Modified), and send it back as If-Range with the Range.",
                 "If-Range makes the server answer 200 with the new file when the ETag no longer matches; handle that 200 by starting over.",
             ]),
@@ -205,7 +205,7 @@ public enum Catalogue {
             trial: Trial(faults: "", size: medium, arguments: ["--disk-full-after", "1MiB"], sequel: .rerun),
             symptom: .claimsDone(.shorter(by: .some)), fix: .stopsThenRerunVerifies(.localIOFailed), matrix: [],
             hints: [
-                "try? turns an error into nothing. Which errors does the write throw away?",
+                "With a full disk the program says \"download finished\" and the file is short. try? turns an error into nothing: which errors does the write throw away?",
                 "When a write fails, the download must stop, and the bytes already on disk must stay resumable.",
                 "Use try in a do/catch around the write; in the catch, cancel the connection and set outcome = .failed(DownloadError.localIO(path:reason:)), which exits 74.",
             ]),
@@ -216,7 +216,7 @@ public enum Catalogue {
             trial: Trial(faults: "status:404", size: medium),
             symptom: .claimsDone(.errorPage), fix: .verifiesOrStops(.transferFailed), matrix: [],
             hints: [
-                "didReceive response: comes before any data. What does it say about a 404?",
+                "Under a 404 the error page is written as the file. didReceive response: comes before any data: what does it say about a 404?",
                 "Cast the response to HTTPURLResponse and look at statusCode.",
                 "Anything other than 200 or 206: cancel the connection and set outcome = .failed(DownloadError.httpStatus(status, url: ...)).",
             ]),
@@ -232,7 +232,7 @@ public enum Catalogue {
             trial: Trial(faults: "drop:40pct,ignore-range", size: medium),
             symptom: .claimsDone(.longer(by: .bytesBeforeTheBreak)), fix: .verifies, matrix: [.ignoreRange],
             hints: [
-                "The stream appends whatever arrives. What if the server sent the whole file again?",
+                "The file ends up longer by the bytes before the break: the stream appends whatever arrives. What if the server sent the whole file again?",
                 "206 is a part; 200 is the whole file from byte 0.",
                 "On 200, open the stream without append (or truncate the file) so the body starts at byte 0.",
             ]),
@@ -243,7 +243,7 @@ public enum Catalogue {
             trial: Trial(faults: "drop:40pct,shift-range:-100", size: medium),
             symptom: .claimsDone(.longer(by: .bytes(100))), fix: .verifiesOrStops(.transferFailed), matrix: [],
             hints: [
-                "A 206 says where its bytes start. Is that where your file ends?",
+                "The file ends up too long: a 206 that started before the end of the file was appended anyway. A 206 says where its bytes start: is that where your file ends?",
                 "Read Content-Range: bytes <first>-<last>/<total>.",
                 "When <first> differs from the local size, append nothing: cancel the connection and set outcome = .failed(DownloadError.contentRangeMismatch(expectedStart:header:)).",
             ]),
@@ -254,7 +254,7 @@ public enum Catalogue {
             trial: Trial(faults: "drop:40pct,change", size: medium, generation: 1),
             symptom: .claimsDone(.rightSizeWrongBytes), fix: .verifies, matrix: [.entityChanged],
             hints: [
-                "Between two attempts the file on the server may change. How would the server know which version you hold?",
+                "The file has the right length and the wrong bytes: the start of one version and the rest of another. Between two attempts the file on the server changed: how would the server know which version you hold?",
                 "Keep the ETag of the response that started the file, and send it as If-Range beside Range.",
                 "With If-Range the server answers 200 and the new file when it changed: start over on that 200.",
             ]),
@@ -265,7 +265,7 @@ public enum Catalogue {
             trial: Trial(faults: "ok,change", size: medium, sequel: .rerun, generation: 1),
             symptom: .claimsDone(.rightSizeWrongBytes), fix: .verifies, matrix: [],
             hints: [
-                "Two files can have the same size and different bytes. What proves they are the same?",
+                "On the second run the program says the file is already downloaded, and it has the right size and the wrong bytes. Two files can have the same size and different bytes: what proves they are the same?",
                 "Only a validator (ETag or Last-Modified) kept from the download that wrote the file proves it.",
                 "Without a saved ETag that the server still answers with, download again instead of saying \"already downloaded\".",
             ]),
@@ -276,7 +276,7 @@ public enum Catalogue {
             trial: Trial(faults: "", size: medium, arguments: ["--disk-full-after", "1MiB"], sequel: .rerun),
             symptom: .claimsDone(.shorter(by: .some)), fix: .stopsThenRerunVerifies(.localIOFailed), matrix: [],
             hints: [
-                "OutputStream.write returns a number. What does -1, or less than you asked for, mean?",
+                "With a full disk the program says \"download finished\" and the file is short. OutputStream.write returns a number: what do -1, or fewer bytes than you asked for, mean?",
                 "A short or failed write must stop the download; the bytes already written stay for the rerun.",
                 "Loop until every byte is written; on -1, cancel the connection and set outcome = .failed(DownloadError.localIO(path:reason:)), which exits 74.",
             ]),
@@ -287,7 +287,7 @@ public enum Catalogue {
             trial: Trial(faults: "status:404", size: medium),
             symptom: .claimsDone(.errorPage), fix: .verifiesOrStops(.transferFailed), matrix: [],
             hints: [
-                "What does the code do with the status of either response?",
+                "Under a 404 the error page is saved as the file. What does the code do with the status of either response?",
                 "Cast each response to HTTPURLResponse and look at statusCode.",
                 "Anything other than 200 or 206: cancel the connection and set outcome = .failed(DownloadError.httpStatus(status, url: ...)).",
             ]),
@@ -314,7 +314,7 @@ public enum Catalogue {
             trial: Trial(faults: "drop:40pct,ignore-range", size: medium),
             symptom: .claimsDone(.longer(by: .bytesBeforeTheBreak)), fix: .verifies, matrix: [.ignoreRange],
             hints: [
-                "didReceive response: lets the body through with .allow. Should it, whatever the status?",
+                "The file ends up longer by the bytes before the break: the whole file was appended after the partial one. didReceive response: lets every body through with .allow: should it, whatever the status?",
                 "206 is a part; 200 is the whole file from byte 0.",
                 "On 200, truncate the file to 0 before the first chunk is written.",
             ]),
@@ -325,7 +325,7 @@ public enum Catalogue {
             trial: Trial(faults: "drop:40pct,change", size: medium, generation: 1),
             symptom: .claimsDone(.rightSizeWrongBytes), fix: .verifies, matrix: [.entityChanged],
             hints: [
-                "How would the server know which version of the file you hold?",
+                "The file has the right length and the wrong bytes: the start of one version and the rest of another. How would the server know which version of the file you hold?",
                 "Keep the ETag of the response that started the file, and send it as If-Range beside Range.",
                 "With If-Range the server sends 200 and the new file when it changed: start over on that 200.",
             ]),
@@ -336,7 +336,7 @@ public enum Catalogue {
             trial: Trial(faults: "drop:40pct,shift-range:-100", size: medium),
             symptom: .claimsDone(.longer(by: .bytes(100))), fix: .verifiesOrStops(.transferFailed), matrix: [],
             hints: [
-                "A 206 says where its bytes start. Is that where your file ends?",
+                "The file ends up too long: a 206 that started before the end of the file was appended anyway. A 206 says where its bytes start: is that where your file ends?",
                 "Read Content-Range: bytes <first>-<last>/<total>.",
                 "When <first> differs from the local size, answer .cancel and finish with .failed(DownloadError.contentRangeMismatch(expectedStart:header:)).",
             ]),
@@ -347,7 +347,7 @@ public enum Catalogue {
             trial: Trial(faults: "status:404", size: medium),
             symptom: .claimsDone(.errorPage), fix: .verifiesOrStops(.transferFailed), matrix: [],
             hints: [
-                "What does didReceive response: do with a 404?",
+                "Under a 404 the error page becomes the file. What does didReceive response: do with a 404?",
                 "Cast the response to HTTPURLResponse and look at statusCode.",
                 "Outside 200 and 206, answer .cancel and finish with .failed(DownloadError.httpStatus(status, url: ...)).",
             ]),
@@ -358,7 +358,7 @@ public enum Catalogue {
             trial: Trial(faults: "", size: medium, arguments: ["--disk-full-after", "1MiB"], sequel: .rerun),
             symptom: .claimsDone(.shorter(by: .some)), fix: .stopsThenRerunVerifies(.localIOFailed), matrix: [],
             hints: [
-                "Which errors does try? throw away here?",
+                "With a full disk the task finishes as if all went well, and the file is short. Which errors does try? throw away here?",
                 "A failed write must stop the task, and the bytes already on disk must stay resumable.",
                 "Catch the write's error, cancel the task, and make didCompleteWithError report DownloadError.localIO(path:reason:) (exit 74) instead of success.",
             ]),
@@ -375,7 +375,7 @@ public enum Catalogue {
             trial: Trial(faults: "ok,stall:512KiB", size: 32 << 20, sequel: .killAndRerun),
             symptom: .startsOver, fix: .verifies, matrix: [],
             hints: [
-                "After a kill, what is left of the resume data?",
+                "After the kill, the next run asked for the whole file again. After a kill, what is left of the resume data?",
                 "The blob must be on disk before the kill comes, and a kill gives no warning.",
                 "Write the blob atomically next to the output as soon as Pause hands it over; on start, resume from it if it is there.",
             ]),
@@ -386,7 +386,7 @@ public enum Catalogue {
             trial: Trial(faults: "drop:30pct,ok", size: 16 << 20),
             symptom: .startsOver, fix: .verifies, matrix: [],
             hints: [
-                "When the connection drops, the task fails. Does the error carry anything useful?",
+                "After the drop, the next request asked for the whole file again. When the connection drops the task fails: does its error carry anything useful?",
                 "A failed download task puts resume data in its error's userInfo.",
                 "In didCompleteWithError, take the resume data from the error and resume from it on the next attempt.",
             ]),
@@ -397,7 +397,7 @@ public enum Catalogue {
             trial: Trial(faults: "status:404", size: medium),
             symptom: .claimsDone(.errorPage), fix: .verifiesOrStops(.transferFailed), matrix: [],
             hints: [
-                "A 404 is not an error to a download task: didFinishDownloadingTo gets the error page. What else does the task know?",
+                "Under a 404 the error page is kept as the file. A 404 is not an error to a download task: didFinishDownloadingTo gets the error page. What else does the task know?",
                 "downloadTask.response is an HTTPURLResponse; read its statusCode before moving the file.",
                 "Outside 200...299, set a failure (DownloadError.httpStatus(status, url: ...)) instead of moving the file, and report it in didCompleteWithError.",
             ]),
@@ -424,7 +424,7 @@ public enum Catalogue {
             trial: Trial(faults: "", size: small, arguments: ["--way", RunLoopThreadWay.crowd.rawValue]),
             symptom: .starvesTheGlobalQueue, fix: .verifies, matrix: [.crowded],
             hints: [
-                "A worker in RunLoop.run() is asleep, and GCD counts it as busy. How many workers does GCD keep?",
+                "Under --way crowd the app froze: a job sent to GCD's global queue waited past its patience (exit 75). A worker in RunLoop.run() is asleep, and GCD counts it as busy: how many workers does GCD keep?",
                 "A connection needs a thread that runs its run loop, not one of GCD's workers.",
                 "In startInBackground, start a Thread of your own that starts the connection and runs its run loop; it exits when the connection ends.",
             ],
@@ -456,7 +456,7 @@ public enum Catalogue {
             trial: Trial(faults: "", size: 32 << 20),
             symptom: .holdsInMemory(moreThan: 1.0), fix: .verifies, matrix: [],
             hints: [
-                "How many copies of the file are in memory while the body is built?",
+                "At 32 MiB the peak memory grows with the file. How many copies of the file are in memory while the body is built?",
                 "URLSession can read a body from disk while it sends: a request's httpBodyStream, or uploadTask(with:fromFile:).",
                 "Hand over head, file and tail in turn without joining them: an InputStream that reads one after the other, or a body file.",
             ]),
@@ -472,7 +472,7 @@ public enum Catalogue {
             trial: Trial(faults: "status:404", size: small),
             symptom: .claimsDone(.errorPage), fix: .verifiesOrStops(.transferFailed), matrix: [],
             hints: [
-                "A 404 is not an error to URLSession: data(from:) returns normally. What else does it return?",
+                "Under a 404 the error page is saved as the file. A 404 is not an error to URLSession: data(from:) returns normally. What else does it return?",
                 "The response it returns is an HTTPURLResponse; read its statusCode before writing anything.",
                 "Outside 200...299, return .failed(DownloadError.httpStatus(status, url: run.url.absoluteString)) and write nothing.",
             ]),
@@ -483,7 +483,7 @@ public enum Catalogue {
             trial: Trial(faults: "drop:40pct,ok", size: 16 << 20),
             symptom: .startsOver, fix: .verifies, matrix: [],
             hints: [
-                "When data(from:) throws, where are the bytes that had already arrived?",
+                "After the drop, the next request asked for the whole file again. When data(from:) throws, where are the bytes that had already arrived?",
                 "run.sharedSession.bodyChunks(for:) returns as soon as the response head is in; its chunks can go to the file as they arrive.",
                 "Let PartialFile(run) ask (nextRequest(), with Range and If-Range), judge the answer (decide(_:)) and write (append(_:through:)), as lesson 04 does.",
             ]),

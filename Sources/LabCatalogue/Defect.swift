@@ -17,7 +17,7 @@ public struct Defect: Sendable {
     public let fix: Fix
     /// The fault-matrix columns of `lab compare` where the article variant fails because of it.
     public let matrix: [Scenario]
-    /// From a nudge to nearly the answer.
+    /// From the symptom a run shows, to its cause, to the fix.
     public let hints: [String]
     /// Why the defect shows only on Linux, where it was measured; nil when it shows everywhere.
     /// On other systems the checks and `lab compare` leave it out.

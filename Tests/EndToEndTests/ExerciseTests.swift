@@ -370,7 +370,7 @@ import Testing
         }
     }
 
-    @Test func hintsGoFromANudgeToTheAnswer() throws {
+    @Test func hintsGoFromTheSymptomToTheFix() throws {
         let lesson = try #require(Catalogue.lesson(named: "02"))
         let defect = lesson.defects[0]
         let note = "// a fresh edit: the checks have not seen this code\n"
