@@ -58,4 +58,30 @@ struct PrivateOutputTests {
         else { return false }
         return finished.status == 0
     }
+
+    /// A lab folder that is a link, or one that others may write, is not used: one line, exit 74,
+    /// and nothing written where it points.
+    @Test(arguments: ["a link", "writable by others"])
+    func aPlantedLabFolderIsRefused(planted: String) throws {
+        let temporary = try scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: temporary) }
+        let labFolder = temporary.appendingPathComponent("download-lab-\(getuid())")
+        let elsewhere = temporary.appendingPathComponent("elsewhere")
+        try FileManager.default.createDirectory(at: elsewhere, withIntermediateDirectories: true)
+        if planted == "a link" {
+            try FileManager.default.createSymbolicLink(at: labFolder, withDestinationURL: elsewhere)
+        } else {
+            try FileManager.default.createDirectory(at: labFolder, withIntermediateDirectories: true)
+            #expect(chmod(labFolder.path, 0o777) == 0)
+        }
+        let child = try ChildProcess("lesson-03-outputstream", ["--size", "1MiB"])
+        child.process.environment = ProcessInfo.processInfo.environment.merging(["TMPDIR": temporary.path]) { $1 }
+        try child.start()
+        let finished = child.wait(timeout: 60)
+        #expect(finished.status == ExitStatus.localIOFailed.rawValue, "\(finished.stderr)")
+        #expect(finished.stderr.split(separator: "\n").last
+                == "lesson-03-outputstream: cannot write \(labFolder.path): not a folder of this user's alone, so the lab does not use it",
+                "\(finished.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: elsewhere.path).isEmpty)
+    }
 }
