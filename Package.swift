@@ -36,6 +36,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
         .package(url: "https://github.com/apple/swift-crypto", exact: "3.12.3"),
         .package(url: "https://github.com/apple/swift-nio", "2.101.2"..<"2.102.0"),
+        // The class server's store: SQLite, so an acknowledged submission survives a crash.
+        .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
     ],
     targets: [
         // The lab's names as types, declared once: lessons, variants, scenarios, sizes, fault scripts.
@@ -78,10 +80,23 @@ let package = Package(
         .target(name: "LabCatalogue", dependencies: ["LabVocabulary", "LabPlatform"]),
         // results.json and the HTML report drawn from it.
         .target(name: "LabReport", dependencies: ["LabVocabulary", "CLibXML2"]),
+        // The class server (`lab class serve`): submissions in SQLite, the teacher's page over SwiftNIO.
+        .target(
+            name: "LabClass",
+            dependencies: [
+                "LabVocabulary", "LabCatalogue", "LabReport",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
         .executableTarget(
             name: "lab",
             dependencies: [
-                "LabVocabulary", "LabFixtures", "LabServer", "LabKit", "LabReport", "LabCatalogue", "LabPlatform",
+                "LabVocabulary", "LabFixtures", "LabServer", "LabKit", "LabReport", "LabCatalogue", "LabPlatform", "LabClass",
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 // `lab compare` runs these as child processes; listing them here makes
@@ -103,9 +118,11 @@ let package = Package(
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
-                "LabVocabulary", "LabFixtures", "LabKit", "LabServer", "LabReport", "LabCatalogue", "LabPlatform",
+                "LabVocabulary", "LabFixtures", "LabKit", "LabServer", "LabReport", "LabCatalogue", "LabPlatform", "LabClass",
                 "lab", "lab-measure", "foundation-floor",
-            ] + lessonExecutables.map { .target(name: $0) }
+            ] + lessonExecutables.map { .target(name: $0) },
+            // Run by the class tests as they are: the browser's driver, the exports' reader and JUnit's schema.
+            exclude: ["Support/Class/browser.py", "Support/Class/formats.py", "Support/Class/junit.xsd"]
         ),
     ]
         // LabPlatform: a demonstration of Foundation on Linux asks whether it runs there.

@@ -86,6 +86,12 @@ extension LessonDefects {
 
     public func check(named name: String) -> Check? { checks.first { $0.id == name } }
 
+    /// Every check on any system, those of defects that show only on Linux too: the columns of
+    /// a class's grid, whose students may run the lab on Macs and on Linux.
+    public var everyCheck: [Check] {
+        [Check.clean(id)] + everyDefect.map(Check.init) + skills.map(Check.init)
+    }
+
     /// The check named `name`, or a line for the student that lists the checks there are.
     public func check(mustBeNamed name: String) throws(NoSuchCheck) -> Check {
         guard let check = check(named: name) else {

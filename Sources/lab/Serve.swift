@@ -35,7 +35,7 @@ struct Serve: ParsableCommand {
             throw ExitCode.failure
         }
         printBanner(server)
-        waitForTerminationSignal()
+        Signals.waitForTermination()
         FileHandle.standardOutput.write(Data("\nStopping.\n".utf8))
         server.stop()
     }
@@ -58,12 +58,14 @@ struct Serve: ParsableCommand {
         // this process then waits for a signal, so `lab serve | tee` would show nothing.
         FileHandle.standardOutput.write(Data(lines.joined(separator: "\n").utf8))
     }
+}
 
-    /// Blocks until SIGINT or SIGTERM. The default handlers are ignored so that the signal
-    /// only wakes this function, and the server can close its connections before exiting.
-    private func waitForTerminationSignal() {
+/// Blocks until SIGINT or SIGTERM. The default handlers are ignored so that the signal only
+/// wakes this function, and a server can close its connections before the process exits.
+enum Signals {
+    static func waitForTermination() {
         let received = DispatchSemaphore(value: 0)
-        let signalQueue = DispatchQueue(label: "lab.serve.signals")
+        let signalQueue = DispatchQueue(label: "lab.signals")
         let sources = [SIGINT, SIGTERM].map { signalNumber in
             signal(signalNumber, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: signalQueue)

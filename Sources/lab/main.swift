@@ -3,7 +3,7 @@
 /// `lab serve` runs the lab's local HTTP server in the foreground, so students can point
 /// curl, a browser or their own programs at fixtures that fail in scripted ways. `lab compare`
 /// measures every lesson side by side, `lab report` draws the results as one HTML page, and
-/// `lab exercise` checks a student's fixes. Each subcommand has a file (or a folder) of its own;
+/// `lab exercise` checks a student's fixes, and `lab class` gathers a class's results on one page. Each subcommand has a file (or a folder) of its own;
 /// one is added by listing its type in `Lab.configuration.subcommands`.
 
 import ArgumentParser
@@ -22,6 +22,7 @@ struct Lab: ParsableCommand {
             Report.self,
             Exercise.self,
             Pages.self,
+            Class.self,
         ]
     )
 }

@@ -72,6 +72,8 @@ struct Compare: ParsableCommand {
     @Option(name: [.customShort("o"), .long], help: "Folder for results.json and report.html. Default: lab-results/<date-time>.")
     var outputDir: String?
 
+    @OptionGroup var classSubmission: ClassSubmitOptions
+
     mutating func validate() throws {
         if quick && full { throw ValidationError("--quick and --full are alternatives; pick one") }
         if let label { try Report.checkLabel(label) }
@@ -195,6 +197,7 @@ struct Compare: ParsableCommand {
         if updatePages {
             for page in try Pages.update("Lessons", from: results) { Console.output(page) }
         }
+        classSubmission.send(comparison: results)
     }
 
     /// Another server must serve the fixtures before anything is measured or written: a HEAD

@@ -136,22 +136,28 @@ extension Exercise {
 
         @OptionGroup var build: ExerciseBuildOptions
 
+        @OptionGroup var classSubmission: ClassSubmitOptions
+
         func validate() throws {
             guard (1...600).contains(timeout) else { throw ValidationError("--timeout must be between 1 and 600 seconds") }
             if all == (exercise != nil) { throw ValidationError("name one exercise, or give --all") }
             if let exercise { _ = try Exercise.lesson(exercise) }
+            if variant != nil && classSubmission.submit != nil {
+                throw ValidationError("--submit sends your own code's results; it does not go with --variant")
+            }
         }
 
         func run() throws {
             let lessons = try exercise.map { [try Exercise.lesson($0)] } ?? Catalogue.lessons
             let workspace = try ExerciseWorkspace.find()
-            var allHold = true
+            var records: [CheckRecord] = []
             for lesson in lessons {
-                let outcomes = try ExerciseRun(lesson: lesson, workspace: workspace, variant: variant, json: json,
-                                            build: build, timeout: .seconds(timeout)).check()
-                allHold = allHold && outcomes.allSatisfy(\.passed)
+                records += try ExerciseRun(lesson: lesson, workspace: workspace, variant: variant, json: json,
+                                           build: build, timeout: .seconds(timeout))
+                    .check(continuing: all || classSubmission.submit != nil)
             }
-            if !allHold { throw ExitCode.failure }
+            classSubmission.send(checks: records)
+            if !records.allSatisfy(\.passed) { throw ExitCode.failure }
         }
     }
 
@@ -329,30 +335,40 @@ struct ExerciseRun {
         return (try? String(contentsOf: file, encoding: .utf8)) ?? ""
     }
 
-    func check() throws -> [ExerciseCheck.Outcome] {
+    /// Builds and checks the code; returns a record per check. Code that does not compile gives
+    /// one record (check "build"), printed as a line on stderr when `continuing`, else thrown.
+    func check(continuing: Bool = false) throws -> [CheckRecord] {
         let code = code
+        let facts = recordFacts(code: code)
         let program: URL
         do {
             program = try ExerciseBuild.build(product: product, in: workspace.root, ignoringLock: build.ignoringLock)
         } catch ExerciseError.failure(let message) {
             if variant == nil { remember([], code: code, compiles: false) }
+            let outcome = ExerciseCheck.Outcome(exercise: lesson.lesson, check: CheckRecord.buildCheck, status: .doesNotCompile,
+                                                detail: message, command: "swift build --product \(product)", seconds: 0, passed: false)
             if json {
-                let outcome = ExerciseCheck.Outcome(exercise: lesson.lesson, check: "build", status: .doesNotCompile, detail: message,
-                                                    command: "swift build --product \(product)", seconds: 0, passed: false)
-                emit(outcome, recordFacts(code: code))
-                return [outcome]
+                emit(facts.record(outcome))
+            } else if continuing {
+                Console.error("exercise \(lesson.number): \(message)")
+            } else {
+                throw ExerciseError.failure(message)
             }
-            throw ExerciseError.failure(message)
+            return [facts.record(outcome)]
         }
 
-        let record = json ? recordFacts(code: code) : nil
+        var records: [CheckRecord] = []
         let outcomes = try withChecks(program: program, showing: false) { checks in
             if !json {
                 let what = variant.map { "the lesson's \($0.rawValue) variant (\(product))" } ?? ExerciseSource.path(for: lesson)
                 Console.output("Exercise \(lesson.number), \(what): \(lesson.checks.count) checks")
             }
             let width = lesson.checks.map(\.id.count).max()!
-            return checks.run { outcome in record.map { emit(outcome, $0) } ?? show(outcome, nameWidth: width) }
+            return checks.run { outcome in
+                let record = facts.record(outcome)
+                records.append(record)
+                if json { emit(record) } else { show(outcome, nameWidth: width) }
+            }
         }
         if variant == nil { remember(outcomes.filter { !$0.passed }.map(\.check), code: code, compiles: true, total: outcomes.count) }
         if !json {
@@ -361,7 +377,7 @@ struct ExerciseRun {
                 ? "done: every check holds." + (variant == nil ? " `swift run lab exercise` shows the next one." : "")
                 : "\(failing) of \(outcomes.count) checks fail." + (variant == nil ? " A hint: swift run lab exercise hint \(lesson.number)" : ""))
         }
-        return outcomes
+        return records
     }
 
     /// `lab exercise see`: one check, with each command and the program's story shown as it runs.
@@ -423,15 +439,14 @@ struct ExerciseRun {
 
     /// What every JSON line of this check says of the code: whether it was attempted, its digest,
     /// and the hints shown so far.
-    private func recordFacts(code: String) -> CheckRecord.Facts {
-        CheckRecord.Facts(attempted: variant != nil || code != (try? workspace.startingCode(lesson)),
+    private func recordFacts(code: String) -> CodeFacts {
+        CodeFacts(attempted: variant != nil || code != (try? workspace.startingCode(lesson)),
                           codeSHA256: ExerciseWorkspace.sha256(code),
                           hintsShown: workspace.progress().exercises[lesson.lesson]?.hintsShown ?? [:])
     }
 
     /// One JSON line: the outcome, and what a teacher collecting them needs to know of it.
-    private func emit(_ outcome: ExerciseCheck.Outcome, _ facts: CheckRecord.Facts) {
-        let record = CheckRecord(outcome: outcome, facts: facts, timestamp: ISO8601DateFormatter().string(from: Date()))
+    private func emit(_ record: CheckRecord) {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         Console.output(String(decoding: (try? encoder.encode(record)) ?? Data(), as: UTF8.self))
@@ -446,34 +461,20 @@ struct ExerciseRun {
     }
 }
 
-/// One line of `lab exercise check --json`: one check of one exercise, and who and what it was
-/// about. A teacher's tools collect these; the fields are the contract (docs/exercises.md).
-struct CheckRecord: Encodable {
-    let outcome: ExerciseCheck.Outcome
-    let facts: Facts
-    /// When the check ended, ISO 8601 in UTC.
-    let timestamp: String
+/// What every JSON line of one `check` says of the code, the same for each of its checks.
+struct CodeFacts {
+    /// Whether the code differs from the starting code: an exercise not started is not failing.
+    let attempted: Bool
+    /// SHA-256 of the checked file's text.
+    let codeSHA256: String
+    /// How many hints of each check the student has asked for.
+    let hintsShown: [String: Int]
 
-    /// The same for every check of one `check` of the code.
-    struct Facts {
-        /// Whether the code differs from the starting code: an exercise not started is not failing.
-        let attempted: Bool
-        /// SHA-256 of the checked file's text.
-        let codeSHA256: String
-        /// How many hints of each check the student has asked for.
-        let hintsShown: [String: Int]
-    }
-
-    enum CodingKeys: String, CodingKey { case attempted, codeSHA256, hintsShown, timestamp, labVersion }
-
-    /// The outcome's fields and these, in one object.
-    func encode(to encoder: any Encoder) throws {
-        try outcome.encode(to: encoder)
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(facts.attempted, forKey: .attempted)
-        try container.encode(facts.codeSHA256, forKey: .codeSHA256)
-        try container.encode(facts.hintsShown[outcome.check] ?? 0, forKey: .hintsShown)
-        try container.encode(timestamp, forKey: .timestamp)
-        try container.encode(LabVersion.current, forKey: .labVersion)
+    /// The record of one outcome: what `--json` prints and `--submit` sends.
+    func record(_ outcome: ExerciseCheck.Outcome) -> CheckRecord {
+        CheckRecord(exercise: outcome.exercise, check: outcome.check, status: outcome.status, passed: outcome.passed,
+                    detail: outcome.detail, command: outcome.command, seconds: outcome.seconds, symptomSeen: outcome.symptomSeen,
+                    attempted: attempted, codeSHA256: codeSHA256, hintsShown: hintsShown[outcome.check] ?? 0,
+                    timestamp: ISO8601DateFormatter().string(from: Date()))
     }
 }

@@ -1,0 +1,95 @@
+import Foundation
+import LabReport
+import LabVocabulary
+import NIOCore
+import NIOHTTP1
+
+/// What the class server answers. Students post to `/class/CODE/submissions`; the teacher reads
+/// `/teacher/TOKEN` (the page), `/teacher/TOKEN/count` (what the page's script polls) and
+/// `/teacher/TOKEN/live.js`. Every refusal is one line of text.
+struct ClassRoutes: Sendable {
+    /// The largest body a submission may have: a comparison with every run's memory timeline
+    /// is about 300 KiB.
+    static let largestBody = 1 << 20
+
+    let store: ClassStore
+    let credentials: ClassCredentials
+
+    func respond(to head: HTTPRequestHead, body: ByteBuffer) async -> ClassResponse {
+        let path = head.uri.split(separator: "?", maxSplits: 1).first.map(String.init) ?? head.uri
+        let parts = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map(String.init)
+        switch (head.method, parts.first, parts.count) {
+        case (_, "class", 2...3):
+            guard ClassCredentials.same(parts[1], credentials.classCode) else { return .refused("wrong class code") }
+            if parts.count == 2 || parts[2].isEmpty {
+                return head.method == .GET ? .text(.ok, "Download Lab class \(credentials.classCode): submit with "
+                    + "`lab exercise check --all --submit URL --name NAME`, where URL is this page's address.")
+                    : .text(.methodNotAllowed, "only GET here; submissions go to \(path)/submissions")
+            }
+            guard parts[2] == "submissions" else { return .notFound }
+            guard head.method == .POST else { return .text(.methodNotAllowed, "submit with POST") }
+            return await submit(Data(body.readableBytesView))
+        case (_, "teacher", 2...3):
+            guard ClassCredentials.same(parts[1], credentials.teacherToken) else { return .refused("wrong teacher token") }
+            guard head.method == .GET else { return .text(.methodNotAllowed, "only GET here") }
+            return await teacher(parts.count == 3 ? parts[2] : "")
+        case (.GET, "", 1):
+            return .text(.ok, "Download Lab class server. Students submit with the address the teacher gives; "
+                         + "the teacher's page is at the address `lab class serve` printed.")
+        default:
+            return .notFound
+        }
+    }
+
+    private func submit(_ body: Data) async -> ClassResponse {
+        let submission: ClassSubmission
+        do {
+            submission = try SubmissionCheck.submission(from: body)
+        } catch {
+            return .text(.badRequest, error.line)
+        }
+        do {
+            let stored = try await store.store(submission, body: body)
+            let what = submission.comparison.map { "a comparison of \($0.runs.count) runs" }
+                ?? "\(submission.checks.count) checks, \(submission.checks.filter(\.passed).count) holding"
+            return .text(.ok, (stored == .stored ? "stored: " : "already stored: ") + what)
+        } catch let refusal as ClassRefusal {
+            return .refused(refusal.description)
+        } catch {
+            return .text(.serviceUnavailable, "the class server could not store it: \(error)")
+        }
+    }
+
+    private func teacher(_ what: String) async -> ClassResponse {
+        switch what {
+        case "":
+            do {
+                return ClassResponse(status: .ok, contentType: "text/html; charset=utf-8",
+                                     body: ClassPage(grid: try await store.grid(), scriptPath: "\(credentials.teacherToken)/live.js").render())
+            } catch {
+                return .text(.serviceUnavailable, "cannot read the class: \(error)")
+            }
+        case "count":
+            guard let count = try? await store.submissionCount() else { return .text(.serviceUnavailable, "cannot read the class") }
+            return .text(.ok, String(count))
+        case "live.js":
+            return ClassResponse(status: .ok, contentType: "text/javascript; charset=utf-8", body: ClassPage.liveScript)
+        default:
+            return .notFound
+        }
+    }
+}
+
+struct ClassResponse: Sendable {
+    let status: HTTPResponseStatus
+    let contentType: String
+    let body: String
+
+    static func text(_ status: HTTPResponseStatus, _ line: String) -> ClassResponse {
+        ClassResponse(status: status, contentType: "text/plain; charset=utf-8", body: line + "\n")
+    }
+
+    static func refused(_ line: String) -> ClassResponse { .text(.forbidden, line) }
+    static let notFound = text(.notFound, "no such page")
+    static let tooLarge = text(.payloadTooLarge, "the body is larger than 1 MiB")
+}

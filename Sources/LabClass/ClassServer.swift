@@ -1,0 +1,171 @@
+import Foundation
+import LabVocabulary
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import Synchronization
+
+/// The class server's HTTP side, on SwiftNIO like the lab's own server: students' submissions
+/// in, the teacher's page out. Every connection is bounded: at most `maximumConnections` at
+/// once, closed after `idleTimeout` without a byte, and after `connectionLifetime` whatever it
+/// does, so slow or idle clients cannot hold the class's server.
+public final class ClassServer: Sendable {
+    public static let maximumConnections = 256
+    public static let idleTimeout = TimeAmount.seconds(10)
+    public static let connectionLifetime = TimeAmount.seconds(60)
+
+    private let channel: NIOAsyncChannel<NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>, Never>
+    private let routes: ClassRoutes
+    private let openConnections = Atomic<Int>(0)
+    public let port: Int
+
+    /// Binds `address`; throws `ClassListenError` when it cannot.
+    public static func bind(_ address: SocketAddress, store: ClassStore) async throws(ClassListenError) -> ClassServer {
+        let credentials: ClassCredentials
+        do { credentials = try store.credentials() } catch { throw .cannotListen("cannot read the class: \(error)") }
+        do {
+            let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .serverChannelOption(.backlog, value: 256)
+                .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+                .childChannelOption(.tcpOption(.tcp_nodelay), value: 1)
+                .bind(to: address) { child in
+                    child.eventLoop.makeCompletedFuture {
+                        try child.pipeline.syncOperations.addHandler(IdleStateHandler(readTimeout: idleTimeout))
+                        try child.pipeline.syncOperations.addHandler(CloseWhenIdle())
+                        try child.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
+                        return try NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>(wrappingChannelSynchronously: child)
+                    }
+                }
+            return ClassServer(channel: channel, routes: ClassRoutes(store: store, credentials: credentials))
+        } catch let error as IOError where error.errnoCode == EADDRINUSE {
+            throw .portInUse("\(address.ipAddress ?? "the address"):\(address.port ?? 0) is in use by another program; stop it or pick another port")
+        } catch let error as IOError where error.errnoCode == EADDRNOTAVAIL {
+            throw .badAddress("\(address.ipAddress ?? "that address") is not an address of this machine")
+        } catch {
+            throw .cannotListen("cannot listen on \(address): \(error)")
+        }
+    }
+
+    private init(channel: NIOAsyncChannel<NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>, Never>, routes: ClassRoutes) {
+        self.channel = channel
+        self.routes = routes
+        port = channel.channel.localAddress?.port ?? 0
+    }
+
+    /// Serves until the task is cancelled or the channel closes.
+    public func serve() async throws {
+        try await withThrowingDiscardingTaskGroup { group in
+            try await channel.executeThenClose { connections in
+                for try await connection in connections {
+                    let open = openConnections.add(1, ordering: .relaxed).newValue
+                    guard open <= Self.maximumConnections else {
+                        openConnections.subtract(1, ordering: .relaxed)
+                        // Closed through executeThenClose: dropping an NIOAsyncChannel unused
+                        // leaves its writer unfinished, which SwiftNIO treats as a fatal error.
+                        group.addTask { try? await connection.executeThenClose { _, _ in } }
+                        continue
+                    }
+                    let lifetime = connection.channel.eventLoop.scheduleTask(in: Self.connectionLifetime) {
+                        connection.channel.close(promise: nil)
+                    }
+                    group.addTask {
+                        defer {
+                            lifetime.cancel()
+                            self.openConnections.subtract(1, ordering: .relaxed)
+                        }
+                        try? await self.handle(connection)
+                    }
+                }
+            }
+        }
+    }
+
+    /// Stops listening; `serve()` returns once its connections have ended.
+    public func close() async {
+        try? await channel.channel.close()
+    }
+
+    /// The requests of one connection, one after another.
+    private func handle(_ connection: NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>) async throws {
+        try await connection.executeThenClose { inbound, outbound in
+            var parts = inbound.makeAsyncIterator()
+            while let part = try await parts.next() {
+                guard case .head(let head) = part else { return }
+                let response: ClassResponse
+                if let length = head.headers.first(name: "content-length").flatMap(Int.init), length > ClassRoutes.largestBody {
+                    // Answered before the body: nobody waits for a megabyte that will be refused.
+                    response = .tooLarge
+                } else if let body = try await Self.body(after: head, from: &parts) {
+                    response = await routes.respond(to: head, body: body)
+                } else {
+                    response = .tooLarge
+                }
+                try await write(response, to: outbound, keepAlive: head.isKeepAlive && response.status != .payloadTooLarge)
+                if !head.isKeepAlive || response.status == .payloadTooLarge { return }
+            }
+        }
+    }
+
+    /// The request's body, or nil once it grows past the largest allowed.
+    private static func body(after head: HTTPRequestHead,
+                             from parts: inout NIOAsyncChannelInboundStream<HTTPServerRequestPart>.AsyncIterator) async throws -> ByteBuffer? {
+        var body = ByteBuffer()
+        while let part = try await parts.next() {
+            switch part {
+            case .body(var chunk):
+                guard body.readableBytes + chunk.readableBytes <= ClassRoutes.largestBody else { return nil }
+                body.writeBuffer(&chunk)
+            case .end:
+                return body
+            case .head:
+                throw ClassListenError.cannotListen("a request began inside another")
+            }
+        }
+        return body
+    }
+
+    private func write(_ response: ClassResponse, to outbound: NIOAsyncChannelOutboundWriter<HTTPServerResponsePart>,
+                       keepAlive: Bool) async throws {
+        var headers = HTTPHeaders()
+        headers.add(name: "Content-Type", value: response.contentType)
+        headers.add(name: "Content-Length", value: String(response.body.utf8.count))
+        headers.add(name: "Cache-Control", value: "no-store")
+        headers.add(name: "X-Content-Type-Options", value: "nosniff")
+        // The page's own script and style, nothing from elsewhere, and no framing by other pages.
+        headers.add(name: "Content-Security-Policy",
+                    value: "default-src 'none'; script-src 'self'; style-src 'unsafe-inline'; connect-src 'self'; frame-ancestors 'none'")
+        headers.add(name: "Referrer-Policy", value: "no-referrer")
+        headers.add(name: "Connection", value: keepAlive ? "keep-alive" : "close")
+        try await outbound.write(.head(HTTPResponseHead(version: .http1_1, status: response.status, headers: headers)))
+        try await outbound.write(.body(.byteBuffer(ByteBuffer(string: response.body))))
+        try await outbound.write(.end(nil))
+    }
+}
+
+/// Closes a connection that has sent nothing for the idle timeout.
+private final class CloseWhenIdle: ChannelInboundHandler, Sendable {
+    typealias InboundIn = NIOAny
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if event is IdleStateHandler.IdleStateEvent {
+            context.close(promise: nil)
+        } else {
+            context.fireUserInboundEventTriggered(event)
+        }
+    }
+}
+
+/// Why `lab class serve` cannot start listening, by the exit status it gives.
+public enum ClassListenError: Error, CustomStringConvertible {
+    /// Exit 64: the address is not one to listen on.
+    case badAddress(String)
+    /// Exit 69: another program holds the port.
+    case portInUse(String)
+    case cannotListen(String)
+
+    public var description: String {
+        switch self {
+        case .badAddress(let line), .portInUse(let line), .cannotListen(let line): line
+        }
+    }
+}

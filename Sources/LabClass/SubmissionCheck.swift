@@ -1,0 +1,58 @@
+import Foundation
+import LabCatalogue
+import LabVocabulary
+
+/// Reads a request body as a submission, or says in one line why not. Nothing the server
+/// stores has skipped this.
+enum SubmissionCheck {
+    static func submission(from body: Data) throws(BadSubmission) -> ClassSubmission {
+        let submission: ClassSubmission
+        do {
+            submission = try JSONDecoder().decode(ClassSubmission.self, from: body)
+        } catch let error as DecodingError {
+            throw BadSubmission(Self.describe(error))
+        } catch {
+            throw BadSubmission("the body is not JSON")
+        }
+        if let problem = ClassSubmission.problem(withName: submission.name) { throw BadSubmission(problem) }
+        guard (8...64).contains(submission.id.count), submission.id.allSatisfy({ $0.isASCII && ($0.isHexDigit || $0 == "-") }) else {
+            throw BadSubmission("the submission id is not one `lab` makes")
+        }
+        guard (16...128).contains(submission.studentKey.count) else { throw BadSubmission("the student key is not one `lab` makes") }
+        guard submission.checks.isEmpty != (submission.comparison == nil) else {
+            throw BadSubmission("a submission carries either exercise checks or one comparison")
+        }
+        for record in submission.checks {
+            guard let lesson = Catalogue.lessons.first(where: { $0.lesson == record.exercise }) else {
+                throw BadSubmission("there is no exercise \"\(record.exercise.prefix(40))\"")
+            }
+            guard record.check == CheckRecord.buildCheck || lesson.everyCheck.contains(where: { $0.id == record.check }) else {
+                throw BadSubmission("exercise \(lesson.number) has no check \"\(record.check.prefix(40))\"")
+            }
+        }
+        return submission
+    }
+
+    /// "the field name is missing", not Foundation's paragraph with its coding path.
+    private static func describe(_ error: DecodingError) -> String {
+        func path(_ context: DecodingError.Context) -> String {
+            context.codingPath.map { $0.intValue.map(String.init) ?? $0.stringValue }.joined(separator: ".")
+        }
+        switch error {
+        case .keyNotFound(let key, let context):
+            let parent = path(context)
+            return "the field \(parent.isEmpty ? "" : parent + ".")\(key.stringValue) is missing"
+        case .typeMismatch(_, let context), .valueNotFound(_, let context):
+            return "the field \(path(context)) has the wrong type"
+        case .dataCorrupted(let context):
+            return context.codingPath.isEmpty ? "the body is not JSON" : "the field \(path(context)) has a value it cannot have"
+        @unknown default:
+            return "the body is not a submission"
+        }
+    }
+}
+
+struct BadSubmission: Error {
+    let line: String
+    init(_ line: String) { self.line = line }
+}

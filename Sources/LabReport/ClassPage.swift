@@ -1,0 +1,221 @@
+import Foundation
+import LabVocabulary
+
+/// The teacher's page of a class: who has fixed what, where the class is stuck, and how the
+/// strategies ran on the class's machines. Drawn through libxml2 like the report, so a name
+/// with markup in it shows as text. Without scripts it is a plain page that shows everything;
+/// `liveScript` swaps in the fresh page while the class works.
+public struct ClassPage {
+    let grid: ClassGrid
+    /// Where the page's script is, relative to the page.
+    let scriptPath: String?
+    let now: Date
+
+    public init(grid: ClassGrid, scriptPath: String?, now: Date = Date()) {
+        self.grid = grid
+        self.scriptPath = scriptPath
+        self.now = now
+    }
+
+    public func render() -> String {
+        let tree = HTMLTree()
+        let html = tree.root
+        html.set("lang", "en")
+        let head = html.add("head")
+        head.add("meta", ["charset": "utf-8"])
+        head.add("meta", ["name": "viewport", "content": "width=device-width, initial-scale=1"])
+        head.add("title", text: "Download Lab class")
+        head.add("style", text: ClassPageStyle.css)
+        if let scriptPath { head.add("script", ["src": scriptPath, "defer": "defer"]) }
+        let body = html.add("body", ["data-submissions": String(grid.submissions)])
+        let main = body.add("main")
+        writeSummary(main)
+        writeGrid(main)
+        writeStuck(main)
+        writeComparison(main)
+        return tree.serialized()
+    }
+
+    typealias Element = HTMLTree.Element
+    typealias Standing = ClassGrid.Standing
+
+    private var clock: DateFormatter {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_GB")
+        formatter.dateFormat = "HH:mm"
+        return formatter
+    }
+
+    /// "14:05", the server's time zone: the teacher's.
+    private func time(_ iso8601: String) -> String {
+        ISO8601DateFormatter().date(from: iso8601).map(clock.string(from:)) ?? iso8601
+    }
+
+    private func writeSummary(_ main: Element) {
+        let header = main.add("header")
+        header.add("h1", text: "Download Lab class")
+        let facts = header.add("p", ["class": "facts"])
+        facts.add("strong", ["id": "student-count"], text: "\(grid.students.count) student\(grid.students.count == 1 ? "" : "s")")
+        facts.append(" · \(grid.submissions) submission\(grid.submissions == 1 ? "" : "s") · as of \(clock.string(from: now))")
+        facts.add("span", ["id": "live"], text: " · reload the page for new submissions")
+        let legend = header.add("ul", ["class": "legend"])
+        for standing in Standing.allCases {
+            let item = legend.add("li")
+            item.add("span", ["class": "mark \(Self.style(standing))"], text: Self.mark(standing))
+            item.append(" " + standing.rawValue)
+        }
+    }
+
+    static func style(_ standing: Standing) -> String {
+        switch standing {
+        case .fixed: "fixed"
+        case .failing: "failing"
+        case .doesNotCompile: "broken"
+        case .notStarted: "not-started"
+        case .notRun: "not-run"
+        }
+    }
+
+    static func mark(_ standing: Standing) -> String {
+        switch standing {
+        case .fixed: "✔"
+        case .failing: "✗"
+        case .doesNotCompile: "⚠"
+        case .notStarted: "○"
+        case .notRun: "·"
+        }
+    }
+
+    /// Students down, checks across, grouped by exercise; the last row is the class's pass rate.
+    private func writeGrid(_ main: Element) {
+        let section = main.add("section", ["id": "grid"])
+        guard !grid.students.isEmpty else {
+            section.add("p", ["class": "note"], text: "No submissions yet. Students submit with the line `lab class serve` printed.")
+            return
+        }
+        let table = section.add("table", ["class": "grid"])
+        let head = table.add("thead")
+        let exercises = head.add("tr", ["class": "exercises"])
+        exercises.add("th", ["scope": "col", "rowspan": "2", "class": "student"], text: "Student")
+        exercises.add("th", ["scope": "col", "rowspan": "2", "class": "last"], text: "Last")
+        var seen: [String] = []
+        for column in grid.columns where !seen.contains(column.exercise) {
+            seen.append(column.exercise)
+            let span = grid.columns.filter { $0.exercise == column.exercise }.count
+            exercises.add("th", ["scope": "colgroup", "colspan": String(span), "class": "exercise", "title": column.exercise],
+                          text: column.number)
+        }
+        let checks = head.add("tr", ["class": "checks"])
+        for column in grid.columns {
+            checks.add("th", ["scope": "col", "class": "check", "data-check": "\(column.exercise)/\(column.check)"])
+                .add("span", text: column.check)
+        }
+        let body = table.add("tbody")
+        for student in grid.students {
+            let row = body.add("tr", ["data-student": student])
+            row.add("th", ["scope": "row", "class": "student", "title": student], text: student)
+            let latest = grid.cells.filter { $0.student == student }.map(\.submittedAt).max()
+            row.add("td", ["class": "last"]).add("time", ["datetime": latest ?? ""], text: latest.map(time) ?? "")
+            for column in grid.columns {
+                let standing = grid.standing(student, column)
+                let cell = row.add("td", ["class": Self.style(standing), "data-check": "\(column.exercise)/\(column.check)",
+                                          "data-standing": standing.rawValue])
+                cell.add("span", ["class": "mark"], text: Self.mark(standing))
+                if let result = grid.cell(student, column) {
+                    cell.set("title", "\(column.number) \(column.check): \(standing.rawValue). \(result.detail) (\(time(result.submittedAt)))")
+                    cell.add("span", ["class": "detail"], text: result.detail)
+                    cell.set("data-submitted", result.submittedAt)
+                }
+            }
+        }
+        let rates = table.add("tfoot").add("tr", ["class": "pass-rate"])
+        rates.add("th", ["scope": "row", "colspan": "2"], text: "fixed by")
+        for column in grid.columns {
+            let (fixed, ran) = passRate(column)
+            let cell = rates.add("td", ["data-check": "\(column.exercise)/\(column.check)", "data-fixed": String(fixed),
+                                        "data-ran": String(ran), "title": "\(fixed) of \(ran) students who ran it"])
+            cell.append(ran == 0 ? "–" : "\(Int((Double(fixed) / Double(ran) * 100).rounded()))%")
+        }
+    }
+
+    /// Students whose latest run of the check held, of those whose latest run ran it.
+    private func passRate(_ column: ClassGrid.Column) -> (fixed: Int, ran: Int) {
+        let standings: [Standing] = grid.students.map { grid.standing($0, column) }.filter { $0 != Standing.notRun }
+        return (standings.filter { $0 == Standing.fixed }.count, standings.count)
+    }
+
+    /// The checks most of the class still fails, worst first, each with who and why.
+    private func writeStuck(_ main: Element) {
+        let section = main.add("section", ["id": "stuck"])
+        section.add("h2", text: "Where the class is stuck")
+        let rates: [(column: ClassGrid.Column, fixed: Int, ran: Int)] = grid.columns.map { column in
+            let rate = passRate(column)
+            return (column, rate.fixed, rate.ran)
+        }
+        let stuck = rates.filter { $0.ran > $0.fixed }.sorted { left, right in
+            Double(left.fixed) / Double(left.ran) < Double(right.fixed) / Double(right.ran)
+        }
+        guard !stuck.isEmpty else {
+            section.add("p", ["class": "note"], text: grid.students.isEmpty ? "Nothing submitted yet." : "Every check that ran holds.")
+            return
+        }
+        for (column, fixed, ran) in stuck {
+            let details = section.add("details", ["data-check": "\(column.exercise)/\(column.check)"])
+            details.add("summary", text: "\(column.number) \(column.check): \(ran - fixed) of \(ran) not fixed")
+            let list = details.add("ul")
+            for student in grid.students {
+                let standing = grid.standing(student, column)
+                guard standing != .fixed, standing != .notRun, let cell = grid.cell(student, column) else { continue }
+                let item = list.add("li")
+                item.add("span", ["class": "name"], text: student)
+                item.append(" (\(standing.rawValue), \(time(cell.submittedAt))): \(cell.detail)")
+            }
+        }
+    }
+
+    private func writeComparison(_ main: Element) {
+        let section = main.add("section", ["id": "comparison"])
+        section.add("h2", text: "The class's machines")
+        ClassComparison(grid.comparisons.map { comparison in
+            var results = comparison.results
+            results.label = comparison.student
+            return results
+        }).write(into: section)
+    }
+
+    /// Polls the page's submission count every two seconds and, when it changes, swaps in the
+    /// fresh page's `<main>`: parsed as a document, never run, so nothing in it can act.
+    public static let liveScript = """
+        // Download Lab class page: refresh the grid while the class works.
+        (() => {
+          const page = location.pathname.replace(/\\/$/, "");
+          let seen = document.body.dataset.submissions;
+          const live = () => document.getElementById("live");
+          async function poll() {
+            try {
+              const count = await fetch(page + "/count", { cache: "no-store" });
+              if (count.ok) {
+                const now = (await count.text()).trim();
+                if (now !== seen) {
+                  const fresh = await fetch(page, { cache: "no-store" });
+                  if (fresh.ok) {
+                    const next = new DOMParser().parseFromString(await fresh.text(), "text/html");
+                    const main = next.querySelector("main");
+                    if (main) {
+                      document.querySelector("main").replaceWith(document.adoptNode(main));
+                      seen = next.body.dataset.submissions;
+                    }
+                  }
+                }
+                if (live()) live().textContent = " · updates by itself";
+              }
+            } catch (error) {
+              if (live()) live().textContent = " · cannot reach the server; retrying";
+            }
+            setTimeout(poll, 2000);
+          }
+          if (live()) live().textContent = " · updates by itself";
+          setTimeout(poll, 2000);
+        })();
+        """
+}

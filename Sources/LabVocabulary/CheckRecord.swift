@@ -1,0 +1,48 @@
+/// One check of one exercise, as `lab exercise check --json` prints it on a line and a class
+/// server stores it. The fields are the contract a teacher's tools read (docs/exercises.md).
+public struct CheckRecord: Codable, Sendable, Equatable {
+    /// The lesson id: "03-outputstream".
+    public var exercise: String
+    /// The check's id ("resumes-after-kill"), or "build" when the code did not compile.
+    public var check: String
+    public var status: CheckStatus
+    /// Whether the check holds.
+    public var passed: Bool
+    /// What happened, in one line.
+    public var detail: String
+    /// The command that shows it by hand.
+    public var command: String
+    public var seconds: Double
+    /// Whether the run showed the symptom the check fails with.
+    public var symptomSeen: Bool?
+    /// Whether the code differs from the starting code: an exercise not started is not failing.
+    public var attempted: Bool
+    /// SHA-256 of the checked file's text.
+    public var codeSHA256: String
+    /// How many hints of this check the student has asked for.
+    public var hintsShown: Int
+    /// When the check ended, ISO 8601 in UTC.
+    public var timestamp: String
+    public var labVersion: String
+
+    public init(exercise: String, check: String, status: CheckStatus, passed: Bool, detail: String, command: String,
+                seconds: Double, symptomSeen: Bool?, attempted: Bool, codeSHA256: String, hintsShown: Int,
+                timestamp: String, labVersion: String = LabVersion.current) {
+        self.exercise = exercise
+        self.check = check
+        self.status = status
+        self.passed = passed
+        self.detail = detail
+        self.command = command
+        self.seconds = seconds
+        self.symptomSeen = symptomSeen
+        self.attempted = attempted
+        self.codeSHA256 = codeSHA256
+        self.hintsShown = hintsShown
+        self.timestamp = timestamp
+        self.labVersion = labVersion
+    }
+
+    /// The id a build failure's record carries in place of a check's.
+    public static let buildCheck = "build"
+}

@@ -1,0 +1,222 @@
+import ArgumentParser
+import Dispatch
+import Foundation
+import LabClass
+import LabKit
+import LabReport
+import LabVocabulary
+import NIOCore
+import Synchronization
+
+/// `lab class`: a class's live page for the teacher, and its grades for the school's tools.
+struct Class: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Run a class: students submit their checks, the teacher watches one page, grades leave as CSV, JUnit, Exercism or Gradescope files.",
+        discussion: "The teacher's guide is docs/class.md.",
+        subcommands: [ServeClass.self, Submit.self, Export.self]
+    )
+
+    struct ServeClass: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "serve",
+            abstract: "Run the class server until Ctrl-C; it prints the line students type and the teacher's page.",
+            discussion: "Exit status: 64 for an address it cannot listen on, 73 for a data folder it cannot write, 69 for a port in use.")
+
+        @Option(help: ArgumentHelp("Where to listen. 0.0.0.0:8080 opens the server to the classroom's network.", valueName: "HOST:PORT"))
+        var listen = "127.0.0.1:8080"
+
+        @Option(help: ArgumentHelp("The class's folder; starting again with the same one continues the class.", valueName: "FOLDER"))
+        var data = "lab-class"
+
+        func run() throws {
+            let address: SocketAddress
+            do {
+                address = try ListenAddress.parse(listen)
+            } catch {
+                throw ClassCommandError(64, "--listen: \(error)")
+            }
+            let folder = URL(fileURLWithPath: data)
+            let store: ClassStore
+            do {
+                store = try ClassStore(folder: folder)
+            } catch {
+                throw ClassCommandError(73, error.description)
+            }
+            let server: ClassServer
+            do {
+                server = try blocking { try await ClassServer.bind(address, store: store) }
+            } catch let error as ClassListenError {
+                switch error {
+                case .badAddress: throw ClassCommandError(64, "--listen: \(error)")
+                case .portInUse, .cannotListen: throw ClassCommandError(69, error.description)
+                }
+            }
+            let credentials = try store.credentials()
+            let hosts = ListenAddress.hostsToShow(address)
+            let port = server.port
+            var lines: [String] = []
+            if ListenAddress.isLoopback(address) {
+                lines.append("Download Lab class server on this machine only (\(hosts[0]):\(port)); "
+                             + "--listen 0.0.0.0:\(port) opens it to the classroom's network.")
+            } else {
+                lines.append("Download Lab class server OPEN TO THE NETWORK on \(address.ipAddress ?? listen):\(port): "
+                             + "anyone who can reach this machine can submit with the class code.")
+            }
+            let grid = try store.gridNow()
+            if grid.submissions > 0 {
+                lines.append("Continuing the class in \(folder.path): \(grid.students.count) students, \(grid.submissions) submissions.")
+            } else {
+                lines.append("The class is kept in \(folder.path); start again with the same --data to continue it.")
+            }
+            lines += ["", "Class code: \(credentials.classCode). Students type:"]
+            for host in hosts {
+                let base = "http://\(ListenAddress.urlHost(host)):\(port)"
+                lines.append("  swift run lab exercise check --all --submit \(base)/class/\(credentials.classCode) --name \"Your Name\"")
+                lines.append("  swift run lab compare --submit \(base)/class/\(credentials.classCode) --name \"Your Name\"")
+            }
+            lines += ["", "The teacher's page (keep this address to yourself):"]
+            for host in hosts { lines.append("  http://\(ListenAddress.urlHost(host)):\(port)/teacher/\(credentials.teacherToken)") }
+            lines += ["", "Grades: swift run lab class export --data \(data) --format csv|junit|exercism|gradescope -o PATH",
+                      "Press Ctrl-C to stop.", ""]
+            // Straight to the descriptor: print() would buffer it when stdout is a pipe.
+            FileHandle.standardOutput.write(Data(lines.joined(separator: "\n").utf8))
+
+            let serving = Task { try await server.serve() }
+            Signals.waitForTermination()
+            FileHandle.standardOutput.write(Data("\nStopping; the class is kept in \(folder.path).\n".utf8))
+            try? blocking {
+                await server.close()
+                serving.cancel()
+            }
+        }
+    }
+
+    struct Submit: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Send the results that could not be submitted when they were made (they wait in .build/class-outbox).",
+            discussion: "Exit status: 0 when every waiting result was sent (or none waited), 69 when one could not be.")
+
+        @Argument(help: ArgumentHelp("The class's address, http://HOST:PORT/class/CODE.", valueName: "URL"))
+        var address: ClassAddress
+
+        @Option(help: "Your name on the class's page (at most \(ClassSubmission.longestName) characters).")
+        var name: String
+
+        func validate() throws {
+            if let problem = ClassSubmission.problem(withName: name) { throw ValidationError("--name: \(problem)") }
+        }
+
+        func run() throws {
+            let outbox = ClassOutbox.here()
+            let waiting = outbox.waiting()
+            guard !waiting.isEmpty else {
+                Console.output("nothing waits to be submitted")
+                return
+            }
+            var failed = 0
+            for (file, var submission) in waiting {
+                submission.name = name
+                do {
+                    let answer = try ClassOutbox.send(submission, to: address)
+                    try? FileManager.default.removeItem(at: file)
+                    Console.output("\(file.lastPathComponent): \(answer)")
+                } catch {
+                    failed += 1
+                    Console.error("\(file.lastPathComponent): not submitted: \(error)")
+                }
+            }
+            if failed > 0 { throw ClassCommandError(69, "\(failed) of \(waiting.count) still wait in \(outbox.folder.path)") }
+        }
+    }
+
+    struct Export: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Write the class's grades for a school's tools: csv, junit, exercism or gradescope.",
+            discussion: "csv and junit are one file (stdout without -o); exercism and gradescope write FOLDER/<student>/results.json.")
+
+        @Option(help: ArgumentHelp("The class's folder, as given to `lab class serve`.", valueName: "FOLDER"))
+        var data = "lab-class"
+
+        @Option(help: "csv, junit, exercism or gradescope.")
+        var format: ClassExportFormat
+
+        @Option(name: [.customShort("o"), .long], help: ArgumentHelp("Where to write: a file for csv and junit, a folder for the others.", valueName: "PATH"))
+        var output: String?
+
+        func validate() throws {
+            if !format.isOneFile && output == nil { throw ValidationError("--format \(format.rawValue) writes a folder per student: give -o FOLDER") }
+        }
+
+        func run() throws {
+            let folder = URL(fileURLWithPath: data)
+            guard FileManager.default.fileExists(atPath: folder.appendingPathComponent(ClassStore.fileName).path) else {
+                throw ClassCommandError(66, "no class in \(folder.path): give the --data folder `lab class serve` used")
+            }
+            let grid: ClassGrid
+            do {
+                grid = try ClassStore(folder: folder).gridNow()
+            } catch {
+                throw ClassCommandError(66, "cannot read the class in \(folder.path): \(error)")
+            }
+            do {
+                switch format {
+                case .csv, .junit:
+                    let text = format == .csv ? ClassExport.csv(grid) : ClassExport.junit(grid)
+                    if let output {
+                        try OutputFile.checkReplaceable(URL(fileURLWithPath: output))
+                        try Data(text.utf8).write(to: URL(fileURLWithPath: output), options: .atomic)
+                        Console.output("\(output): \(grid.students.count) students, \(grid.columns.count) checks")
+                    } else {
+                        FileHandle.standardOutput.write(Data(text.utf8))
+                    }
+                case .exercism, .gradescope:
+                    let root = URL(fileURLWithPath: output!)
+                    for student in grid.students {
+                        let studentFolder = root.appendingPathComponent(ClassExport.folderName(for: student))
+                        try FileManager.default.createDirectory(at: studentFolder, withIntermediateDirectories: true)
+                        let file = studentFolder.appendingPathComponent("results.json")
+                        try OutputFile.checkReplaceable(file)
+                        let json = format == .exercism ? ClassExport.exercism(grid, student: student) : ClassExport.gradescope(grid, student: student)
+                        try json.write(to: file, options: .atomic)
+                    }
+                    Console.output("\(root.path): results.json for \(grid.students.count) students")
+                }
+            } catch let error as any CommandExitStatus {
+                throw error
+            } catch {
+                throw ClassCommandError(73, "cannot write \(output ?? "the export"): \(systemReason(of: error))")
+            }
+        }
+    }
+}
+
+extension ClassExportFormat: ExpressibleByArgument {}
+
+/// A one-line error with the exit status that says which kind it is (sysexits(3)).
+struct ClassCommandError: Error, CustomStringConvertible, CommandExitStatus {
+    let exitStatus: Int32
+    let description: String
+
+    init(_ exitStatus: Int32, _ description: String) {
+        self.exitStatus = exitStatus
+        self.description = description
+    }
+}
+
+/// Runs async work from a command's synchronous `run()`, on the main thread, which the async
+/// work never needs.
+func blocking<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
+    let result = Mutex<Result<T, any Error>?>(nil)
+    let done = DispatchSemaphore(value: 0)
+    Task {
+        do {
+            let value = try await body()
+            result.withLock { $0 = .success(value) }
+        } catch {
+            result.withLock { $0 = .failure(error) }
+        }
+        done.signal()
+    }
+    done.wait()
+    return try result.withLock { $0! }.get()
+}

@@ -1,0 +1,437 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import LabCatalogue
+import LabClass
+import LabPlatform
+import LabReport
+import LabVocabulary
+import Synchronization
+import Testing
+
+/// `lab class serve` as a teacher runs it: a real server process, real submissions over real
+/// sockets, its SQLite file read back, and its page read in headless Chromium.
+@Suite struct ClassServerTests {
+    // MARK: What the server stores, and what it refuses
+
+    @Test func storesWhatStudentsSubmitAndRefusesTheRest() async throws {
+        let folder = try scratchDirectory()
+        let server = try ClassServerProcess(data: folder.appendingPathComponent("class"))
+        defer { server.stop() }
+        let key = ClassFixtures.key()
+        let first = ClassFixtures.submission(name: "Ada", key: key, fixed: { $0 != "resumes-after-kill" },
+                                             createdAt: Date().addingTimeInterval(-60))
+        let stored = try await ClassHTTP.post(server.submissions, ClassFixtures.json(first))
+        #expect(stored.status == 200)
+        #expect(stored.body == "stored: \(first.checks.count) checks, \(first.checks.count - 1) holding\n")
+
+        // Every refusal: its status, one line, and nothing stored.
+        var tooLong = first
+        tooLong.id = UUID().uuidString.lowercased()
+        tooLong.name = String(repeating: "n", count: 65)
+        var unknownExercise = ClassFixtures.submission(name: "Bob", key: ClassFixtures.key())
+        unknownExercise.checks[0].exercise = "99-nothing"
+        var unknownCheck = ClassFixtures.submission(name: "Bob", key: ClassFixtures.key())
+        unknownCheck.checks[0].check = "made-up"
+        var withoutName = try JSONSerialization.jsonObject(with: ClassFixtures.json(ClassFixtures.submission(name: "Bob", key: ClassFixtures.key()))) as! [String: Any]
+        withoutName["name"] = nil
+        let oversized = Data(repeating: UInt8(ascii: " "), count: (1 << 20) + 1)
+        let refusals: [(url: String, body: Data, status: Int, line: String)] = [
+            ("\(server.base)/class/WRONGCOD/submissions", ClassFixtures.json(ClassFixtures.submission(name: "Eve", key: ClassFixtures.key())),
+             403, "wrong class code"),
+            (server.submissions, ClassFixtures.json(ClassFixtures.submission(name: "Ada", key: ClassFixtures.key())), 403,
+             "this name is taken by another student's copy of the lab; submit under another --name"),
+            (server.submissions, Data("{\"id\": ".utf8), 400, "the body is not JSON"),
+            (server.submissions, try JSONSerialization.data(withJSONObject: withoutName), 400, "the field name is missing"),
+            (server.submissions, ClassFixtures.json(tooLong), 400, "the name is longer than 64 characters"),
+            (server.submissions, ClassFixtures.json(unknownExercise), 400, "there is no exercise \"99-nothing\""),
+            (server.submissions, ClassFixtures.json(unknownCheck), 400, "exercise 03 has no check \"made-up\""),
+            (server.submissions, oversized, 413, "the body is larger than 1 MiB"),
+        ]
+        for refusal in refusals {
+            let answer = try await ClassHTTP.post(refusal.url, refusal.body)
+            #expect(answer.status == refusal.status, "\(refusal.line)")
+            #expect(answer.body == refusal.line + "\n")
+        }
+        #expect(try server.stored().ids == [first.id])
+        #expect(try await ClassHTTP.get("\(server.base)/teacher/0123456789abcdef0123456789abcdef").status == 403)
+        #expect(try await ClassHTTP.get(server.teacherURL + "/count").body == "1\n")
+
+        // A replay is stored once; a newer run replaces the older on the grid, and both are kept.
+        let replay = try await ClassHTTP.post(server.submissions, ClassFixtures.json(first))
+        #expect(replay.status == 200)
+        #expect(replay.body.hasPrefix("already stored: "))
+        let column = ClassGrid.Column(exercise: "03-outputstream", number: "03", check: "resumes-after-kill")
+        #expect(try server.stored().grid.standing("Ada", column) == .failing)
+        let newer = ClassFixtures.submission(name: "Ada", key: key)
+        #expect(try await ClassHTTP.post(server.submissions, ClassFixtures.json(newer)).status == 200)
+        let (ids, grid) = try server.stored()
+        #expect(ids == [first.id, newer.id])
+        #expect(grid.standing("Ada", column) == .fixed)
+        #expect(grid.students == ["Ada"])
+    }
+
+    // MARK: Real `lab` processes submitting
+
+    @Test func aRealCheckSubmitsWithoutChangingItsResult() async throws {
+        let folder = try scratchDirectory()
+        let server = try ClassServerProcess(data: folder.appendingPathComponent("class"))
+        defer { server.stop() }
+        let alone = try ExerciseTests.lab(["exercise", "check", "00"])
+        let submitted = try ExerciseTests.lab(["exercise", "check", "00", "--submit", server.classURL, "--name", "Grace Hopper"])
+        #expect(submitted.status == alone.status)
+        #expect(submitted.status == 1)
+        #expect(Self.checkLines(submitted.stdout) == Self.checkLines(alone.stdout))
+        let lesson = Catalogue.lesson(named: "00")!
+        #expect(submitted.stderr.contains("submitted to the class: stored: \(lesson.checks.count) checks, 1 holding\n"))
+        let grid = try server.stored().grid
+        #expect(grid.students == ["Grace Hopper"])
+        let cleanColumn = ClassGrid.Column(exercise: lesson.lesson, number: "00", check: "clean")
+        #expect(grid.standing("Grace Hopper", cleanColumn) == .fixed)
+        #expect(grid.standing("Grace Hopper", ClassGrid.Column(exercise: lesson.lesson, number: "00", check: "status-ignored")) == .notStarted)
+
+        // A server that does not answer: the same result, one line, and the run waits in the outbox.
+        guard let closed = boundLoopbackSocket() else { throw ClassTestError("no free port") }
+        defer { close(closed.descriptor) }
+        let nobody = "http://127.0.0.1:\(closed.port)/class/\(server.classCode)"
+        let unsent = try ExerciseTests.lab(["exercise", "check", "00", "--submit", nobody, "--name", "Grace Hopper"])
+        #expect(unsent.status == alone.status)
+        #expect(Self.checkLines(unsent.stdout) == Self.checkLines(alone.stdout))
+        let line = try #require(unsent.stderr.split(separator: "\n").first { $0.hasPrefix("not submitted: ") })
+        let kept = try #require(line.firstMatch(of: /Kept in (\S+\.json);/)?.1)
+        #expect(line.hasSuffix("send it later with `swift run lab class submit \(nobody) --name 'Grace Hopper'`"))
+
+        // Sent later from another folder's outbox, so this package's stays as it was.
+        let elsewhere = try scratchDirectory()
+        let outbox = elsewhere.appendingPathComponent(".build/class-outbox")
+        try FileManager.default.createDirectory(at: outbox, withIntermediateDirectories: true)
+        try FileManager.default.moveItem(atPath: String(kept), toPath: outbox.appendingPathComponent("waiting.json").path)
+        let later = try ChildProcess("lab", ["class", "submit", server.classURL, "--name", "Grace Hopper"])
+        later.process.currentDirectoryURL = elsewhere
+        try later.start()
+        let sent = later.wait(timeout: 60)
+        #expect(sent.status == 0, "\(sent.stderr)")
+        #expect(sent.stdout == "waiting.json: stored: \(lesson.checks.count) checks, 1 holding\n")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: outbox.path).isEmpty)
+        #expect(try server.stored().ids.count == 2)
+    }
+
+    /// The lines for people, without the seconds and the commands, which differ run to run.
+    private static func checkLines(_ stdout: String) -> [String] {
+        stdout.split(separator: "\n").filter { $0.hasPrefix("✔") || $0.hasPrefix("✗") }.map { String($0.prefix(30)) }
+    }
+
+    // MARK: The teacher's page, in a browser
+
+    @Test func theTeachersPageShowsEveryStudentAndCheckAndUpdatesItself() async throws {
+        let folder = try scratchDirectory()
+        let server = try ClassServerProcess(data: folder.appendingPathComponent("class"))
+        defer { server.stop() }
+        // Each within the 64 characters a name may have, each one that would act if it were markup.
+        let names = ["Ada Lovelace", "Alan Turing", #"<img src=x onerror="document.body.dataset.pwned=1">"#,
+                     "<script>document.body.dataset.pwned=2</script>", "Zoë & \"Quotes\""]
+        for (index, name) in names.enumerated() {
+            let submission = ClassFixtures.submission(name: name, key: ClassFixtures.key(), exercise: "02-filehandle",
+                                                      fixed: { _ in index % 2 == 0 })
+            #expect(try await ClassHTTP.post(server.submissions, ClassFixtures.json(submission)).status == 200)
+        }
+        let late = ClassFixtures.submission(name: "Late Student", key: ClassFixtures.key())
+        let results = try Browser.run(server.teacherURL, steps: [
+            ["eval": "[...document.querySelectorAll('tbody th.student')].map(e => e.textContent)"],
+            ["eval": "[...document.querySelectorAll('thead th.check')].map(e => e.dataset.check)"],
+            ["eval": "document.querySelectorAll('main img, main script').length + ':' + (document.body.dataset.pwned || 'none')"],
+            ["eval": "[...document.querySelectorAll('tfoot td')].filter(e => e.dataset.check === '02-filehandle/clean').map(e => e.title)"],
+            ["post": ["url": server.submissions, "body": String(decoding: ClassFixtures.json(late), as: UTF8.self)]],
+            ["waitFor": "[...document.querySelectorAll('tbody th.student')].some(e => e.textContent === 'Late Student')", "seconds": 10],
+            ["eval": "document.getElementById('live').textContent"],
+        ])
+        #expect(results[0] as? [String] == names.sorted { $0.lowercased() < $1.lowercased() })
+        let columns = Catalogue.lessons.flatMap { lesson in lesson.everyCheck.map { "\(lesson.lesson)/\($0.id)" } }
+        #expect(results[1] as? [String] == columns)
+        #expect(results[2] as? String == "0:none")
+        #expect(results[3] as? [String] == ["3 of 5 students who ran it"])
+        #expect(results[4] as? Int == 200)
+        #expect(results[5] as? Bool == true, "the page did not show the new submission without a reload")
+        #expect(results[6] as? String == " · updates by itself")
+
+        // Without scripts, the same page shows everything but updating.
+        let plain = try Browser.run(server.teacherURL + "?plain", steps: [
+            ["eval": "[...document.querySelectorAll('tbody th.student')].length"],
+            ["eval": "document.getElementById('live').textContent"],
+        ], scripts: false)
+        #expect(plain[0] as? Int == names.count + 1)
+        #expect(plain[1] as? String == " · reload the page for new submissions")
+    }
+
+    // MARK: Clients that hold on
+
+    /// 300 connections that send nothing: those over the bound are closed at once, the rest
+    /// after the idle timeout, and a student can submit again.
+    @Test func idleConnectionsCannotHoldTheServer() async throws {
+        let folder = try scratchDirectory()
+        let server = try ClassServerProcess(data: folder.appendingPathComponent("class"))
+        defer { server.stop() }
+        let idle = (0..<300).compactMap { _ in LoopbackClient(port: server.port) }
+        defer { idle.forEach { $0.close() } }
+        #expect(idle.count == 300)
+        try await Task.sleep(for: .seconds(1))
+        let closedAtOnce = idle.filter(\.wasClosedByServer).count
+        #expect(closedAtOnce == 300 - ClassServer.maximumConnections)
+        try await Task.sleep(for: .seconds(Double(ClassServer.idleTimeout.nanoseconds) / 1e9 + 2))
+        let stillOpen = idle.filter { !$0.wasClosedByServer }.count
+        #expect(stillOpen == 0)
+        let submission = ClassFixtures.submission(name: "After", key: ClassFixtures.key())
+        #expect(try await ClassHTTP.post(server.submissions, ClassFixtures.json(submission)).status == 200)
+    }
+
+    // MARK: A class at once, and a crash
+
+    /// 60 students submitting 20 times each, all at once: four of them real `lab class submit`
+    /// processes sending what waits in their outboxes, the rest from here. Nothing is lost,
+    /// nothing fails, the page comes in under a second and the server stays under 150 MB.
+    @Test func sixtyStudentsSubmittingAtOnce() async throws {
+        let folder = try scratchDirectory()
+        let server = try ClassServerProcess(data: folder.appendingPathComponent("class"))
+        defer { server.stop() }
+        let peak = RSSSampler(pid: server.pid)
+        var students: [ChildProcess] = []
+        var expected = Set<String>()
+        for student in 0..<4 {
+            let home = try scratchDirectory()
+            let outbox = home.appendingPathComponent(".build/class-outbox")
+            try FileManager.default.createDirectory(at: outbox, withIntermediateDirectories: true)
+            let key = ClassFixtures.key()
+            for attempt in 0..<20 {
+                let submission = ClassFixtures.submission(name: "Process \(student)", key: key, fixed: { _ in attempt % 3 == 0 },
+                                                          createdAt: Date().addingTimeInterval(Double(attempt)))
+                expected.insert(submission.id)
+                try ClassFixtures.json(submission).write(to: outbox.appendingPathComponent("\(submission.id).json"))
+            }
+            let child = try ChildProcess("lab", ["class", "submit", server.classURL, "--name", "Process \(student)"])
+            child.process.currentDirectoryURL = home
+            students.append(child)
+        }
+        for child in students { try child.start() }
+        let loaded = try await Self.load(server, students: 56, submissions: 20)
+        for child in students {
+            let finished = child.wait(timeout: 120)
+            #expect(finished.status == 0, "\(finished.stderr)")
+        }
+        peak.stop()
+        #expect(loaded.failures.isEmpty, "\(loaded.failures.prefix(3))")
+        expected.formUnion(loaded.acknowledged)
+        let stored = try server.stored()
+        #expect(stored.ids == expected)
+        #expect(stored.ids.count == 60 * 20)
+        #expect(stored.grid.students.count == 60)
+
+        let started = ContinuousClock.now
+        let page = try await ClassHTTP.get(server.teacherURL)
+        let took = ContinuousClock.now - started
+        #expect(page.status == 200)
+        #expect(took < .seconds(1), "the page took \(took)")
+        #expect(peak.highest < 150 << 20, "peak RSS \(peak.highest >> 20) MiB")
+    }
+
+    /// `kill -9` in the middle of the same load, then a restart with the same data: every
+    /// submission the server acknowledged is there.
+    @Test func aKilledServerLosesNoAcknowledgedSubmission() async throws {
+        let folder = try scratchDirectory()
+        let data = folder.appendingPathComponent("class")
+        let server = try ClassServerProcess(data: data)
+        let killer = Task {
+            while try await ClassHTTP.get(server.teacherURL + "/count").body.trimmingCharacters(in: .whitespacesAndNewlines)
+                .compactMap({ $0.wholeNumberValue }).reduce(0, { $0 * 10 + $1 }) < 300 {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            kill(server.pid, SIGKILL)
+        }
+        let loaded = try await Self.load(server, students: 60, submissions: 20)
+        try await killer.value
+        _ = server.child.wait(timeout: 10)
+        #expect(loaded.acknowledged.count >= 300)
+        #expect(!loaded.failures.isEmpty, "the kill came after the load ended")
+
+        let restarted = try ClassServerProcess(data: data)
+        defer { restarted.stop() }
+        #expect(restarted.classCode == server.classCode)
+        #expect(restarted.teacherToken == server.teacherToken)
+        let stored = try restarted.stored().ids
+        #expect(loaded.acknowledged.isSubset(of: stored), "\(loaded.acknowledged.subtracting(stored).count) acknowledged submissions lost")
+        let count = try await ClassHTTP.get(restarted.teacherURL + "/count").body
+        #expect(count == "\(stored.count)\n")
+    }
+
+    /// `students` students at once, each sending `submissions` in turn; what was acknowledged
+    /// (200) and what failed.
+    private static func load(_ server: ClassServerProcess, students: Int, submissions: Int) async throws
+        -> (acknowledged: Set<String>, failures: [String]) {
+        try await withThrowingTaskGroup(of: (Set<String>, [String]).self) { group in
+            for student in 0..<students {
+                group.addTask {
+                    var acknowledged = Set<String>(), failures: [String] = []
+                    let key = ClassFixtures.key()
+                    for attempt in 0..<submissions {
+                        let submission = ClassFixtures.submission(name: "Student \(student)", key: key,
+                                                                  fixed: { $0.count % (attempt + 2) == 0 },
+                                                                  createdAt: Date().addingTimeInterval(Double(attempt)))
+                        do {
+                            let answer = try await ClassHTTP.post(server.submissions, ClassFixtures.json(submission))
+                            if answer.status == 200 { acknowledged.insert(submission.id) } else { failures.append("\(answer.status) \(answer.body)") }
+                        } catch {
+                            failures.append("\(error)")
+                        }
+                    }
+                    return (acknowledged, failures)
+                }
+            }
+            var all = (acknowledged: Set<String>(), failures: [String]())
+            for try await (acknowledged, failures) in group {
+                all.acknowledged.formUnion(acknowledged)
+                all.failures += failures
+            }
+            return all
+        }
+    }
+
+    // MARK: Exports
+
+    @Test func exportsReadBackInTheirPublishedFormats() async throws {
+        let folder = try scratchDirectory()
+        let data = folder.appendingPathComponent("class")
+        let server = try ClassServerProcess(data: data)
+        let names = ["Ada, \"the first\"", "=HYPERLINK(\"http://x\")", "Alan"]
+        var submissions = names.enumerated().map { index, name in
+            ClassFixtures.submission(name: name, key: ClassFixtures.key(), fixed: { _ in index == 0 })
+        }
+        submissions[2].checks = [submissions[2].checks[0]]
+        submissions[2].checks[0].check = CheckRecord.buildCheck
+        submissions[2].checks[0].status = .doesNotCompile
+        for submission in submissions {
+            #expect(try await ClassHTTP.post(server.submissions, ClassFixtures.json(submission)).status == 200)
+        }
+        server.stop()
+
+        let checks = Catalogue.lessons.flatMap { lesson in lesson.everyCheck.map { "\(lesson.number) \($0.id)" } }
+        var summaries: [String: Any] = [:]
+        for format in ClassExportFormat.allCases {
+            let output = folder.appendingPathComponent(format.isOneFile ? "grades.\(format.rawValue)" : format.rawValue)
+            let export = try ChildProcess.run("lab", ["class", "export", "--data", data.path, "--format", format.rawValue,
+                                                      "-o", output.path])
+            #expect(export.status == 0, "\(export.stderr)")
+            let check = try ChildProcess.runProgram(URL(fileURLWithPath: "/usr/bin/env"),
+                                                    ["python3", ClassFormats.script.path, format.rawValue, output.path, ClassFormats.junitSchema.path])
+            #expect(check.status == 0, "\(format): \(check.stderr)")
+            summaries[format.rawValue] = try? JSONSerialization.jsonObject(with: Data(check.stdout.utf8))
+        }
+        let csv = try #require(summaries["csv"] as? [[String]])
+        #expect(csv[0] == ["student"] + checks + ["fixed"])
+        #expect(csv.dropFirst().map { $0[0] } == ["'=HYPERLINK(\"http://x\")", "Ada, \"the first\"", "Alan"])
+        let exercise03 = try #require(checks.firstIndex(of: "03 clean")) + 1
+        #expect(csv[1][exercise03] == "still failing")
+        #expect(csv[2][exercise03] == "fixed")
+        #expect(csv[3][exercise03] == "does not compile")
+        #expect(csv[3][1] == "not run")
+        let junit = try #require(summaries["junit"] as? [String: Int])
+        #expect(junit == ["suites": 3, "cases": 3 * checks.count, "errors": Catalogue.lesson(named: "03")!.everyCheck.count,
+                          "passes": Catalogue.lesson(named: "03")!.everyCheck.count])
+        for format in ["exercism", "gradescope"] {
+            let files = try #require(summaries[format] as? [String: String], "\(format)")
+            #expect(files.count == 3)
+        }
+
+        let missing = try ChildProcess.run("lab", ["class", "export", "--data", folder.appendingPathComponent("none").path, "--format", "csv"])
+        #expect(missing.status == 66)
+        #expect(missing.stderr == "lab class export: no class in \(folder.appendingPathComponent("none").path): give the --data folder `lab class serve` used\n")
+    }
+
+    // MARK: What `lab class serve` cannot use
+
+    @Test(arguments: [
+        (["--listen", "nonsense"], Int32(64), "--listen: expected HOST:PORT, e.g. 0.0.0.0:8080, got \"nonsense\""),
+        (["--listen", "127.0.0.1:99999"], 64, "--listen: the port must be a number from 0 to 65535, got \"99999\""),
+        (["--listen", "example.com:80"], 64, "--listen: \"example.com\" is not an IP address; give one of this machine's, or 0.0.0.0 for all"),
+        (["--listen", "192.0.2.1:8080"], 64, "--listen: 192.0.2.1 is not an address of this machine"),
+    ])
+    func serveRefusesAnAddressItCannotListenOn(arguments: [String], status: Int32, line: String) throws {
+        let folder = try scratchDirectory()
+        let refused = try ChildProcess.run("lab", ["class", "serve", "--data", folder.appendingPathComponent("class").path] + arguments,
+                                           timeout: 30)
+        #expect(refused.status == status)
+        #expect(refused.stderr == "lab class serve: \(line)\n")
+    }
+
+    @Test func serveRefusesADataFolderItCannotWriteAndAPortInUse() throws {
+        let folder = try scratchDirectory()
+        let file = folder.appendingPathComponent("a-file")
+        try Data("not a folder".utf8).write(to: file)
+        let unwritable = try ChildProcess.run("lab", ["class", "serve", "--listen", "127.0.0.1:0", "--data", file.appendingPathComponent("class").path],
+                                              timeout: 30)
+        #expect(unwritable.status == 73)
+        #expect(unwritable.stderr.hasPrefix("lab class serve: cannot create the data folder \(file.path)/class: "))
+        #expect(unwritable.stderr.filter { $0 == "\n" }.count == 1)
+
+        guard let taken = boundLoopbackSocket() else { throw ClassTestError("no free port") }
+        defer { close(taken.descriptor) }
+        #expect(listen(taken.descriptor, 1) == 0)
+        let inUse = try ChildProcess.run("lab", ["class", "serve", "--listen", "127.0.0.1:\(taken.port)", "--data", folder.appendingPathComponent("class").path],
+                                         timeout: 30)
+        #expect(inUse.status == 69)
+        #expect(inUse.stderr == "lab class serve: 127.0.0.1:\(taken.port) is in use by another program; stop it or pick another port\n")
+    }
+}
+
+/// The exports' published field lists, checked by formats.py (next to browser.py).
+enum ClassFormats {
+    static let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Support/Class")
+    static let script = folder.appendingPathComponent("formats.py")
+    static let junitSchema = folder.appendingPathComponent("junit.xsd")
+}
+
+/// A TCP connection that sends nothing, to see when the server closes it.
+final class LoopbackClient: Sendable {
+    let descriptor: Int32
+
+    init?(port: Int) {
+        descriptor = socket(AF_INET, Platform.streamSocket, 0)
+        guard descriptor >= 0 else { return nil }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        let connected = withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+        }
+        guard connected else {
+            Foundation.close(descriptor)
+            return nil
+        }
+    }
+
+    /// Whether the server has closed its end: a read that does not wait returns end of file.
+    var wasClosedByServer: Bool {
+        var byte: UInt8 = 0
+        let read = recv(descriptor, &byte, 1, Int32(MSG_DONTWAIT))
+        return read == 0 || (read < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
+    }
+
+    func close() { Foundation.close(descriptor) }
+}
+
+/// The highest resident memory of a process, sampled every 50 ms until stopped.
+final class RSSSampler: Sendable {
+    private let state = Mutex((highest: Int64(0), running: true))
+
+    init(pid: Int32) {
+        Thread.detachNewThread { [self] in
+            while state.withLock({ $0.running }) {
+                if let now = Platform.residentBytes(ofProcess: pid) { state.withLock { $0.highest = max($0.highest, now) } }
+                Thread.sleep(forTimeInterval: 0.05)
+            }
+        }
+    }
+
+    var highest: Int64 { state.withLock { $0.highest } }
+    func stop() { state.withLock { $0.running = false } }
+}

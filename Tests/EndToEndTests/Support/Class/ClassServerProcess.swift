@@ -1,0 +1,126 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import LabCatalogue
+import LabClass
+import LabReport
+import LabVocabulary
+
+/// `lab class serve` as a real child process, on a port the kernel picks, with its own data folder.
+struct ClassServerProcess {
+    let child: ChildProcess
+    let data: URL
+    let port: Int
+    let classCode: String
+    let teacherToken: String
+
+    /// Starts the server and waits (up to 20 s) for the lines it prints.
+    init(data: URL) throws {
+        child = try ChildProcess("lab", ["class", "serve", "--listen", "127.0.0.1:0", "--data", data.path])
+        self.data = data
+        try child.start()
+        let deadline = Date().addingTimeInterval(20)
+        while true {
+            let banner = child.stdoutSoFar
+            if let code = banner.firstMatch(of: /Class code: ([A-Z0-9]+)\./)?.1,
+               let teacher = banner.firstMatch(of: /http:\/\/127\.0\.0\.1:(\d+)\/teacher\/([0-9a-f]+)/) {
+                classCode = String(code)
+                port = Int(teacher.1)!
+                teacherToken = String(teacher.2)
+                return
+            }
+            guard child.process.isRunning, Date() < deadline else {
+                child.kill()
+                throw ClassTestError("lab class serve did not start: \(banner.suffix(300))")
+            }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+    }
+
+    var base: String { "http://127.0.0.1:\(port)" }
+    var classURL: String { "\(base)/class/\(classCode)" }
+    var submissions: String { classURL + "/submissions" }
+    var teacherURL: String { "\(base)/teacher/\(teacherToken)" }
+    var pid: Int32 { child.process.processIdentifier }
+
+    /// Ctrl-C, as a teacher stops it.
+    func stop() {
+        kill(pid, SIGINT)
+        _ = child.wait(timeout: 10)
+    }
+
+    /// The store as the server left it, read the way `lab class export` reads it.
+    func stored() throws -> (ids: Set<String>, grid: ClassGrid) {
+        let store = try ClassStore(folder: data)
+        return (try store.submissionIDs(), try store.gridNow())
+    }
+}
+
+struct ClassTestError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// HTTP against the class server, through URLSession like any client.
+enum ClassHTTP {
+    static let session: URLSession = {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.httpMaximumConnectionsPerHost = 64
+        configuration.timeoutIntervalForRequest = 30
+        return URLSession(configuration: configuration)
+    }()
+
+    static func post(_ url: String, _ body: Data, headers: [String: String] = [:]) async throws -> (status: Int, body: String) {
+        var request = URLRequest(url: URL(string: url)!)
+        request.httpMethod = "POST"
+        request.httpBody = body
+        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+        let (data, response) = try await session.data(for: request)
+        return ((response as! HTTPURLResponse).statusCode, String(decoding: data, as: UTF8.self))
+    }
+
+    static func get(_ url: String) async throws -> (status: Int, body: String) {
+        let (data, response) = try await session.data(from: URL(string: url)!)
+        return ((response as! HTTPURLResponse).statusCode, String(decoding: data, as: UTF8.self))
+    }
+}
+
+/// Submissions as `lab` makes them.
+enum ClassFixtures {
+    static func key() -> String { UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased() }
+
+    /// One exercise's checks, each fixed or not as `fixed` says.
+    static func submission(name: String, key: String, exercise: String = "03-outputstream", checks: [String]? = nil,
+                           fixed: (String) -> Bool = { _ in true }, createdAt: Date = Date(),
+                           id: String = UUID().uuidString.lowercased()) -> ClassSubmission {
+        let lesson = Catalogue.lessons.first { $0.lesson == exercise }!
+        let records = (checks ?? lesson.everyCheck.map(\.id)).map { check in
+            CheckRecord(exercise: exercise, check: check, status: fixed(check) ? .fixed : .stillThere, passed: fixed(check),
+                        detail: fixed(check) ? "fixed" : "exit 65: the server's error page saved as the file",
+                        command: "swift run exercise-\(exercise)", seconds: 1, symptomSeen: !fixed(check), attempted: true,
+                        codeSHA256: String(repeating: "0", count: 64), hintsShown: 0,
+                        timestamp: ISO8601DateFormatter().string(from: createdAt))
+        }
+        return ClassSubmission(id: id, name: name, studentKey: key, checks: records, comparison: nil,
+                               createdAt: ISO8601DateFormatter().string(from: createdAt))
+    }
+
+    static func json(_ submission: ClassSubmission) -> Data { try! JSONEncoder().encode(submission) }
+}
+
+/// headless Chromium, driven through its DevTools pipe by browser.py (next to this file).
+enum Browser {
+    static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("browser.py")
+
+    /// Each step's result, as JSON values.
+    static func run(_ url: String, steps: [[String: Any]], scripts: Bool = true) throws -> [Any] {
+        let stepsFile = FileManager.default.temporaryDirectory.appendingPathComponent("browser-steps-\(UUID().uuidString).json")
+        try JSONSerialization.data(withJSONObject: steps).write(to: stepsFile)
+        defer { try? FileManager.default.removeItem(at: stepsFile) }
+        let finished = try ChildProcess.runProgram(URL(fileURLWithPath: "/usr/bin/env"), ["python3", script.path] + (scripts ? [] : ["--no-scripts"]) + [url, stepsFile.path],
+                                                   timeout: 90)
+        guard finished.status == 0 else { throw ClassTestError("browser.py exit \(finished.status): \(finished.stderr)") }
+        return try JSONSerialization.jsonObject(with: Data(finished.stdout.utf8)) as! [Any]
+    }
+}
