@@ -3,17 +3,26 @@ import LabReport
 import LabVocabulary
 import NIOCore
 import NIOHTTP1
+import Synchronization
 
 /// What the class server answers. Students post to `/class/CODE/submissions`; the teacher reads
 /// `/teacher/TOKEN` (the page), `/teacher/TOKEN/count` (what the page's script polls) and
 /// `/teacher/TOKEN/live.js`. Every refusal is one line of text.
-struct ClassRoutes: Sendable {
+final class ClassRoutes: Sendable {
     /// The largest body a submission may have: a comparison with every run's memory timeline
     /// is about 300 KiB.
     static let largestBody = 1 << 20
 
     let store: ClassStore
     let credentials: ClassCredentials
+    /// The page as last drawn, by the submission count it shows: 60 browsers polling a class
+    /// draw it once per change, not once each.
+    private let drawn = Mutex<(submissions: Int, page: String)?>(nil)
+
+    init(store: ClassStore, credentials: ClassCredentials) {
+        self.store = store
+        self.credentials = credentials
+    }
 
     func respond(to head: HTTPRequestHead, body: ByteBuffer) async -> ClassResponse {
         let path = head.uri.split(separator: "?", maxSplits: 1).first.map(String.init) ?? head.uri
@@ -64,8 +73,7 @@ struct ClassRoutes: Sendable {
         switch what {
         case "":
             do {
-                return ClassResponse(status: .ok, contentType: "text/html; charset=utf-8",
-                                     body: ClassPage(grid: try await store.grid(), scriptPath: "\(credentials.teacherToken)/live.js").render())
+                return ClassResponse(status: .ok, contentType: "text/html; charset=utf-8", body: try await page())
             } catch {
                 return .text(.serviceUnavailable, "cannot read the class: \(error)")
             }
@@ -77,6 +85,17 @@ struct ClassRoutes: Sendable {
         default:
             return .notFound
         }
+    }
+}
+
+extension ClassRoutes {
+    private func page() async throws -> String {
+        let submissions = try await store.submissionCount()
+        if let drawn = drawn.withLock({ $0 }), drawn.submissions == submissions { return drawn.page }
+        let grid = try await store.grid()
+        let page = ClassPage(grid: grid, scriptPath: "\(credentials.teacherToken)/live.js").render()
+        drawn.withLock { $0 = (grid.submissions, page) }
+        return page
     }
 }
 
@@ -92,4 +111,5 @@ struct ClassResponse: Sendable {
     static func refused(_ line: String) -> ClassResponse { .text(.forbidden, line) }
     static let notFound = text(.notFound, "no such page")
     static let tooLarge = text(.payloadTooLarge, "the body is larger than 1 MiB")
+    static let busy = text(.serviceUnavailable, "the class server is busy; submit again in a moment")
 }

@@ -13,7 +13,12 @@ public final class ClassServer: Sendable {
     public static let maximumConnections = 256
     public static let idleTimeout = TimeAmount.seconds(10)
     public static let connectionLifetime = TimeAmount.seconds(60)
+    /// The bodies of all connections together, held while they arrive: 256 slow clients with a
+    /// megabyte each must not take a quarter of a gigabyte. Beyond it a request gets 503, and
+    /// `lab` keeps the submission to send again.
+    public static let bodyBudget = 32 << 20
 
+    private let bufferedBodies = Atomic<Int>(0)
     private let channel: NIOAsyncChannel<NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>, Never>
     private let routes: ClassRoutes
     private let openConnections = Atomic<Int>(0)
@@ -95,33 +100,49 @@ public final class ClassServer: Sendable {
                 if let length = head.headers.first(name: "content-length").flatMap(Int.init), length > ClassRoutes.largestBody {
                     // Answered before the body: nobody waits for a megabyte that will be refused.
                     response = .tooLarge
-                } else if let body = try await Self.body(after: head, from: &parts) {
-                    response = await routes.respond(to: head, body: body)
                 } else {
-                    response = .tooLarge
+                    switch try await body(after: head, from: &parts) {
+                    case .complete(let body): response = await routes.respond(to: head, body: body)
+                    case .tooLarge: response = .tooLarge
+                    case .overBudget: response = .busy
+                    }
                 }
-                try await write(response, to: outbound, keepAlive: head.isKeepAlive && response.status != .payloadTooLarge)
-                if !head.isKeepAlive || response.status == .payloadTooLarge { return }
+                // A refused body may still be arriving: the connection ends rather than read it.
+                let keepAlive = head.isKeepAlive && response.status != .payloadTooLarge && response.status != .serviceUnavailable
+                try await write(response, to: outbound, keepAlive: keepAlive)
+                if !keepAlive { return }
             }
         }
     }
 
-    /// The request's body, or nil once it grows past the largest allowed.
-    private static func body(after head: HTTPRequestHead,
-                             from parts: inout NIOAsyncChannelInboundStream<HTTPServerRequestPart>.AsyncIterator) async throws -> ByteBuffer? {
+    private enum Body {
+        case complete(ByteBuffer)
+        case tooLarge
+        case overBudget
+    }
+
+    /// The request's body, within the largest allowed and the server's budget for bodies.
+    private func body(after head: HTTPRequestHead,
+                      from parts: inout NIOAsyncChannelInboundStream<HTTPServerRequestPart>.AsyncIterator) async throws -> Body {
         var body = ByteBuffer()
+        defer { bufferedBodies.subtract(body.readableBytes, ordering: .relaxed) }
         while let part = try await parts.next() {
             switch part {
             case .body(var chunk):
-                guard body.readableBytes + chunk.readableBytes <= ClassRoutes.largestBody else { return nil }
+                guard body.readableBytes + chunk.readableBytes <= ClassRoutes.largestBody else { return .tooLarge }
+                let buffered = bufferedBodies.add(chunk.readableBytes, ordering: .relaxed).newValue
+                guard buffered <= Self.bodyBudget else {
+                    bufferedBodies.subtract(chunk.readableBytes, ordering: .relaxed)
+                    return .overBudget
+                }
                 body.writeBuffer(&chunk)
             case .end:
-                return body
+                return .complete(body)
             case .head:
                 throw ClassListenError.cannotListen("a request began inside another")
             }
         }
-        return body
+        return .complete(body)
     }
 
     private func write(_ response: ClassResponse, to outbound: NIOAsyncChannelOutboundWriter<HTTPServerResponsePart>,

@@ -95,13 +95,9 @@ struct SeriesLook {
     }
 }
 
-/// A chart's drawing area and the pieces every chart shares: grid, axes, legend.
+/// A chart's drawing area and the pieces every chart shares: grid and axes.
 struct ChartFrame {
     static let width = 960.0
-    static let legendRowHeight = 20.0
-    static let legendColumns = 2
-    /// Legend text beyond this is cut short; the tables hold the full names.
-    static let legendCharacters = 58
 
     let left: Double
     let right: Double
@@ -134,53 +130,76 @@ struct ChartFrame {
         }
     }
 
-    /// The plot's border and the two axis titles.
-    func drawAxisTitles(x: String, y: String, in svg: HTMLTree.Element) {
-        svg.add("rect", ["class": "plot", "x": Self.coordinate(left), "y": Self.coordinate(top),
-                         "width": Self.coordinate(right - left), "height": Self.coordinate(bottom - top)])
-        svg.add("text", ["class": "axis-title", "x": Self.coordinate((left + right) / 2),
-                         "y": Self.coordinate(bottom + 40), "text-anchor": "middle"], text: x)
-        let middle = (top + bottom) / 2
-        svg.add("text", ["class": "axis-title", "x": "16", "y": Self.coordinate(middle), "text-anchor": "middle",
-                         "transform": "rotate(-90 16 \(Self.coordinate(middle)))"], text: y)
-    }
-
-    struct LegendEntry {
-        let label: String
-        let look: SeriesLook
-    }
-
-    /// The legend in columns under the plot, where it covers no line; `markers` when the lines
-    /// have them.
-    func drawLegend(_ entries: [LegendEntry], markers: Bool, at y: Double, in svg: HTMLTree.Element) {
-        let columnWidth = (Self.width - left) / Double(Self.legendColumns)
-        let rows = (entries.count + Self.legendColumns - 1) / Self.legendColumns
-        let legend = svg.add("g", ["class": "legend"])
-        for (index, entry) in entries.enumerated() {
-            // Column by column, so the order reads down like a list.
-            let column = Double(index / max(rows, 1)), row = Double(index % max(rows, 1))
-            let x = left + column * columnWidth, rowY = y + row * Self.legendRowHeight
-            legend.add("line", ["x1": Self.coordinate(x), "y1": Self.coordinate(rowY),
-                                "x2": Self.coordinate(x + 30), "y2": Self.coordinate(rowY),
-                                "stroke": entry.look.colour, "stroke-width": "2.5",
-                                "stroke-dasharray": entry.look.dashed ? SeriesLook.articleDash : "none"])
-            if markers {
-                legend.add("circle", ["cx": Self.coordinate(x + 15), "cy": Self.coordinate(rowY), "r": "3.5",
-                                      "fill": entry.look.colour])
-            }
-            legend.add("text", ["class": "legend-text", "x": Self.coordinate(x + 38), "y": Self.coordinate(rowY + 4)],
-                       text: Self.shortened(entry.label, to: Self.legendCharacters))
-        }
-    }
-
-    /// The height of a legend of `count` entries.
-    static func legendHeight(_ count: Int) -> Double {
-        Double((count + legendColumns - 1) / legendColumns) * legendRowHeight
-    }
-
     static func coordinate(_ value: Double) -> String { String(format: "%.1f", value) }
 
     static func shortened(_ text: String, to length: Int) -> String {
         text.count > length ? String(text.prefix(length - 1)) + "…" : text
+    }
+}
+
+extension ChartFrame {
+    /// The plot's border alone, for a panel whose axes are named once for all panels.
+    func drawBorder(in svg: HTMLTree.Element) {
+        svg.add("rect", ["class": "plot", "x": Self.coordinate(left), "y": Self.coordinate(top),
+                         "width": Self.coordinate(right - left), "height": Self.coordinate(bottom - top)])
+    }
+}
+
+/// Small multiples: a panel per lesson, three across, on the same scales, so that eighteen lines
+/// never share one plot and each stays legible on a projector.
+struct Panels {
+    static let columns = 3
+    static let panelWidth = ChartFrame.width / Double(columns)
+    static let panelHeight = 196.0
+    static let legendHeight = 58.0
+
+    let count: Int
+
+    var height: Double { Double((count + Self.columns - 1) / Self.columns) * Self.panelHeight }
+
+    func frame(_ index: Int) -> ChartFrame {
+        let left = Double(index % Self.columns) * Self.panelWidth, top = Double(index / Self.columns) * Self.panelHeight
+        return ChartFrame(left: left + 64, right: left + Self.panelWidth - 14, top: top + 28, bottom: top + Self.panelHeight - 36)
+    }
+
+    /// "03 OutputStream append" above the panel.
+    func drawTitle(_ title: String, lesson: String, frame: ChartFrame, in svg: HTMLTree.Element) {
+        svg.add("text", ["class": "panel-title", "data-lesson": lesson, "x": ChartFrame.coordinate(frame.left),
+                         "y": ChartFrame.coordinate(frame.top - 9)],
+                text: ChartFrame.shortened("\(lesson.prefix(2)) \(title)", to: 34))
+    }
+
+    /// A line of the legend drawn with a style of the page's (`diagonal`, `baseline`).
+    struct StyledEntry {
+        let label: String
+        let style: String
+    }
+
+    /// One row under the panels: how an article and a corrected line look, then `extra`, then
+    /// what the x axis is when a title says.
+    func drawLegend(in svg: HTMLTree.Element, extra: [StyledEntry], xTitle: String? = nil) {
+        let y = height + 16
+        let legend = svg.add("g", ["class": "legend"])
+        var x = 64.0
+        for (label, dashed) in [("article", true), ("corrected", false)] {
+            legend.add("line", ["x1": ChartFrame.coordinate(x), "y1": ChartFrame.coordinate(y),
+                                "x2": ChartFrame.coordinate(x + 30), "y2": ChartFrame.coordinate(y),
+                                "stroke": "#444444", "stroke-width": "2.5",
+                                "stroke-dasharray": dashed ? SeriesLook.articleDash : "none"])
+            legend.add("text", ["class": "legend-text", "x": ChartFrame.coordinate(x + 38), "y": ChartFrame.coordinate(y + 4)],
+                       text: label)
+            x += 38 + Double(label.count) * 7.5 + 28
+        }
+        for entry in extra {
+            legend.add("line", ["class": entry.style, "x1": ChartFrame.coordinate(x), "y1": ChartFrame.coordinate(y),
+                                "x2": ChartFrame.coordinate(x + 30), "y2": ChartFrame.coordinate(y)])
+            legend.add("text", ["class": "legend-text", "x": ChartFrame.coordinate(x + 38), "y": ChartFrame.coordinate(y + 4)],
+                       text: entry.label)
+            x += 38 + Double(entry.label.count) * 7.5 + 28
+        }
+        if let xTitle {
+            svg.add("text", ["class": "axis-title", "x": ChartFrame.coordinate(ChartFrame.width / 2),
+                             "y": ChartFrame.coordinate(y + 30), "text-anchor": "middle"], text: xTitle)
+        }
     }
 }

@@ -94,10 +94,14 @@ struct ReportWriter {
     }
 
     private func writeVerdicts(_ section: Element) {
+        let baselines = data.machines.compactMap(data.runtimeBaseline).map(Units.bytes)
         section.add("p", ["class": "note"], text: """
             Memory: flat, or growing with the file, from the clean runs at the smallest and largest size. \
             Speed: against curl on the same file. Then what each fault scenario did.
-            """)
+            """ + (baselines.isEmpty ? "" : """
+             Every peak includes the runtime's own memory before the first byte (\(baselines.joined(separator: ", "))), \
+            so a flat strategy's peak is that and a few MiB.
+            """))
         let list = section.add("ul", ["class": "verdicts"])
         for strategy in data.strategies {
             let machines = data.machines.filter { machine in

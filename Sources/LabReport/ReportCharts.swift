@@ -42,45 +42,62 @@ extension ReportWriter {
             section.add("p", ["class": "note"], text: "No clean runs in these results.")
             return
         }
+        let baselines = data.machines.compactMap(data.runtimeBaseline)
         section.add("p", ["class": "note"], text: """
-            Clean scenario, both axes logarithmic. A strategy that streams to disk stays flat; one that \
-            holds the file in memory climbs along the grey "memory = file size" line. Article dashed, \
-            corrected solid; a hollow marker is a run that failed (refused runs are left out).
-            """)
+            Clean scenario, both axes logarithmic, a small chart per lesson on the same scales. A strategy that \
+            streams to disk stays flat; one that holds the file in memory climbs along the grey \
+            "memory = file size" line. Article dashed, corrected solid; a hollow marker is a run that failed \
+            (refused runs are left out).
+            """ + (baselines.isEmpty ? "" : """
+             The dash-dot line is the runtime's own memory before the first byte (\(baselines.map(Units.bytes).joined(separator: ", "))): \
+            Swift, Foundation and the lab's kit, the same under every strategy.
+            """))
         let sizes = data.cleanSizes.map(Double.init)
         let (smallest, largest) = (sizes.first ?? 1, sizes.last ?? 1)
-        // A margin on both sides, so the first and last markers sit clear of the frame.
-        let x = Axis(lower: smallest / 1.6, upper: largest * 1.6,
-                     start: Self.plot.left, end: Self.plot.right, logarithmic: true)
         let bounds = Axis.powerOfTwoBounds(measured.map { Double($0.peakRSSBytes) })
-        let y = Axis(lower: bounds.lower, upper: bounds.upper, start: Self.plot.bottom, end: Self.plot.top, logarithmic: true)
 
         for machine in data.machines {
-            let strategies = data.strategies.filter { strategy in
-                data.runs(machine, strategy, scenario: Scenario.clean).contains { $0.status != .refused }
-            }
-            guard !strategies.isEmpty else { continue }
-            let legendTop = Self.plot.bottom + 66
-            let svg = chart(section, kind: "peak-rss", machine: machine,
-                            height: legendTop + ChartFrame.legendHeight(strategies.count))
-            Self.plot.drawYTicks(Tick.powersOfTwo(y, atMost: 8, label: Units.bytes), y, in: svg)
-            Self.plot.drawXTicks(sizes.map { Tick(value: $0, label: Units.bytes($0)) }, x, in: svg)
-            Self.plot.drawAxisTitles(x: "file size", y: "peak RSS", in: svg)
-            drawFileSizeDiagonal(svg, x, y)
-            for strategy in strategies {
-                let look = SeriesLook(strategy, in: data)
-                let runs = data.runs(machine, strategy, scenario: Scenario.clean).filter { $0.status != .refused }
-                let group = series(svg, strategy.id, machine: machine)
-                let points = runs.map { (x: x.position(Double($0.sizeBytes)), y: y.position(Double($0.peakRSSBytes))) }
-                if points.count > 1 { polyline(group, points, look) }
-                for (run, point) in zip(runs, points) {
-                    group.add("circle", ["cx": ChartFrame.coordinate(point.x), "cy": ChartFrame.coordinate(point.y),
-                                         "r": "4.5", "stroke": look.colour, "stroke-width": "2",
-                                         "fill": run.status == .pass ? look.colour : "white"])
+            let lessons = lessonsWithCleanRuns(on: machine)
+            guard !lessons.isEmpty else { continue }
+            let panels = Panels(count: lessons.count)
+            let svg = chart(section, kind: "peak-rss", machine: machine, height: panels.height + Panels.legendHeight)
+            for (index, lesson) in lessons.enumerated() {
+                let frame = panels.frame(index)
+                // A margin on both sides, so the first and last markers sit clear of the frame.
+                let x = Axis(lower: smallest / 1.6, upper: largest * 1.6, start: frame.left, end: frame.right, logarithmic: true)
+                let y = Axis(lower: bounds.lower, upper: bounds.upper, start: frame.bottom, end: frame.top, logarithmic: true)
+                panels.drawTitle(data.title(lesson), lesson: lesson, frame: frame, in: svg)
+                frame.drawYTicks(Tick.powersOfTwo(y, atMost: 4, label: Units.bytes), y, in: svg)
+                frame.drawXTicks(sizes.map { Tick(value: $0, label: Units.bytes($0)) }, x, in: svg, minimumGap: 44)
+                frame.drawBorder(in: svg)
+                drawFileSizeDiagonal(svg, x, y)
+                if let baseline = data.runtimeBaseline(machine) { drawBaseline(svg, Double(baseline), frame, y) }
+                for strategy in data.strategies where strategy.lesson == lesson {
+                    let look = SeriesLook(strategy, in: data)
+                    let runs = data.runs(machine, strategy, scenario: Scenario.clean).filter { $0.status != .refused }
+                    guard !runs.isEmpty else { continue }
+                    let group = series(svg, strategy.id, machine: machine)
+                    let points = runs.map { (x: x.position(Double($0.sizeBytes)), y: y.position(Double($0.peakRSSBytes))) }
+                    if points.count > 1 { polyline(group, points, look) }
+                    for (run, point) in zip(runs, points) {
+                        group.add("circle", ["cx": ChartFrame.coordinate(point.x), "cy": ChartFrame.coordinate(point.y),
+                                             "r": "3.5", "stroke": look.colour, "stroke-width": "2",
+                                             "fill": run.status == .pass ? look.colour : "white"])
+                    }
                 }
             }
-            Self.plot.drawLegend(strategies.map { .init(label: legendLabel($0), look: SeriesLook($0, in: data)) },
-                                 markers: true, at: legendTop, in: svg)
+            panels.drawLegend(in: svg, extra: [.init(label: "memory = file size", style: "diagonal"),
+                                               .init(label: "the runtime before the first byte", style: "baseline")],
+                              xTitle: "x: file size · y: peak RSS")
+        }
+    }
+
+    /// The lessons with a clean run that was not refused, in order.
+    private func lessonsWithCleanRuns(on machine: ComparisonResults) -> [String] {
+        data.lessons.filter { lesson in
+            data.strategies.contains { strategy in
+                strategy.lesson == lesson && data.runs(machine, strategy, scenario: Scenario.clean).contains { $0.status != .refused }
+            }
         }
     }
 
@@ -91,11 +108,14 @@ extension ReportWriter {
         svg.add("line", ["class": "diagonal",
                          "x1": ChartFrame.coordinate(x.position(from)), "y1": ChartFrame.coordinate(y.position(from)),
                          "x2": ChartFrame.coordinate(x.position(to)), "y2": ChartFrame.coordinate(y.position(to))])
-        // Halfway along, below and right of the line: clear of it, and inside the frame.
-        let labelAt = exp2((log2(from) + log2(to)) / 2)
-        svg.add("text", ["class": "diagonal-label",
-                         "x": ChartFrame.coordinate(x.position(labelAt) + 12),
-                         "y": ChartFrame.coordinate(y.position(labelAt) + 20)], text: "memory = file size")
+    }
+
+    /// The runtime's own memory, across the panel: what no strategy can go below.
+    private func drawBaseline(_ svg: Element, _ bytes: Double, _ frame: ChartFrame, _ y: Axis) {
+        guard y.contains(bytes) else { return }
+        let position = ChartFrame.coordinate(y.position(bytes))
+        svg.add("line", ["class": "baseline", "data-bytes": String(Int64(bytes)), "x1": ChartFrame.coordinate(frame.left),
+                         "y1": position, "x2": ChartFrame.coordinate(frame.right), "y2": position])
     }
 
     // MARK: RSS over time
@@ -115,36 +135,41 @@ extension ReportWriter {
             return
         }
         section.add("p", ["class": "note"], text: """
-            Clean scenario at the largest size. The runs can differ in length by a factor of thirty, so each \
-            line is stretched across the whole width: the x axis is the share of that run's own duration, \
-            which the legend gives in seconds. A line that climbs from left to right holds the file in memory.
+            Clean scenario at the largest size, a small chart per lesson on the same scale. The runs can differ \
+            in length by a factor of thirty, so each line is stretched across the whole width: the x axis is \
+            the share of that run's own duration, which the legend gives in seconds. A line that climbs from \
+            left to right holds the file in memory.
             """)
         let top = Tick.roundedUp(Double(samples.map(\.rssBytes).max() ?? 1))
-        let x = Axis(lower: 0, upper: 1, start: Self.plot.left, end: Self.plot.right, logarithmic: false)
-        let y = Axis(lower: 0, upper: top, start: Self.plot.bottom, end: Self.plot.top, logarithmic: false)
-        let percentTicks = stride(from: 0.0, through: 1.0, by: 0.25).map { Tick(value: $0, label: "\(Int($0 * 100)) %") }
+        let percentTicks = stride(from: 0.0, through: 1.0, by: 0.5).map { Tick(value: $0, label: "\(Int($0 * 100)) %") }
 
         for (machine, lines) in timelines where !lines.isEmpty {
-            let legendTop = Self.plot.bottom + 66
-            let svg = chart(section, kind: "rss-timeline", machine: machine,
-                            height: legendTop + ChartFrame.legendHeight(lines.count))
-            Self.plot.drawYTicks(Tick.linear(upTo: top, atMost: 6, unitSuffix: ""), y, in: svg)
-            Self.plot.drawXTicks(percentTicks, x, in: svg)
-            let size = data.largestCleanSize(machine).map(Units.bytes) ?? ""
-            Self.plot.drawAxisTitles(x: "share of the run's duration (\(size) file)", y: "RSS", in: svg)
-            for (strategy, samples) in lines {
-                let duration = samples.last?.t ?? 0
-                let points = samples.map { sample in
-                    (x: x.position(duration > 0 ? sample.t / duration : 0), y: y.position(Double(sample.rssBytes)))
+            var lessons: [String] = []
+            for (strategy, _) in lines where !lessons.contains(strategy.lesson) { lessons.append(strategy.lesson) }
+            let panels = Panels(count: lessons.count)
+            let svg = chart(section, kind: "rss-timeline", machine: machine, height: panels.height + Panels.legendHeight)
+            for (index, lesson) in lessons.enumerated() {
+                let frame = panels.frame(index)
+                let x = Axis(lower: 0, upper: 1, start: frame.left, end: frame.right, logarithmic: false)
+                let y = Axis(lower: 0, upper: top, start: frame.bottom, end: frame.top, logarithmic: false)
+                let durations = lines.filter { $0.0.lesson == lesson }
+                    .map { "\($0.0.variant.rawValue) \(Units.seconds($0.1.last?.t ?? 0)) s" }.joined(separator: ", ")
+                panels.drawTitle("\(data.title(lesson)) (\(durations))", lesson: lesson, frame: frame, in: svg)
+                frame.drawYTicks(Tick.linear(upTo: top, atMost: 4, unitSuffix: ""), y, in: svg)
+                frame.drawXTicks(percentTicks, x, in: svg, minimumGap: 44)
+                frame.drawBorder(in: svg)
+                for (strategy, samples) in lines where strategy.lesson == lesson {
+                    let duration = samples.last?.t ?? 0
+                    let points = samples.map { sample in
+                        (x: x.position(duration > 0 ? sample.t / duration : 0), y: y.position(Double(sample.rssBytes)))
+                    }
+                    let group = series(svg, strategy.id, machine: machine)
+                    group.set("data-duration", String(duration))
+                    polyline(group, points.count == 1 ? points + points : points, SeriesLook(strategy, in: data))
                 }
-                let group = series(svg, strategy.id, machine: machine)
-                group.set("data-duration", String(duration))
-                polyline(group, points.count == 1 ? points + points : points, SeriesLook(strategy, in: data))
             }
-            Self.plot.drawLegend(lines.map { strategy, samples in
-                .init(label: "\(legendLabel(strategy)) (\(Units.seconds(samples.last?.t ?? 0)) s)",
-                      look: SeriesLook(strategy, in: data))
-            }, markers: false, at: legendTop, in: svg)
+            let size = data.largestCleanSize(machine).map(Units.bytes) ?? ""
+            panels.drawLegend(in: svg, extra: [], xTitle: "x: share of the run's duration (\(size) file) · y: RSS")
         }
     }
 
@@ -195,6 +220,15 @@ extension ReportWriter {
             writing to its disk. A hollow bar is a run that failed: outlined in red when nobody \
             expected it to.
             """)
+        let fewRuns = data.machines.filter { $0.settings.repetitions < Verdict.repetitionsForSpeed }
+        if !fewRuns.isEmpty {
+            section.add("p", ["class": "note few-runs"], text: """
+                Not enough runs to tell which is faster: \(fewRuns.map(\.label).joined(separator: ", ")) ran each case \
+                \(fewRuns.map(\.settings.repetitions).max() == 1 ? "once" : "fewer than \(Verdict.repetitionsForSpeed) times"), \
+                and one run on a busy machine can be slower than another by more than the strategies differ. \
+                Compare with --repetitions \(Verdict.repetitionsForSpeed) or more for speed.
+                """)
+        }
         // A refused run has no throughput worth drawing, whatever its record says.
         let fastest = charts.flatMap { $0.bars.filter { $0.status != .refused }.map(\.bytesPerSecond) }.max() ?? 1
         let limitValues = charts.flatMap { machine, size, _ in

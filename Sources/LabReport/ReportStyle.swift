@@ -60,13 +60,14 @@ enum ReportStyle {
         svg { width: 100%; height: auto; display: block; font-family: inherit; }
         svg .grid { stroke: #e6e6ea; stroke-width: 1; }
         svg .plot { fill: none; stroke: #b8b8c0; stroke-width: 1; }
+        svg .panel-title { font-size: 13px; fill: #222; font-weight: 600; }
+        svg .baseline { stroke: #6b6b73; stroke-width: 1.5; stroke-dasharray: 12 3 2 3; }
         svg .tick { font-size: 12px; fill: #444; }
         svg .axis-title { font-size: 13px; fill: #222; font-weight: 600; }
         svg .legend-text, svg .bar-label { font-size: 13px; fill: #222; }
         svg .bar-value { font-size: 12px; fill: #333; }
         svg .note-text { font-size: 12px; fill: #555; }
         svg .diagonal { stroke: #9a9aa2; stroke-width: 1.5; stroke-dasharray: 2 4; }
-        svg .diagonal-label { font-size: 12px; fill: #77777f; font-style: italic; }
         svg .limit line { stroke: #333; stroke-width: 1.5; stroke-dasharray: 5 3; }
         svg .limit text { font-size: 12px; fill: #333; font-weight: 600; }
 

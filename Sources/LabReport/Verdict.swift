@@ -12,6 +12,11 @@ struct Verdict {
     /// Memory that rises by more than this share of the extra file size is said to grow with the
     /// file: a strategy that streams to disk stays near zero, one that buffers the file near one.
     static let growthSlope = 0.1
+    /// A rise in peak memory smaller than this is the runtime's noise, not the strategy: the same
+    /// lesson's peak moves by a few MiB from run to run.
+    static let memoryNoise: Int64 = 8 << 20
+    /// With fewer repetitions than this, two throughputs on a busy machine cannot be told apart.
+    static let repetitionsForSpeed = 3
     /// Downloading more than this share of the file again after a fault is starting over.
     static let startOverShare = 0.25
 
@@ -23,7 +28,9 @@ struct Verdict {
         if let largest = passed.last,
            let curl = machine.references.first(where: { $0.kind == .curl && $0.sizeBytes == largest.sizeBytes }),
            curl.throughputBytesPerSecond > 0 {
-            phrases.append("\(Units.multiple(largest.throughputBytesPerSecond / curl.throughputBytesPerSecond)) curl")
+            phrases.append(machine.settings.repetitions < Self.repetitionsForSpeed
+                ? "speed: not enough runs to tell"
+                : "\(Units.multiple(largest.throughputBytesPerSecond / curl.throughputBytesPerSecond)) curl")
         }
 
         var refused = false
@@ -97,14 +104,18 @@ struct Verdict {
     /// "flat 38.3 MiB at 256 MiB" or "grows with the file: 2.0× its size, 530 MiB at 256 MiB",
     /// from the smallest and largest clean runs that passed. The multiple is the slope, what
     /// each extra MiB of file adds: the number of copies held, free of the process's baseline.
+    /// Sizes too close together to tell flat from growing say so instead.
     private static func memory(_ passed: [ReportData.Run]) -> String? {
         guard let smallest = passed.first, let largest = passed.last else { return nil }
         let at = "\(Units.bytes(largest.peakRSSBytes)) at \(Units.bytes(largest.sizeBytes))"
         guard largest.sizeBytes > smallest.sizeBytes else { return "peak \(at)" }
-        let slope = Double(largest.peakRSSBytes - smallest.peakRSSBytes) / Double(largest.sizeBytes - smallest.sizeBytes)
-        if slope > growthSlope {
+        let (rise, span) = (largest.peakRSSBytes - smallest.peakRSSBytes, largest.sizeBytes - smallest.sizeBytes)
+        let slope = Double(rise) / Double(span)
+        if slope > growthSlope && rise >= memoryNoise {
             return "grows with the file: \(Units.multiple(slope)) its size, \(at)"
         }
-        return "flat \(at)"
+        // Flat only when growth at the threshold would have risen clear of the noise.
+        if growthSlope * Double(span) >= Double(memoryNoise) { return "flat \(at)" }
+        return "memory: not enough runs to tell (\(Units.bytes(smallest.sizeBytes)) and \(Units.bytes(largest.sizeBytes)) are too close), peak \(at)"
     }
 }
