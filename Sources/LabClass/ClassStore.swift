@@ -143,7 +143,9 @@ public final class ClassStore: Sendable {
     /// exercise: a newer run replaces an older one whole, so a build failure greys out its
     /// exercise instead of leaving older results standing beside it.
     private static func grid(_ db: Database) throws -> ClassGrid {
-        let students = try String.fetchAll(db, sql: "SELECT name FROM student ORDER BY name COLLATE NOCASE, name")
+        // "Student 2" before "Student 10", as a person sorts them.
+        let students = try String.fetchAll(db, sql: "SELECT name FROM student")
+            .sorted { $0.localizedStandardCompare($1) == .orderedAscending }
         var cells: [ClassGrid.Cell] = []
         let rows = try Row.fetchAll(db, sql: """
             WITH covering AS (

@@ -123,7 +123,6 @@ public struct ClassPage {
                 cell.add("span", ["class": "mark"], text: Self.mark(standing))
                 if let result = grid.cell(student, column) {
                     cell.set("title", "\(column.number) \(column.check): \(standing.rawValue). \(result.detail) (\(time(result.submittedAt)))")
-                    cell.add("span", ["class": "detail"], text: result.detail)
                     cell.set("data-submitted", result.submittedAt)
                 }
             }

@@ -21,7 +21,6 @@ enum ClassPageStyle {
         table.grid td { width: 16px; min-width: 16px; height: 20px; }
         table.grid td.last, table.grid th.last { width: auto; font-size: 10.5px; color: #555; padding: 0 3px; }
         table.grid td .mark { font-size: 13px; font-weight: 700; }
-        table.grid td .detail { display: none; }
         td.fixed, .mark.fixed { background: #dff3e4; color: #1b6b32; }
         td.failing, .mark.failing { background: #fbe3e4; color: #a3161f; }
         td.broken, .mark.broken { background: #fff0c2; color: #7a5400; }

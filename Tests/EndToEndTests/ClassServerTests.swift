@@ -146,7 +146,7 @@ import Testing
             ["waitFor": "[...document.querySelectorAll('tbody th.student')].some(e => e.textContent === 'Late Student')", "seconds": 10],
             ["eval": "document.getElementById('live').textContent"],
         ])
-        #expect(results[0] as? [String] == names.sorted { $0.lowercased() < $1.lowercased() })
+        #expect(results[0] as? [String] == names.sorted { $0.localizedStandardCompare($1) == .orderedAscending })
         let columns = Catalogue.lessons.flatMap { lesson in lesson.everyCheck.map { "\(lesson.lesson)/\($0.id)" } }
         #expect(results[1] as? [String] == columns)
         #expect(results[2] as? String == "0:none")
@@ -225,6 +225,8 @@ import Testing
         #expect(stored.ids == expected)
         #expect(stored.ids.count == 60 * 20)
         #expect(stored.grid.students.count == 60)
+        // As a person sorts them: Student 2 before Student 10.
+        #expect(Array(stored.grid.students[3...6]) == ["Process 3", "Student 0", "Student 1", "Student 2"])
 
         let started = ContinuousClock.now
         let page = try await ClassHTTP.get(server.teacherURL)
