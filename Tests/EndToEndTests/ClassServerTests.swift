@@ -124,7 +124,10 @@ import Testing
 
     // MARK: The teacher's page, in a browser
 
-    @Test func theTeachersPageShowsEveryStudentAndCheckAndUpdatesItself() async throws {
+    /// headless Chromium is installed by .ci/run; in CI its absence fails the test instead of skipping it.
+    @Test(.enabled(if: runningInCI || executable(named: "chromium-headless-shell") != nil,
+                   "chromium-headless-shell is not installed; the browser test is skipped (apt-get install chromium-headless-shell)"))
+    func theTeachersPageShowsEveryStudentAndCheckAndUpdatesItself() async throws {
         let folder = try scratchDirectory()
         let server = try ClassServerProcess(data: folder.appendingPathComponent("class"))
         defer { server.stop() }
@@ -299,7 +302,10 @@ import Testing
 
     // MARK: Exports
 
-    @Test func exportsReadBackInTheirPublishedFormats() async throws {
+    /// xmllint (libxml2-utils) is installed by .ci/run; in CI its absence fails the test.
+    @Test(.enabled(if: runningInCI || executable(named: "xmllint") != nil,
+                   "xmllint is not installed; the export test is skipped (apt-get install libxml2-utils)"))
+    func exportsReadBackInTheirPublishedFormats() async throws {
         let folder = try scratchDirectory()
         let data = folder.appendingPathComponent("class")
         let server = try ClassServerProcess(data: data)
