@@ -117,6 +117,28 @@ import Testing
         #expect(try server.stored().ids.count == 2)
     }
 
+    @Test(arguments: [
+        (["exercise", "check", "00", "--submit", "http://127.0.0.1:1/class/ABC"], "lab exercise check: --submit and --name go together"),
+        (["exercise", "check", "00", "--submit", "ftp://host/class/ABC", "--name", "Ada"],
+         "lab exercise check: --submit: expected the class's address, http://HOST:PORT/class/CODE, got \"ftp://host/class/ABC\""),
+        (["exercise", "check", "00", "--submit", "http://host:8080/teacher/abc", "--name", "Ada"],
+         "lab exercise check: --submit: expected the class's address, http://HOST:PORT/class/CODE, got \"http://host:8080/teacher/abc\""),
+        (["exercise", "check", "00", "--submit", "http://host:8080/class/ABC", "--name", String(repeating: "x", count: 65)],
+         "lab exercise check: --name: the name is longer than 64 characters"),
+        (["exercise", "check", "00", "--variant", "corrected", "--submit", "http://host:8080/class/ABC", "--name", "Ada"],
+         "lab exercise check: --submit sends your own code's results; it does not go with --variant"),
+        (["compare", "--quick", "--submit", "http://host:8080/class/ABC", "--name", "Ada\u{7}"],
+         "lab compare: --name: the name has a control character in it"),
+        (["class", "submit", "nonsense", "--name", "Ada"],
+         "lab class submit: the address: expected the class's address, http://HOST:PORT/class/CODE, got \"nonsense\""),
+    ])
+    func aStudentsBadInputGetsOneLineAndExit64(arguments: [String], line: String) throws {
+        let refused = try ChildProcess.run("lab", arguments, timeout: 60)
+        #expect(refused.status == 64)
+        #expect(refused.stderr == line + "\n")
+        #expect(refused.stdout.isEmpty)
+    }
+
     /// The lines for people, without the seconds and the commands, which differ run to run.
     private static func checkLines(_ stdout: String) -> [String] {
         stdout.split(separator: "\n").filter { $0.hasPrefix("✔") || $0.hasPrefix("✗") }.map { String($0.prefix(30)) }

@@ -97,16 +97,18 @@ struct Class: ParsableCommand {
             discussion: "Exit status: 0 when every waiting result was sent (or none waited), 69 when one could not be.")
 
         @Argument(help: ArgumentHelp("The class's address, http://HOST:PORT/class/CODE.", valueName: "URL"))
-        var address: ClassAddress
+        var address: String
 
         @Option(help: "Your name on the class's page (at most \(ClassSubmission.longestName) characters).")
         var name: String
 
         func validate() throws {
+            _ = try ClassAddress.parse(address, option: "the address")
             if let problem = ClassSubmission.problem(withName: name) { throw ValidationError("--name: \(problem)") }
         }
 
         func run() throws {
+            let address = try ClassAddress.parse(address, option: "the address")
             let outbox = ClassOutbox.here()
             let waiting = outbox.waiting()
             guard !waiting.isEmpty else {

@@ -8,10 +8,18 @@ import LabVocabulary
 
 /// A class server's address as the teacher's `lab class serve` prints it:
 /// `http://HOST:PORT/class/CODE`. Submissions go to its `/submissions`.
-struct ClassAddress: ExpressibleByArgument, CustomStringConvertible {
+struct ClassAddress: CustomStringConvertible {
     let url: URL
 
-    init?(argument: String) {
+    /// The address in `text`, or a ValidationError that says what an address looks like.
+    static func parse(_ text: String, option: String) throws -> ClassAddress {
+        guard let address = ClassAddress(text) else {
+            throw ValidationError("\(option): expected the class's address, http://HOST:PORT/class/CODE, got \"\(text)\"")
+        }
+        return address
+    }
+
+    private init?(_ argument: String) {
         var text = argument
         while text.hasSuffix("/") { text.removeLast() }
         guard let url = URL(string: text), ["http", "https"].contains(url.scheme?.lowercased() ?? ""),
@@ -30,20 +38,21 @@ struct ClassAddress: ExpressibleByArgument, CustomStringConvertible {
 struct ClassSubmitOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Also send the results to a class server: the address the teacher gives, http://HOST:PORT/class/CODE.",
                                valueName: "URL"))
-    var submit: ClassAddress?
+    var submit: String?
 
     @Option(help: "Your name on the class's page, with --submit (at most \(ClassSubmission.longestName) characters).")
     var name: String?
 
     func validate() throws {
         if (submit == nil) != (name == nil) { throw ValidationError("--submit and --name go together") }
+        if let submit { _ = try ClassAddress.parse(submit, option: "--submit") }
         if let name, let problem = ClassSubmission.problem(withName: name) { throw ValidationError("--name: \(problem)") }
     }
 
     /// Sends what the run found, after it has been shown. Whatever happens, the run's output and
     /// exit status stay what they were: a failure is one line, and the submission waits in the outbox.
     func send(checks: [CheckRecord] = [], comparison: ComparisonResults? = nil) {
-        guard let address = submit, let name else { return }
+        guard let submit, let name, let address = try? ClassAddress.parse(submit, option: "--submit") else { return }
         let outbox = ClassOutbox.here()
         let submission = ClassSubmission(id: UUID().uuidString.lowercased(), name: name, studentKey: outbox.studentKey(),
                                          checks: checks, comparison: comparison,
