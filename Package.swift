@@ -121,8 +121,8 @@ let package = Package(
                 "LabVocabulary", "LabFixtures", "LabKit", "LabServer", "LabReport", "LabCatalogue", "LabPlatform", "LabClass",
                 "lab", "lab-measure", "foundation-floor",
             ] + lessonExecutables.map { .target(name: $0) },
-            // Run by the class tests as they are: the browser's driver, the exports' reader and JUnit's schema.
-            exclude: ["Support/Class/browser.py", "Support/Class/formats.py", "Support/Class/junit.xsd"]
+            // Run by the class tests as they are: the browser's driver, the HTTP client, the exports' reader, JUnit's schema.
+            exclude: ["Support/Class/browser.py", "Support/Class/client.py", "Support/Class/formats.py", "Support/Class/junit.xsd"]
         ),
     ]
         // LabPlatform: a demonstration of Foundation on Linux asks whether it runs there.

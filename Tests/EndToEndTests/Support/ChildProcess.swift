@@ -51,6 +51,9 @@ struct ChildProcess {
     /// What the child has written to stdout so far, while it runs.
     var stdoutSoFar: String { (try? String(contentsOf: stdoutFile, encoding: .utf8)) ?? "" }
 
+    /// The same for stderr.
+    var stderrSoFar: String { (try? String(contentsOf: stderrFile, encoding: .utf8)) ?? "" }
+
     /// Kills the child and everything it started: a SIGKILLed `lab` cannot stop its own build or
     /// the program it was checking, which would otherwise run on beside the rest of the suite.
     func kill() {

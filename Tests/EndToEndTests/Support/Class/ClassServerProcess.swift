@@ -1,7 +1,4 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import LabCatalogue
 import LabClass
 import LabReport
@@ -44,6 +41,9 @@ struct ClassServerProcess {
     var teacherURL: String { "\(base)/teacher/\(teacherToken)" }
     var pid: Int32 { child.process.processIdentifier }
 
+    /// What the server has written to stderr so far: a crash's backtrace, if any.
+    var stderrSoFar: String { child.stderrSoFar }
+
     /// Ctrl-C, as a teacher stops it.
     func stop() {
         kill(pid, SIGINT)
@@ -62,27 +62,46 @@ struct ClassTestError: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
-/// HTTP against the class server, through URLSession like any client.
+/// HTTP against the class server from client.py, a process of its own: the test process's
+/// threads never wait inside a URLSession call, which on Linux can wait on a queue that another
+/// test's download holds.
 enum ClassHTTP {
-    static let session: URLSession = {
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.httpMaximumConnectionsPerHost = 64
-        configuration.timeoutIntervalForRequest = 30
-        return URLSession(configuration: configuration)
-    }()
+    static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("client.py")
 
-    static func post(_ url: String, _ body: Data, headers: [String: String] = [:]) async throws -> (status: Int, body: String) {
-        var request = URLRequest(url: URL(string: url)!)
-        request.httpMethod = "POST"
-        request.httpBody = body
-        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
-        let (data, response) = try await session.data(for: request)
-        return ((response as! HTTPURLResponse).statusCode, String(decoding: data, as: UTF8.self))
+    static func post(_ url: String, _ body: Data) throws -> (status: Int, body: String) {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("class-body-\(UUID().uuidString)")
+        try body.write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        return try answer(["post", url, file.path])
     }
 
-    static func get(_ url: String) async throws -> (status: Int, body: String) {
-        let (data, response) = try await session.data(from: URL(string: url)!)
-        return ((response as! HTTPURLResponse).statusCode, String(decoding: data, as: UTF8.self))
+    static func get(_ url: String) throws -> (status: Int, body: String) {
+        try answer(["get", url])
+    }
+
+    /// `students` at once, each sending `submissions` in turn; SIGKILL to `kill.pid` once
+    /// `kill.after` are acknowledged.
+    static func load(_ url: String, students: Int, submissions: Int, kill: (pid: Int32, after: Int)? = nil) throws
+        -> (acknowledged: Set<String>, failures: [String]) {
+        let template = FileManager.default.temporaryDirectory.appendingPathComponent("class-template-\(UUID().uuidString)")
+        try ClassFixtures.json(ClassFixtures.submission(name: "template", key: ClassFixtures.key())).write(to: template)
+        defer { try? FileManager.default.removeItem(at: template) }
+        let finished = try run(["load", url, template.path, String(students), String(submissions)]
+            + (kill.map { [String($0.pid), String($0.after)] } ?? []), timeout: 300)
+        let result = try JSONSerialization.jsonObject(with: Data(finished.utf8)) as! [String: Any]
+        return (Set(result["acknowledged"] as! [String]), result["failures"] as! [String])
+    }
+
+    private static func answer(_ arguments: [String]) throws -> (status: Int, body: String) {
+        let result = try JSONSerialization.jsonObject(with: Data(try run(arguments, timeout: 60).utf8)) as! [String: Any]
+        return (result["status"] as! Int, result["body"] as! String)
+    }
+
+    private static func run(_ arguments: [String], timeout: TimeInterval) throws -> String {
+        let finished = try ChildProcess.runProgram(URL(fileURLWithPath: "/usr/bin/env"), ["python3", script.path] + arguments,
+                                                   timeout: timeout)
+        guard finished.status == 0 else { throw ClassTestError("client.py exit \(finished.status): \(finished.stderr.suffix(300))") }
+        return finished.stdout
     }
 }
 
