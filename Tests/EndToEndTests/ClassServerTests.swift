@@ -136,6 +136,30 @@ import Testing
         #expect(refused.stdout.isEmpty)
     }
 
+    /// `lab compare --submit` from a real comparison, to a server open to the network: the
+    /// comparison's own output is the same, and the page merges it, a row per strategy.
+    @Test func aComparisonIsSubmittedAndMergedOnThePage() throws {
+        let folder = try scratchDirectory()
+        let server = try ClassServerProcess(data: folder.appendingPathComponent("class"), listen: "0.0.0.0:0")
+        let banner = server.child.stdoutSoFar
+        #expect(banner.hasPrefix("Download Lab class server OPEN TO THE NETWORK on 0.0.0.0:\(server.port): "))
+        let compare = try ExerciseTests.lab(["compare", "--lessons", "00", "--sizes", "1MiB", "--scenarios", "clean",
+                                             "--repetitions", "1", "-o", folder.appendingPathComponent("results").path,
+                                             "--submit", server.classURL, "--name", "Katherine Johnson"], timeout: 300)
+        #expect(compare.status == 0, "\(compare.stderr.suffix(500))")
+        #expect(compare.stdout == folder.appendingPathComponent("results/report.html").path + "\n")
+        #expect(compare.stderr.hasSuffix("submitted to the class: stored: a comparison of 2 runs\n"))
+        let page = try ClassHTTP.get(server.teacherURL)
+        let rows = page.body.components(separatedBy: "<tr data-lesson=\"00-small-file\" data-variant=")
+        #expect(rows.count == 3, "a row per variant")
+        #expect(page.body.contains("<td data-unexpected=\"0\">none</td>"))
+        #expect(try server.stored().grid.comparisons.map(\.student) == ["Katherine Johnson"])
+
+        let stopped = server.stop()
+        #expect(stopped.status == 0)
+        #expect(stopped.stdout.hasSuffix("\nStopping; the class is kept in \(folder.appendingPathComponent("class").path).\n"))
+    }
+
     /// The lines for people, without the seconds and the commands, which differ run to run.
     private static func checkLines(_ stdout: String) -> [String] {
         stdout.split(separator: "\n").filter { $0.hasPrefix("✔") || $0.hasPrefix("✗") }.map { String($0.prefix(30)) }

@@ -13,15 +13,15 @@ struct ClassServerProcess {
     let teacherToken: String
 
     /// Starts the server and waits (up to 20 s) for the lines it prints.
-    init(data: URL) throws {
-        child = try ChildProcess("lab", ["class", "serve", "--listen", "127.0.0.1:0", "--data", data.path])
+    init(data: URL, listen: String = "127.0.0.1:0") throws {
+        child = try ChildProcess("lab", ["class", "serve", "--listen", listen, "--data", data.path])
         self.data = data
         try child.start()
         let deadline = Date().addingTimeInterval(20)
         while true {
             let banner = child.stdoutSoFar
             if let code = banner.firstMatch(of: /Class code: ([A-Z0-9]+)\./)?.1,
-               let teacher = banner.firstMatch(of: /http:\/\/127\.0\.0\.1:(\d+)\/teacher\/([0-9a-f]+)/) {
+               let teacher = banner.firstMatch(of: /http:\/\/[0-9.]+:(\d+)\/teacher\/([0-9a-f]+)/) {
                 classCode = String(code)
                 port = Int(teacher.1)!
                 teacherToken = String(teacher.2)
@@ -45,9 +45,10 @@ struct ClassServerProcess {
     var stderrSoFar: String { child.stderrSoFar }
 
     /// Ctrl-C, as a teacher stops it.
-    func stop() {
+    @discardableResult
+    func stop() -> ChildProcess.Finished {
         kill(pid, SIGINT)
-        _ = child.wait(timeout: 10)
+        return child.wait(timeout: 10)
     }
 
     /// The store as the server left it, read the way `lab class export` reads it.
