@@ -352,6 +352,17 @@ import Testing
             #expect(files.count == 3)
         }
 
+        // A link planted where a student's folder goes: refused, and nothing written where it points.
+        let planted = folder.appendingPathComponent("planted"), elsewhere = folder.appendingPathComponent("elsewhere")
+        try FileManager.default.createDirectory(at: planted, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: elsewhere, withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(at: planted.appendingPathComponent(ClassExport.folderName(for: "Alan")),
+                                                   withDestinationURL: elsewhere)
+        let refused = try ChildProcess.run("lab", ["class", "export", "--data", data.path, "--format", "gradescope", "-o", planted.path])
+        #expect(refused.status == 73)
+        #expect(refused.stderr.hasSuffix(" is not a folder; remove it, or export into another -o\n"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: elsewhere.path).isEmpty)
+
         let missing = try ChildProcess.run("lab", ["class", "export", "--data", folder.appendingPathComponent("none").path, "--format", "csv"])
         #expect(missing.status == 66)
         #expect(missing.stderr == "lab class export: no class in \(folder.appendingPathComponent("none").path): give the --data folder `lab class serve` used\n")

@@ -176,6 +176,11 @@ struct Class: ParsableCommand {
                     for student in grid.students {
                         let studentFolder = root.appendingPathComponent(ClassExport.folderName(for: student))
                         try FileManager.default.createDirectory(at: studentFolder, withIntermediateDirectories: true)
+                        // A link planted where a student's folder goes would carry the file elsewhere.
+                        let kind = try FileManager.default.attributesOfItem(atPath: studentFolder.path)[.type] as? FileAttributeType
+                        guard kind == .typeDirectory else {
+                            throw ClassCommandError(73, "\(studentFolder.path) is not a folder; remove it, or export into another -o")
+                        }
                         let file = studentFolder.appendingPathComponent("results.json")
                         try OutputFile.checkReplaceable(file)
                         let json = format == .exercism ? ClassExport.exercism(grid, student: student) : ClassExport.gradescope(grid, student: student)
