@@ -107,6 +107,7 @@ public enum ClassExport {
 
     // MARK: Exercism test runner, version 3
 
+    /// Optionals left nil are left out: JSONEncoder writes no key for them.
     struct ExercismResults: Encodable {
         let version = 3
         /// pass: every test passed; fail: one failed or errored; error: none ran.
@@ -114,16 +115,6 @@ public enum ClassExport {
         /// Only with status error.
         let message: String?
         let tests: [ExercismTest]?
-
-        enum CodingKeys: String, CodingKey { case version, status, message, tests }
-
-        func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(version, forKey: .version)
-            try container.encode(status, forKey: .status)
-            try container.encodeIfPresent(message, forKey: .message)
-            try container.encodeIfPresent(tests, forKey: .tests)
-        }
     }
 
     struct ExercismTest: Encodable {
@@ -135,17 +126,6 @@ public enum ClassExport {
         let test_code: String
         /// The exercise: task 1 is exercise 00.
         let task_id: Int
-
-        enum CodingKeys: String, CodingKey { case name, status, message, test_code, task_id }
-
-        func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(name, forKey: .name)
-            try container.encode(status, forKey: .status)
-            try container.encodeIfPresent(message, forKey: .message)
-            try container.encode(test_code, forKey: .test_code)
-            try container.encode(task_id, forKey: .task_id)
-        }
     }
 
     public static func exercism(_ grid: ClassGrid, student: String) -> Data {

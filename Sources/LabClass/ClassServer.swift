@@ -139,7 +139,7 @@ public final class ClassServer: Sendable {
             case .end:
                 return .complete(body)
             case .head:
-                throw ClassListenError.cannotListen("a request began inside another")
+                throw RequestInsideRequest()
             }
         }
         return .complete(body)
@@ -162,6 +162,9 @@ public final class ClassServer: Sendable {
         try await outbound.write(.end(nil))
     }
 }
+
+/// A request head before the last request's end: the connection is closed.
+private struct RequestInsideRequest: Error {}
 
 /// Closes a connection that has sent nothing for the idle timeout.
 private final class CloseWhenIdle: ChannelInboundHandler, Sendable {
