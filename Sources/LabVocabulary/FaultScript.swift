@@ -36,6 +36,9 @@ public struct FaultScript: Hashable, Sendable, CustomStringConvertible {
         case redirect
         case badLength = "bad-length"
         case shiftRange = "shift-range"
+        case chunked
+        case disposition
+        case latency
     }
 
     public enum Fault: Hashable, Sendable, CustomStringConvertible {
@@ -58,6 +61,14 @@ public struct FaultScript: Hashable, Sendable, CustomStringConvertible {
         /// Answer a 206 with a range starting `offset` bytes off the one asked for, truthfully
         /// labelled, as a buggy cache or proxy might.
         case shiftRange(offset: Int64)
+        /// Send the body in chunked transfer coding, with no Content-Length: its length is unknown
+        /// until it ends.
+        case chunked
+        /// Name the file in `Content-Disposition: attachment`, in both `filename=` and
+        /// `filename*=UTF-8''…` (RFC 6266, RFC 8187); the name may be anything, hostile included.
+        case disposition(filename: String)
+        /// Wait this long before the response's head, and again before each write of its body.
+        case latency(Duration)
 
         public var description: String {
             switch self {
@@ -70,6 +81,9 @@ public struct FaultScript: Hashable, Sendable, CustomStringConvertible {
             case .redirect(let hops): "redirect:\(hops)"
             case .badLength(let delta): "bad-length:\(FaultScript.signed(delta))"
             case .shiftRange(let offset): "shift-range:\(FaultScript.signed(offset))"
+            case .chunked: kind.rawValue
+            case .disposition(let filename): "disposition:\(FaultScript.percentEncoded(filename))"
+            case .latency(let duration): "latency:\(FaultScript.milliseconds(duration))ms"
             }
         }
 
@@ -85,6 +99,9 @@ public struct FaultScript: Hashable, Sendable, CustomStringConvertible {
             case .redirect: .redirect
             case .badLength: .badLength
             case .shiftRange: .shiftRange
+            case .chunked: .chunked
+            case .disposition: .disposition
+            case .latency: .latency
             }
         }
     }
@@ -146,6 +163,10 @@ public struct FaultScript: Hashable, Sendable, CustomStringConvertible {
                 guard let fault = try parseToken(token) else { continue }
                 if faults.contains(where: { $0.kind == fault.kind }) {
                     throw LabError("bad fault \"\(token)\": only one \(fault.kind.rawValue) per attempt")
+                }
+                // A chunked body has no Content-Length to get wrong.
+                if Set([fault.kind] + faults.map(\.kind)).isSuperset(of: [.chunked, .badLength]) {
+                    throw LabError("bad fault \"\(token)\": chunked and bad-length do not go together (a chunked body has no Content-Length)")
                 }
                 faults.append(fault)
             }
@@ -228,7 +249,60 @@ public struct FaultScript: Hashable, Sendable, CustomStringConvertible {
                 throw fail("expected +n or -n")
             }
             return .shiftRange(offset: offset)
+        case .chunked:
+            try requireArguments(0, "chunked takes no value")
+            return .chunked
+        case .disposition:
+            try requireArguments(1, "expected disposition:<file name, percent-encoded>")
+            guard let filename = percentDecoded(arguments[0]), !filename.isEmpty,
+                  filename.utf8.count <= longestDispositionName else {
+                throw fail("expected a file name of 1 to \(longestDispositionName) bytes, percent-encoded UTF-8 (%2F for /, %2C for ,)")
+            }
+            return .disposition(filename: filename)
+        case .latency:
+            try requireArguments(1, "expected latency:<milliseconds>ms")
+            guard let duration = parseDuration(arguments[0]), duration <= .seconds(10) else {
+                throw fail("expected a delay up to 10 s, like 300ms or 0.3s")
+            }
+            return .latency(duration)
         }
+    }
+
+    /// A `disposition:` name can be as long as a hostile server makes it; this is enough for the
+    /// 10,000-character names a client must cope with.
+    public static let longestDispositionName = 16 << 10
+
+    /// `%XX` sequences decoded as UTF-8; nil when one is malformed or the bytes are not UTF-8.
+    /// Other characters stand for themselves, but the script's own `,` `+` `:` cannot appear raw.
+    private static func percentDecoded(_ text: String) -> String? {
+        var bytes: [UInt8] = []
+        var index = text.utf8.startIndex
+        let utf8 = text.utf8
+        while index < utf8.endIndex {
+            let byte = utf8[index]
+            if byte == UInt8(ascii: "%") {
+                let high = utf8.index(after: index)
+                guard high < utf8.endIndex, utf8.index(after: high) < utf8.endIndex,
+                      let value = UInt8(String(decoding: utf8[high...utf8.index(after: high)], as: UTF8.self), radix: 16)
+                else { return nil }
+                bytes.append(value)
+                index = utf8.index(high, offsetBy: 2)
+            } else {
+                bytes.append(byte)
+                index = utf8.index(after: index)
+            }
+        }
+        return String(validating: bytes, as: UTF8.self)
+    }
+
+    /// Every byte but letters, digits and `-._~` as `%XX`, so the name survives the script's
+    /// own separators and a URL's query.
+    fileprivate static func percentEncoded(_ text: String) -> String {
+        text.utf8.map { byte in
+            let scalar = Unicode.Scalar(byte)
+            return byte < 0x80 && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) || "-._~".unicodeScalars.contains(scalar))
+                ? String(scalar) : String(format: "%%%02X", byte)
+        }.joined()
     }
 
     /// `stall:<offset>` stops for good; `stall:<offset>:<duration>` resumes after the duration.

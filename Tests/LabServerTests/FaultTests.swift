@@ -233,4 +233,77 @@ struct FaultTests {
         #expect(response.bodyText == "bad fault \"drop:abc\": expected bytes or Npct\n")
         #expect(server.requestLog.last?.attempt == 0, "a rejected request plays no attempt")
     }
+
+    @Test("chunked sends the body with no Content-Length, and a drop leaves out the last chunk")
+    func chunked() throws {
+        let server = try LabServer.start()
+        defer { server.stop() }
+        let whole = try fetch(server, "GET", fixturePath(fixture, faults: "chunked"), headers: [("Connection", "close")], untilClose: true)
+        #expect(whole.status == 200)
+        #expect(whole.header("Transfer-Encoding") == "chunked")
+        #expect(whole.header("Content-Length") == nil)
+        let decoded = try #require(decodeChunks(whole.body))
+        #expect(decoded.complete)
+        #expect(byteDifference(decoded.body, expectedBytes(fixture)) == nil)
+
+        let dropped = try fetch(server, "GET", fixturePath(fixture, faults: "chunked+drop:40pct"), untilClose: true)
+        let partial = try #require(decodeChunks(dropped.body))
+        #expect(!partial.complete, "no terminating zero-length chunk after a drop")
+        #expect(byteDifference(partial.body, expectedBytes(fixture, count: 419_430)) == nil)
+    }
+
+    @Test("disposition names the file in both forms, the hostile name as it is", arguments: [
+        ("..%2F..%2Fetc%2Fpasswd", #"attachment; filename="../../etc/passwd"; filename*=UTF-8''..%2F..%2Fetc%2Fpasswd"#),
+        ("r%C3%A9sum%C3%A9.pdf", #"attachment; filename="r_sum_.pdf"; filename*=UTF-8''r%C3%A9sum%C3%A9.pdf"#),
+        ("%01%22q%22%5C.txt", #"attachment; filename="_\"q\"\\.txt"; filename*=UTF-8''%01%22q%22%5C.txt"#),
+        ("..%5Cx", #"attachment; filename="..\\x"; filename*=UTF-8''..%5Cx"#),
+    ])
+    func disposition(name: String, header: String) throws {
+        let server = try LabServer.start()
+        defer { server.stop() }
+        let small = Fixture(name: "named", size: 1000)
+        let response = try fetch(server, "GET", fixturePath(small, faults: "disposition:\(name)"))
+        #expect(response.status == 200)
+        #expect(response.header("Content-Disposition") == header)
+        #expect(byteDifference(response.body, expectedBytes(small)) == nil)
+    }
+
+    @Test("a 10,000-character name goes out whole")
+    func longDisposition() throws {
+        let server = try LabServer.start()
+        defer { server.stop() }
+        let response = try fetch(server, "GET", fixturePath(Fixture(name: "named", size: 10), faults: "disposition:" + String(repeating: "a", count: 10_000)))
+        #expect(response.header("Content-Disposition") == "attachment; filename=\"\(String(repeating: "a", count: 10_000))\"; filename*=UTF-8''\(String(repeating: "a", count: 10_000))")
+    }
+
+    @Test("latency delays the head, and each write of the body after the first")
+    func latency() throws {
+        let server = try LabServer.start()
+        defer { server.stop() }
+        let (head, headSeconds) = try measure { try fetch(server, "HEAD", fixturePath(fixture, faults: "latency:300ms")) }
+        #expect(head.status == 200)
+        #expect(headSeconds >= 0.3)
+        // 1 MiB goes out in four 256 KiB writes: the head's wait and three more.
+        let (response, seconds) = try measure { try fetch(server, "GET", fixturePath(fixture, faults: "latency:300ms")) }
+        #expect(byteDifference(response.body, expectedBytes(fixture)) == nil)
+        #expect(seconds >= 1.2)
+        #expect(seconds < 8)
+    }
+}
+
+/// A chunked body's chunks joined, and whether the terminating zero-length chunk came; nil when
+/// the framing is broken.
+private func decodeChunks(_ raw: [UInt8]) -> (body: [UInt8], complete: Bool)? {
+    var body: [UInt8] = [], index = 0
+    while true {
+        guard let lineEnd = (index..<max(index, raw.count - 1)).first(where: { raw[$0] == 13 && raw[$0 + 1] == 10 }) else {
+            return (body, false)
+        }
+        guard let size = Int(String(decoding: raw[index..<lineEnd], as: UTF8.self), radix: 16) else { return nil }
+        index = lineEnd + 2
+        if size == 0 { return (body, true) }
+        guard index + size <= raw.count else { return (body + raw[index...], false) }
+        body += raw[index..<(index + size)]
+        index += size + 2
+    }
 }

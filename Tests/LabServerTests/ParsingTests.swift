@@ -50,6 +50,20 @@ struct ParsingTests {
         #expect(try FaultScript.parse("stall:0:500ms").attempts == [[.stall(after: .bytes(0), duration: .milliseconds(500))]])
     }
 
+    @Test("chunked, disposition and latency parse, and print back as they parse")
+    func transportFaults() throws {
+        let script = try FaultScript.parse("chunked+latency:300ms,disposition:..%2F..%2Fetc%2Fpasswd+drop:1,disposition:r%C3%A9sum%C3%A9%2C%20final.pdf")
+        #expect(script.attempts == [
+            [.chunked, .latency(.milliseconds(300))],
+            [.disposition(filename: "../../etc/passwd"), .drop(after: .bytes(1))],
+            [.disposition(filename: "résumé, final.pdf")],
+        ])
+        #expect(script.description == "chunked+latency:300ms,disposition:..%2F..%2Fetc%2Fpasswd+drop:1,disposition:r%C3%A9sum%C3%A9%2C%20final.pdf")
+        #expect(try FaultScript.parse(script.description) == script)
+        let long = String(repeating: "é", count: 5000)
+        #expect(try FaultScript.parse(FaultScript(attempts: [[.disposition(filename: long)]]).description).attempts == [[.disposition(filename: long)]])
+    }
+
     @Test("generations count change tokens up to the attempt, and persist")
     func generations() throws {
         let script = try FaultScript.parse("drop:30pct,change,ok,change+drop:1")
@@ -59,7 +73,15 @@ struct ParsingTests {
     @Test("bad fault scripts name the bad token in one line", arguments: [
         ("drop:abc", #"bad fault "drop:abc": expected bytes or Npct"#),
         ("ok,drop:101pct", #"bad fault "drop:101pct": expected bytes or Npct"#),
-        ("explode", #"bad fault "explode": unknown fault (known: ok, drop, throttle, stall, ignore-range, change, status, redirect, bad-length, shift-range)"#),
+        ("explode", #"bad fault "explode": unknown fault (known: ok, drop, throttle, stall, ignore-range, change, status, redirect, bad-length, shift-range, chunked, disposition, latency)"#),
+        ("chunked:1", #"bad fault "chunked:1": chunked takes no value"#),
+        ("chunked+bad-length:+1", #"bad fault "bad-length:+1": chunked and bad-length do not go together (a chunked body has no Content-Length)"#),
+        ("disposition:", #"bad fault "disposition:": expected a file name of 1 to 16384 bytes, percent-encoded UTF-8 (%2F for /, %2C for ,)"#),
+        ("disposition:%ZZ", #"bad fault "disposition:%ZZ": expected a file name of 1 to 16384 bytes, percent-encoded UTF-8 (%2F for /, %2C for ,)"#),
+        ("disposition:%FF", #"bad fault "disposition:%FF": expected a file name of 1 to 16384 bytes, percent-encoded UTF-8 (%2F for /, %2C for ,)"#),
+        ("disposition", #"bad fault "disposition": expected disposition:<file name, percent-encoded>"#),
+        ("latency:abc", #"bad fault "latency:abc": expected a delay up to 10 s, like 300ms or 0.3s"#),
+        ("latency:11s", #"bad fault "latency:11s": expected a delay up to 10 s, like 300ms or 0.3s"#),
         ("throttle:0", #"bad fault "throttle:0": expected a positive rate in bytes per second, like 2MiB"#),
         ("stall:10:2", #"bad fault "stall:10:2": expected a duration like 2s, 0.5s or 500ms"#),
         ("status:200", #"bad fault "status:200": expected an error status code from 400 to 599"#),

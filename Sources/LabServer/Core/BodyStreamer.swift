@@ -131,6 +131,8 @@ final class BodyStreamer {
             let seconds = Double(sent - bytesSentAtPaceStart) / Double(rate)
             let due = paceStart + .nanoseconds(Int64(seconds * 1_000_000_000))
             timer = eventLoop.scheduleTask(deadline: due) { self.sendNext() }
+        } else if let gap = plan.writeGap {
+            timer = eventLoop.scheduleTask(in: TimeAmount(gap)) { self.sendNext() }
         } else {
             // A write can complete synchronously; going through the loop keeps the stack flat
             // instead of recursing once per chunk.

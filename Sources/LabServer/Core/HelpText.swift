@@ -23,6 +23,11 @@ public enum HelpText {
           redirect:<n>             answer a chain of n 302 redirects first
           bad-length:<+n|-n>       declare a Content-Length off by n (at most 64GiB), then close
           shift-range:<+n|-n>      answer 206 with a range that starts n bytes off
+          chunked                  no Content-Length: the body in chunked transfer coding
+          disposition:<name>       Content-Disposition: attachment with that file name, in
+                                   filename= and filename*=UTF-8'' forms; the name is
+                                   percent-encoded UTF-8 (%2F for /), e.g. disposition:..%2Fx
+          latency:<ms>ms           wait that long before the head and before each body write
 
         Examples:
           faults=drop:40pct,ok            attempt 1 closes at 40%, attempt 2 is fine
@@ -31,6 +36,7 @@ public enum HelpText {
           faults=drop:30pct,change        the file changes before the resume
           faults=status:404               the file is not there
           faults=redirect:3               three redirects before the file
+          faults=chunked+latency:200ms    no length, and slow to start
         """
 
     /// The upload endpoint; shared by the index page and `lab serve`.

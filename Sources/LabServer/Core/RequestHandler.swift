@@ -146,6 +146,18 @@ final class RequestHandler: ChannelInboundHandler {
     private func sendFixture(_ fixtureRequest: FixtureRequest, request: HTTPRequestHead, context: ChannelHandlerContext) {
         let attempt = core.attempt(for: fixtureRequest, advancing: request.method == .GET)
         let faults = AttemptFaults(fixtureRequest.faults.faults(forAttempt: attempt))
+        guard let latency = faults.latency else {
+            return answerFixture(fixtureRequest, attempt: attempt, faults: faults, request: request, context: context)
+        }
+        // The attempt is counted now, as the request arrived; its answer, whatever it is, waits.
+        context.eventLoop.assumeIsolated().scheduleTask(in: TimeAmount(latency)) {
+            guard context.channel.isActive else { return }
+            self.answerFixture(fixtureRequest, attempt: attempt, faults: faults, request: request, context: context)
+        }
+    }
+
+    private func answerFixture(_ fixtureRequest: FixtureRequest, attempt: Int, faults: AttemptFaults, request: HTTPRequestHead,
+                               context: ChannelHandlerContext) {
 
         if let hops = faults.redirectHops {
             let remaining = fixtureRequest.remainingHops ?? hops
@@ -223,7 +235,14 @@ final class RequestHandler: ChannelInboundHandler {
         if hasBody {
             headers.add(name: "Content-Type", value: "application/octet-stream")
         }
-        headers.add(name: "Content-Length", value: "\(max(0, length + lengthError))")
+        if faults.chunked {
+            headers.add(name: "Transfer-Encoding", value: "chunked")
+        } else {
+            headers.add(name: "Content-Length", value: "\(max(0, length + lengthError))")
+        }
+        if let name = faults.dispositionName {
+            headers.add(name: "Content-Disposition", value: ContentDisposition.attachment(name))
+        }
         switch selection {
         case .full: break
         case .partial(let first, let last): headers.add(name: "Content-Range", value: "bytes \(first)-\(last)/\(fixture.size)")
