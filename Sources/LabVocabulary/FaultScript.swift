@@ -39,6 +39,7 @@ public struct FaultScript: Hashable, Sendable, CustomStringConvertible {
         case chunked
         case disposition
         case latency
+        case profile
     }
 
     public enum Fault: Hashable, Sendable, CustomStringConvertible {
@@ -69,6 +70,9 @@ public struct FaultScript: Hashable, Sendable, CustomStringConvertible {
         case disposition(filename: String)
         /// Wait this long before the response's head, and again before each write of its body.
         case latency(Duration)
+        /// The whole attempt over a named network: its bandwidth, its latency (with jitter) before
+        /// the head, and its loss as the pauses and, rarely, the resets a lossy link causes.
+        case profile(NetworkProfile)
 
         public var description: String {
             switch self {
@@ -84,6 +88,7 @@ public struct FaultScript: Hashable, Sendable, CustomStringConvertible {
             case .chunked: kind.rawValue
             case .disposition(let filename): "disposition:\(FaultScript.percentEncoded(filename))"
             case .latency(let duration): "latency:\(FaultScript.milliseconds(duration))ms"
+            case .profile(let profile): "profile:\(profile.rawValue)"
             }
         }
 
@@ -102,6 +107,7 @@ public struct FaultScript: Hashable, Sendable, CustomStringConvertible {
             case .chunked: .chunked
             case .disposition: .disposition
             case .latency: .latency
+            case .profile: .profile
             }
         }
     }
@@ -163,6 +169,11 @@ public struct FaultScript: Hashable, Sendable, CustomStringConvertible {
                 guard let fault = try parseToken(token) else { continue }
                 if faults.contains(where: { $0.kind == fault.kind }) {
                     throw LabError("bad fault \"\(token)\": only one \(fault.kind.rawValue) per attempt")
+                }
+                // A profile sets the attempt's own rate and latency.
+                let kinds = Set([fault.kind] + faults.map(\.kind))
+                if kinds.contains(.profile), let other = kinds.first(where: { $0 == .throttle || $0 == .latency }) {
+                    throw LabError("bad fault \"\(token)\": profile and \(other.rawValue) do not go together (a profile sets its own rate and latency)")
                 }
                 // A chunked body has no Content-Length to get wrong.
                 if Set([fault.kind] + faults.map(\.kind)).isSuperset(of: [.chunked, .badLength]) {
@@ -265,6 +276,11 @@ public struct FaultScript: Hashable, Sendable, CustomStringConvertible {
                 throw fail("expected a delay up to 10 s, like 300ms or 0.3s")
             }
             return .latency(duration)
+        case .profile:
+            let known = NetworkProfile.allCases.map(\.rawValue).joined(separator: ", ")
+            try requireArguments(1, "expected profile:<name> (known: \(known))")
+            guard let profile = NetworkProfile(rawValue: arguments[0]) else { throw fail("unknown profile (known: \(known))") }
+            return .profile(profile)
         }
     }
 

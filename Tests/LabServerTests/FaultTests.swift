@@ -291,6 +291,48 @@ struct FaultTests {
     }
 }
 
+@Suite("Network profiles")
+struct ProfileTests {
+    /// 1 MiB over 3g: the head no sooner than the latency, the body at the profile's rate.
+    @Test func threeGGivesItsLatencyAndBandwidth() throws {
+        let server = try LabServer.start()
+        defer { server.stop() }
+        let fixture = Fixture(name: "mobile", size: 1 << 20)
+        let network = NetworkProfile.threeG
+        let latency = Double(network.latencyMilliseconds) / 1000
+        // Time to the head: at least the latency.
+        let (head, headSeconds) = try measure { try fetch(server, "HEAD", fixturePath(fixture, faults: "profile:3g")) }
+        #expect(head.status == 200)
+        #expect(headSeconds >= latency)
+        // The body's rate, the latency left out: within 15% of the profile's bandwidth.
+        let (response, seconds) = try measure { try fetch(server, "GET", fixturePath(fixture, faults: "profile:3g"), timeout: 60) }
+        #expect(byteDifference(response.body, expectedBytes(fixture)) == nil)
+        let rate = Double(fixture.size) / (seconds - latency)
+        #expect(abs(rate / Double(network.bytesPerSecond) - 1) < 0.15, "\(rate) bytes/s against \(network.bytesPerSecond)")
+    }
+
+    /// The loss model's rates over many attempts, and the same attempt playing the same way.
+    @Test func lossShowsAsPausesAndRareResetsAtTheDocumentedRates() {
+        let attempts = 20_000
+        var pauses = 0, resets = 0
+        var latencies: [Duration] = []
+        for seed in 0..<UInt64(attempts) {
+            let link = LossyLink(.threeG, seed: seed &* 0x9E37_79B9)
+            pauses += link.pauses(bodyLength: 1 << 20).count
+            if link.reset(bodyLength: 1 << 20) != nil { resets += 1 }
+            latencies.append(link.latencyWithJitter)
+        }
+        #expect(latencies.min()! >= .milliseconds(250) && latencies.max()! <= .milliseconds(300))
+        // 15 stretches of 64 KiB after the first, each pausing with a 3% chance: 0.45 per MiB.
+        #expect((0.40...0.50).contains(Double(pauses) / Double(attempts)))
+        // A reset with a 0.375% chance per MiB.
+        #expect((0.0025...0.005).contains(Double(resets) / Double(attempts)))
+        let link = LossyLink(.dsl, seed: 42)
+        #expect(link.pauses(bodyLength: 64 << 20).map(\.at) == LossyLink(.dsl, seed: 42).pauses(bodyLength: 64 << 20).map(\.at))
+        #expect(LossyLink(.lte, seed: 7).pauses(bodyLength: 64 << 20).isEmpty, "lte has no loss")
+    }
+}
+
 /// A chunked body's chunks joined, and whether the terminating zero-length chunk came; nil when
 /// the framing is broken.
 private func decodeChunks(_ raw: [UInt8]) -> (body: [UInt8], complete: Bool)? {

@@ -34,6 +34,8 @@ final class BodyStreamer {
 
     private var sent: Int64 = 0
     private var stallPending: Bool
+    /// The next of the plan's pauses.
+    private var nextPause = 0
     /// Throttling aims at `paceStart + bytes / rate`, so timer jitter does not add up.
     private var paceStart = NIODeadline.now()
     private var bytesSentAtPaceStart: Int64 = 0
@@ -67,6 +69,16 @@ final class BodyStreamer {
 
     private func sendNext() {
         guard !isCancelled else { return }
+        if nextPause < plan.pauses.count, plan.pauses[nextPause].at == sent {
+            let pause = plan.pauses[nextPause]
+            nextPause += 1
+            context.flush()
+            timer = context.eventLoop.assumeIsolated().scheduleTask(in: TimeAmount(pause.duration)) {
+                self.restartPacing()
+                self.sendNext()
+            }
+            return
+        }
         if stallPending, let stallAt = plan.stallAt, sent == stallAt {
             stallPending = false
             // What is queued goes out before the pause: a stall at byte 0 still sends the head.
@@ -117,6 +129,9 @@ final class BodyStreamer {
         }
         if let dropAfter = plan.dropAfter {
             count = min(count, dropAfter - sent)
+        }
+        if nextPause < plan.pauses.count {
+            count = min(count, plan.pauses[nextPause].at - sent)
         }
         if let rate = plan.bytesPerSecond {
             count = min(count, max(1, rate / Self.throttleSlicesPerSecond))

@@ -24,10 +24,16 @@ public enum HelpText {
           bad-length:<+n|-n>       declare a Content-Length off by n (at most 64GiB), then close
           shift-range:<+n|-n>      answer 206 with a range that starts n bytes off
           chunked                  no Content-Length: the body in chunked transfer coding
-          disposition:<name>       Content-Disposition: attachment with that file name, in
-                                   filename= and filename*=UTF-8'' forms; the name is
-                                   percent-encoded UTF-8 (%2F for /), e.g. disposition:..%2Fx
-          latency:<ms>ms           wait that long before the head and before each body write
+          disposition:<name>       Content-Disposition: attachment with that file
+                                   name, in filename= and filename*=UTF-8'' forms;
+                                   the name percent-encoded UTF-8 (%2F for /)
+          latency:<ms>ms           wait that long before the head and before
+                                   each body write after the first
+          profile:<name>           a named network for the attempt: its rate,
+                                   its latency (+ up to 20%) before the head,
+                                   its loss as pauses of a retransmission
+                                   timeout and rare resets:
+        \(NetworkProfile.allCases.map { "                             \($0.summary)" }.joined(separator: "\n"))
 
         Examples:
           faults=drop:40pct,ok            attempt 1 closes at 40%, attempt 2 is fine

@@ -145,7 +145,7 @@ final class RequestHandler: ChannelInboundHandler {
 
     private func sendFixture(_ fixtureRequest: FixtureRequest, request: HTTPRequestHead, context: ChannelHandlerContext) {
         let attempt = core.attempt(for: fixtureRequest, advancing: request.method == .GET)
-        let faults = AttemptFaults(fixtureRequest.faults.faults(forAttempt: attempt))
+        let faults = AttemptFaults(fixtureRequest.faults.faults(forAttempt: attempt), seed: Self.seed(request.uri, attempt: attempt))
         guard let latency = faults.latency else {
             return answerFixture(fixtureRequest, attempt: attempt, faults: faults, request: request, context: context)
         }
@@ -154,6 +154,14 @@ final class RequestHandler: ChannelInboundHandler {
             guard context.channel.isActive else { return }
             self.answerFixture(fixtureRequest, attempt: attempt, faults: faults, request: request, context: context)
         }
+    }
+
+    /// FNV-1a over the request's target and the attempt: the same URL's same attempt plays the
+    /// same way again.
+    private static func seed(_ target: String, attempt: Int) -> UInt64 {
+        var hash: UInt64 = 0xCBF2_9CE4_8422_2325
+        for byte in target.utf8 + Array(String(attempt).utf8) { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3 }
+        return hash
     }
 
     private func answerFixture(_ fixtureRequest: FixtureRequest, attempt: Int, faults: AttemptFaults, request: HTTPRequestHead,

@@ -12,9 +12,16 @@ struct AttemptFaults {
     var rangeShift: Int64?
     var chunked = false
     var dispositionName: String?
+    /// The wait before the head: `latency:`, or a profile's latency and its jitter.
     var latency: Duration?
+    /// The wait before each body write after the first (`latency:` only: a profile's latency
+    /// is a round trip, paid once per request).
+    var writeGap: Duration?
+    var profile: LossyLink?
 
-    init(_ faults: [FaultScript.Fault]) {
+    /// `seed` makes a profile's jitter, pauses and resets the same each time the same URL plays
+    /// the same attempt, so a run can be repeated.
+    init(_ faults: [FaultScript.Fault], seed: UInt64 = 0) {
         for fault in faults {
             switch fault {
             case .drop(let offset): drop = offset
@@ -28,19 +35,25 @@ struct AttemptFaults {
             case .shiftRange(let offset): rangeShift = offset
             case .chunked: chunked = true
             case .disposition(let filename): dispositionName = filename
-            case .latency(let duration): latency = duration
+            case .latency(let duration): (latency, writeGap) = (duration, duration)
+            case .profile(let network):
+                let link = LossyLink(network, seed: seed)
+                profile = link
+                bytesPerSecond = network.bytesPerSecond
+                latency = link.latencyWithJitter
             }
         }
     }
 
     func bodyPlan(bodyLength: Int64) -> BodyPlan {
         BodyPlan(
-            dropAfter: drop?.resolved(bodyLength: bodyLength),
+            dropAfter: drop?.resolved(bodyLength: bodyLength) ?? profile?.reset(bodyLength: bodyLength),
             stallAt: stall.map { $0.offset.resolved(bodyLength: bodyLength) },
             stallDuration: stall?.duration,
             bytesPerSecond: bytesPerSecond,
             closeWhenDone: lengthError != nil,
-            writeGap: latency
+            writeGap: writeGap,
+            pauses: profile?.pauses(bodyLength: bodyLength) ?? []
         )
     }
 }
@@ -56,6 +69,66 @@ struct BodyPlan {
     var closeWhenDone: Bool
     /// A pause before each write of the body (`latency:`).
     var writeGap: Duration?
+    /// Where a lossy link pauses the body, and for how long; in order.
+    var pauses: [(at: Int64, duration: Duration)] = []
+}
+
+/// A profile's link, made concrete for one attempt. User space cannot drop TCP segments, so loss
+/// shows as what it costs the receiver: now and then the body pauses for a retransmission
+/// timeout, and rarely the connection resets. Which stretch pauses is drawn from `seed`.
+package struct LossyLink {
+    let network: NetworkProfile
+    let seed: UInt64
+
+    package init(_ network: NetworkProfile, seed: UInt64) {
+        self.network = network
+        self.seed = seed
+    }
+
+    /// Each stretch of this many bytes may pause once.
+    static let stretch: Int64 = 64 << 10
+
+    /// The profile's latency and up to a fifth more: never less than the latency itself.
+    package var latencyWithJitter: Duration {
+        .milliseconds(network.latencyMilliseconds + Int64(Double(network.latencyMilliseconds) * 0.2 * draw(0)))
+    }
+
+    /// A retransmission timeout: twice the round trip, at least 200 ms (RFC 6298's floor as
+    /// Linux sets it).
+    var retransmissionTimeout: Duration { .milliseconds(max(200, 2 * network.latencyMilliseconds)) }
+
+    /// A stretch pauses with twice the loss rate's chance: a lost segment among a stretch's
+    /// forty-odd costs a timeout only sometimes, fast retransmit covers the rest.
+    package func pauses(bodyLength: Int64) -> [(at: Int64, duration: Duration)] {
+        let chance = network.lossPercent / 100 * 2
+        var pauses: [(at: Int64, duration: Duration)] = []
+        var (offset, index): (Int64, UInt64) = (Self.stretch, 1)
+        while offset < bodyLength {
+            if draw(index) < chance { pauses.append((at: offset, duration: retransmissionTimeout)) }
+            (offset, index) = (offset + Self.stretch, index + 1)
+        }
+        return pauses
+    }
+
+    /// Where the connection resets, if it does: each MiB with a quarter of the loss rate's chance.
+    package func reset(bodyLength: Int64) -> Int64? {
+        let chance = network.lossPercent / 100 / 4
+        let mebibyte: Int64 = 1 << 20
+        var (offset, index): (Int64, UInt64) = (0, 1 << 32)
+        while offset < bodyLength {
+            if draw(index) < chance { return min(bodyLength, offset + Int64(draw(index + (1 << 31)) * Double(mebibyte))) }
+            (offset, index) = (offset + mebibyte, index + 1)
+        }
+        return nil
+    }
+
+    /// A number in 0..<1 for `index`, the same for the same seed (SplitMix64's finalizer).
+    private func draw(_ index: UInt64) -> Double {
+        var z = seed &+ (index &+ 1) &* 0x9E37_79B9_7F4A_7C15
+        z = (z ^ (z &>> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z &>> 27)) &* 0x94D0_49BB_1331_11EB
+        return Double((z ^ (z &>> 31)) >> 11) / Double(1 << 53)
+    }
 }
 
 /// `Content-Disposition: attachment` naming `filename` as RFC 6266 has servers do: `filename=`
