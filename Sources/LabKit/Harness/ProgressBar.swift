@@ -11,6 +11,7 @@ public final class ProgressBar: Sendable {
         var attemptStart = Date()
         var bytesAtAttemptStart: Int64 = 0
         var lastDraw = Date.distantPast
+        /// Quarters shown with a total; doublings from 1 MiB shown without one.
         var quartersShown = 0
         var started = false
     }
@@ -35,7 +36,17 @@ public final class ProgressBar: Sendable {
                 return Self.bar(received: received, expected: expected,
                                 speed: Self.speed(state, received: received, now: now))
             }
-            guard expected > 0 else { return nil }
+            guard expected > 0 else {
+                // No total (a chunked body): the bytes so far and the speed, at each doubling
+                // from 1 MiB, so a long download prints a line now and then, never a percentage.
+                var milestone: Int64 = 1 << 20
+                for _ in 0..<state.quartersShown { milestone *= 2 }
+                guard received >= milestone else { return nil }
+                while received >= milestone * 2 { milestone *= 2; state.quartersShown += 1 }
+                state.quartersShown += 1
+                let speed = Self.speed(state, received: received, now: now)
+                return "progress \(ByteFormat.iec(received)) so far, \(ByteFormat.iec(Int64(speed)))/s (total not known)"
+            }
             // Not capped at 4: a lesson whose total is wrong shows 125%, 150%, ...
             let quarter = Int(received * 4 / expected)
             guard quarter > state.quartersShown else { return nil }
