@@ -38,6 +38,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", "2.101.2"..<"2.102.0"),
         // The class server's store: SQLite, so an acknowledged submission survives a crash.
         .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
+        // The `gzip` fault's compression: zlib through a ByteBuffer API, streamed a slice at a time.
+        .package(url: "https://github.com/adam-fowler/compress-nio", exact: "1.5.0"),
     ],
     targets: [
         // The lab's names as types, declared once: lessons, variants, scenarios, sizes, fault scripts.
@@ -63,6 +65,7 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CompressNIO", package: "compress-nio"),
             ]
         ),
         // What a lesson's code uses, and the harness around it. No SwiftNIO: the server a lesson

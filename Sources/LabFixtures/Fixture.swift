@@ -15,13 +15,16 @@ public struct Fixture: Hashable, Sendable {
     public let size: Int64
     /// Bumped by the `change` fault: same name and size, different content.
     public let generation: Int
+    /// Random bytes, or compressible lines of text (for the `gzip` fault).
+    public let content: FixtureContent
 
-    public init(name: String, size: Int64, generation: Int = 0) {
+    public init(name: String, size: Int64, generation: Int = 0, content: FixtureContent = .binary) {
         precondition(size >= 0, "a fixture cannot have a negative size")
         precondition(generation >= 0, "a fixture generation starts at 0")
         self.name = name
         self.size = size
         self.generation = generation
+        self.content = content
     }
 
     /// Fixture names are safe as a single URL path segment and as a file name.
@@ -38,10 +41,10 @@ public struct Fixture: Hashable, Sendable {
             }
     }
 
-    /// A strong validator: it must change whenever the bytes change, so it covers all three
-    /// identity fields (generation gives new bytes, size gives a different representation).
+    /// A strong validator: it must change whenever the bytes change, so it covers every identity
+    /// field (generation and content give new bytes, size gives a different representation).
     public var etag: String {
-        let tag = FixtureBytes.mix(seed ^ FixtureBytes.mix(UInt64(size)))
+        let tag = FixtureBytes.mix(seed ^ FixtureBytes.mix(UInt64(size)) ^ (content == .text ? 0x7465_7874 : 0))
         let hex = String(tag, radix: 16)
         return "\"" + String(repeating: "0", count: 16 - hex.count) + hex + "\""
     }
@@ -55,7 +58,10 @@ public struct Fixture: Hashable, Sendable {
     /// Writes the fixture bytes at `offset ..< offset + buffer.count` into `buffer`.
     /// Any offset is equally cheap, which is what makes Range requests free to serve.
     public func fill(_ buffer: UnsafeMutableRawBufferPointer, from offset: Int64) {
-        FixtureBytes(seed: seed).fill(buffer, from: offset)
+        switch content {
+        case .binary: FixtureBytes(seed: seed).fill(buffer, from: offset)
+        case .text: FixtureText(seed: seed).fill(buffer, from: offset)
+        }
     }
 
     /// Writes the whole fixture to `file` (replacing it), 1 MiB at a time: for a static server

@@ -40,6 +40,7 @@ public struct FaultScript: Hashable, Sendable, CustomStringConvertible {
         case disposition
         case latency
         case profile
+        case gzip
     }
 
     public enum Fault: Hashable, Sendable, CustomStringConvertible {
@@ -73,6 +74,9 @@ public struct FaultScript: Hashable, Sendable, CustomStringConvertible {
         /// The whole attempt over a named network: its bandwidth, its latency (with jitter) before
         /// the head, and its loss as the pauses and, rarely, the resets a lossy link causes.
         case profile(NetworkProfile)
+        /// Send the body with `Content-Encoding: gzip` to a client whose `Accept-Encoding` allows it,
+        /// as nginx's gzip filter does: the compressed length, no ranges, a weak ETag.
+        case gzip
 
         public var description: String {
             switch self {
@@ -85,7 +89,7 @@ public struct FaultScript: Hashable, Sendable, CustomStringConvertible {
             case .redirect(let hops): "redirect:\(hops)"
             case .badLength(let delta): "bad-length:\(FaultScript.signed(delta))"
             case .shiftRange(let offset): "shift-range:\(FaultScript.signed(offset))"
-            case .chunked: kind.rawValue
+            case .chunked, .gzip: kind.rawValue
             case .disposition(let filename): "disposition:\(FaultScript.percentEncoded(filename))"
             case .latency(let duration): "latency:\(FaultScript.milliseconds(duration))ms"
             case .profile(let profile): "profile:\(profile.rawValue)"
@@ -108,6 +112,7 @@ public struct FaultScript: Hashable, Sendable, CustomStringConvertible {
             case .disposition: .disposition
             case .latency: .latency
             case .profile: .profile
+            case .gzip: .gzip
             }
         }
     }
@@ -147,6 +152,12 @@ public struct FaultScript: Hashable, Sendable, CustomStringConvertible {
     /// How many times the fixture has changed by attempt `attempt`; changes persist past the end.
     public func generation(forAttempt attempt: Int) -> Int {
         attempts.prefix(max(0, attempt)).joined().filter { $0 == .change }.count
+    }
+
+    /// What the fixture holds under this script. Servers compress text, not random bytes (which
+    /// gzip makes larger), so a script that compresses any attempt serves a text file throughout.
+    public var content: FixtureContent {
+        attempts.joined().contains(.gzip) ? .text : .binary
     }
 
     /// The script as `parse` reads it back, for the `faults=` query of a URL: `drop:40pct,ok`.
@@ -276,6 +287,9 @@ public struct FaultScript: Hashable, Sendable, CustomStringConvertible {
                 throw fail("expected a delay up to 10 s, like 300ms or 0.3s")
             }
             return .latency(duration)
+        case .gzip:
+            try requireArguments(0, "gzip takes no value")
+            return .gzip
         case .profile:
             let known = NetworkProfile.allCases.map(\.rawValue).joined(separator: ", ")
             try requireArguments(1, "expected profile:<name> (known: \(known))")

@@ -20,6 +20,30 @@ struct FixtureTests {
         #expect(byteDifference(Array(unaligned[1...]), Array(whole[8..<1_008])) == nil)
     }
 
+    @Test("a text fixture is 64-byte log lines, the same from any offset, and not the binary one")
+    func textFixture() throws {
+        let fixture = Fixture(name: "log", size: 200_000, content: .text)
+        let whole = expectedBytes(fixture)
+        for (offset, count) in [(0, 1), (1, 63), (63, 2), (64, 64), (100, 70_001), (199_990, 10)] {
+            #expect(byteDifference(expectedBytes(fixture, from: Int64(offset), count: count), Array(whole[offset..<offset + count])) == nil,
+                    "offset \(offset) count \(count)")
+        }
+        var unaligned = [UInt8](repeating: 0, count: 1_001)
+        unaligned.withUnsafeMutableBytes { fixture.fill(UnsafeMutableRawBufferPointer(rebasing: $0[1...]), from: 8) }
+        #expect(byteDifference(Array(unaligned[1...]), Array(whole[8..<1_008])) == nil)
+        let lines = try #require(String(validating: whole.prefix(64 * 3), as: UTF8.self)).split(separator: "\n", omittingEmptySubsequences: false)
+        #expect(lines.count == 4 && lines[3].isEmpty)
+        for (number, line) in lines.prefix(3).enumerated() {
+            #expect(line.count == 63)
+            #expect(line.wholeMatch(of: /[0-9a-f]{8}( [a-z]{4,6} *){4} [0-9a-f]{8} (200|206|304) OK +/) != nil, "\(line)")
+            #expect(line.hasPrefix(String(format: "%08x ", number)))
+        }
+        #expect(whole != expectedBytes(Fixture(name: "log", size: 200_000)))
+        #expect(whole != expectedBytes(Fixture(name: "log", size: 200_000, generation: 1, content: .text)))
+        #expect(fixture.etag != Fixture(name: "log", size: 200_000).etag)
+        #expect(fixture.sha256Hex() == oneShotSHA256Hex(whole))
+    }
+
     @Test("bytes depend on name and generation, and are pinned across versions")
     func bytesAreDeterministic() {
         let base = expectedBytes(Fixture(name: "a", size: 64))

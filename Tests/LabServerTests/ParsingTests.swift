@@ -61,6 +61,10 @@ struct ParsingTests {
         #expect(script.description == "chunked+latency:300ms,disposition:..%2F..%2Fetc%2Fpasswd+drop:1,disposition:r%C3%A9sum%C3%A9%2C%20final.pdf")
         #expect(try FaultScript.parse(script.description) == script)
         #expect(try FaultScript.parse("profile:3g+drop:50pct,profile:wifi").attempts == [[.profile(.threeG), .drop(after: .percent(50))], [.profile(.wifi)]])
+        // gzip in any attempt makes the whole script's fixture text, so a resume continues the same bytes.
+        #expect(try FaultScript.parse("drop:1,gzip").attempts == [[.drop(after: .bytes(1))], [.gzip]])
+        #expect(try FaultScript.parse("drop:1,gzip").content == .text)
+        #expect(try FaultScript.parse("chunked+drop:1").content == .binary)
         let long = String(repeating: "é", count: 5000)
         #expect(try FaultScript.parse(FaultScript(attempts: [[.disposition(filename: long)]]).description).attempts == [[.disposition(filename: long)]])
     }
@@ -74,12 +78,14 @@ struct ParsingTests {
     @Test("bad fault scripts name the bad token in one line", arguments: [
         ("drop:abc", #"bad fault "drop:abc": expected bytes or Npct"#),
         ("ok,drop:101pct", #"bad fault "drop:101pct": expected bytes or Npct"#),
-        ("explode", #"bad fault "explode": unknown fault (known: ok, drop, throttle, stall, ignore-range, change, status, redirect, bad-length, shift-range, chunked, disposition, latency, profile)"#),
+        ("explode", #"bad fault "explode": unknown fault (known: ok, drop, throttle, stall, ignore-range, change, status, redirect, bad-length, shift-range, chunked, disposition, latency, profile, gzip)"#),
         ("profile:5g", #"bad fault "profile:5g": unknown profile (known: edge, 3g, lte, dsl, wifi)"#),
         ("profile", #"bad fault "profile": expected profile:<name> (known: edge, 3g, lte, dsl, wifi)"#),
         ("profile:3g+throttle:1MiB", #"bad fault "throttle:1MiB": profile and throttle do not go together (a profile sets its own rate and latency)"#),
         ("latency:1s+profile:edge", #"bad fault "profile:edge": profile and latency do not go together (a profile sets its own rate and latency)"#),
         ("chunked:1", #"bad fault "chunked:1": chunked takes no value"#),
+        ("gzip:9", #"bad fault "gzip:9": gzip takes no value"#),
+        ("gzip+gzip", #"bad fault "gzip": only one gzip per attempt"#),
         ("chunked+bad-length:+1", #"bad fault "bad-length:+1": chunked and bad-length do not go together (a chunked body has no Content-Length)"#),
         ("disposition:", #"bad fault "disposition:": expected a file name of 1 to 16384 bytes, percent-encoded UTF-8 (%2F for /, %2C for ,)"#),
         ("disposition:%ZZ", #"bad fault "disposition:%ZZ": expected a file name of 1 to 16384 bytes, percent-encoded UTF-8 (%2F for /, %2C for ,)"#),

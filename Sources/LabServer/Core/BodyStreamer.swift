@@ -23,9 +23,16 @@ final class BodyStreamer {
     /// to a progress bar instead of arriving in 64 KiB bursts.
     private static let throttleSlicesPerSecond: Int64 = 50
 
+    /// Where the body's bytes come from.
+    enum Source {
+        /// The fixture itself, from an offset (a range).
+        case identity(Fixture, firstOffset: Int64)
+        /// The fixture's gzip encoding, made as it goes.
+        case gzip(GzipStream)
+    }
+
     private let context: ChannelHandlerContext
-    private let fixture: Fixture
-    private let firstOffset: Int64
+    private let source: Source
     private let length: Int64
     private let plan: BodyPlan
     private let onBytesWritten: (Int64) -> Void
@@ -42,11 +49,10 @@ final class BodyStreamer {
     private var timer: Scheduled<Void>?
     private var isCancelled = false
 
-    init(context: ChannelHandlerContext, fixture: Fixture, firstOffset: Int64, length: Int64, plan: BodyPlan,
+    init(context: ChannelHandlerContext, source: Source, length: Int64, plan: BodyPlan,
          onBytesWritten: @escaping (Int64) -> Void, onStall: @escaping () -> Void, onEnd: @escaping (Ending) -> Void) {
         self.context = context
-        self.fixture = fixture
-        self.firstOffset = firstOffset
+        self.source = source
         self.length = length
         self.plan = plan
         self.onBytesWritten = onBytesWritten
@@ -102,10 +108,11 @@ final class BodyStreamer {
         }
 
         let count = Int(nextChunkLength())
-        var chunk = context.channel.allocator.buffer(capacity: count)
-        chunk.writeWithUnsafeMutableBytes(minimumWritableBytes: count) { space in
-            fixture.fill(UnsafeMutableRawBufferPointer(rebasing: space[0..<count]), from: firstOffset + sent)
-            return count
+        guard let chunk = nextChunk(count) else {
+            // The encoding failed or ended short of its measured length: a truncated body, as a
+            // server that fails half-way sends it.
+            onEnd(.closeConnection)
+            return
         }
         sent += Int64(count)
         // Counted before the write, so a client that has read the bytes finds them in the log. A
@@ -119,6 +126,22 @@ final class BodyStreamer {
                 case .failure: self.cancel() // the client went away
                 }
             }
+    }
+
+    private func nextChunk(_ count: Int) -> ByteBuffer? {
+        let allocator = context.channel.allocator
+        switch source {
+        case .identity(let fixture, let firstOffset):
+            var chunk = allocator.buffer(capacity: count)
+            chunk.writeWithUnsafeMutableBytes(minimumWritableBytes: count) { space in
+                fixture.fill(UnsafeMutableRawBufferPointer(rebasing: space[0..<count]), from: firstOffset + sent)
+                return count
+            }
+            return chunk
+        case .gzip(let stream):
+            guard let chunk = try? stream.read(count, allocator: allocator), chunk.readableBytes == count else { return nil }
+            return chunk
+        }
     }
 
     /// Stops exactly at the next fault offset, so "drop after N bytes" means N, not N rounded up to a chunk.

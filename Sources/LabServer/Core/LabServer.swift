@@ -40,6 +40,7 @@ public final class LabServer: Sendable {
             return LabServer(host: host, listener: listener, group: group, core: core)
         } catch {
             core.digests.stop()
+            core.gzipLengths.stop()
             try? group.syncShutdownGracefully()
             throw listenError(host: host, port: port, cause: error)
         }
@@ -54,6 +55,7 @@ public final class LabServer: Sendable {
             return LabServer(host: host, listener: listener, group: group, core: core)
         } catch {
             await core.digests.stop()
+            await core.gzipLengths.stop()
             try? await group.shutdownGracefully()
             throw listenError(host: host, port: port, cause: error)
         }
@@ -66,6 +68,7 @@ public final class LabServer: Sendable {
         try? listener.close().wait()
         // At most one slice of digest work is under way per thread, so this returns promptly.
         core.digests.stop()
+        core.gzipLengths.stop()
         // Shutting the loops down closes the connections still registered on them.
         try? group.syncShutdownGracefully()
     }
@@ -75,6 +78,7 @@ public final class LabServer: Sendable {
         guard core.beginStopping() else { return }
         try? await listener.close().get()
         await core.digests.stop()
+        await core.gzipLengths.stop()
         try? await group.shutdownGracefully()
     }
 
@@ -90,6 +94,9 @@ public final class LabServer: Sendable {
     /// are produced by a `change` fault.
     public func url(for fixture: Fixture, faults: String? = nil, run: String? = nil) -> URL {
         var text = "\(baseURL.absoluteString)/fixtures/\(fixture.name)?size=\(fixture.size)"
+        if fixture.content != .binary {
+            text += "&content=\(fixture.content)"
+        }
         if let faults {
             text += "&faults=" + Self.queryEscaped(faults)
         }

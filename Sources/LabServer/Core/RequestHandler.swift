@@ -126,13 +126,13 @@ final class RequestHandler: ChannelInboundHandler {
     }
 
     private func sendChecksum(_ fixtureRequest: FixtureRequest, request: HTTPRequestHead, context: ChannelHandlerContext) {
-        let fixture = Fixture(name: fixtureRequest.name, size: fixtureRequest.size)
-        core.digests.digest(of: fixture, for: context.channel).assumeIsolated().whenComplete { result in
+        let fixture = Fixture(name: fixtureRequest.name, size: fixtureRequest.size, content: fixtureRequest.content)
+        core.digests.output(for: fixture, for: context.channel).assumeIsolated().whenComplete { result in
             switch result {
             case .success(let digest):
                 // The two-space separator is sha256sum's, so `sha256sum -c` can check a download.
                 self.sendText(.ok, DigestText.hex(digest) + "  " + fixture.name, request: request, context: context)
-            case .failure(is DigestWork.Busy):
+            case .failure(FixtureWorkError.busy):
                 self.sendText(.serviceUnavailable, "busy hashing other fixtures; try again in a moment",
                               extraHeaders: [("Retry-After", "1")], request: request, context: context)
             case .failure:
@@ -184,7 +184,11 @@ final class RequestHandler: ChannelInboundHandler {
         }
 
         let fixture = Fixture(name: fixtureRequest.name, size: fixtureRequest.size,
-                              generation: fixtureRequest.faults.generation(forAttempt: attempt))
+                              generation: fixtureRequest.faults.generation(forAttempt: attempt),
+                              content: fixtureRequest.content)
+        if faults.gzip, AcceptEncoding.allowsGzip(request.headers[canonicalForm: "Accept-Encoding"].map(String.init)) {
+            return answerCompressed(fixture, faults: faults, attempt: attempt, request: request, context: context)
+        }
         var selection = faults.ignoreRange
             ? .full
             : RangeSelection(range: request.headers.first(name: "Range"), ifRange: request.headers.first(name: "If-Range"),
@@ -196,12 +200,12 @@ final class RequestHandler: ChannelInboundHandler {
         // A small fixture is hashed before its first answer (a few slices, milliseconds), so
         // `Repr-Digest` is on every response. A larger one is waited for only by a client that
         // asks for the digest (RFC 9530 `Want-Repr-Digest`).
-        let digest = core.digests.digest(of: fixture, for: context.channel)
+        let digest = core.digests.output(for: fixture, for: context.channel)
         let wantsDigest = request.headers[canonicalForm: "Want-Repr-Digest"].contains { $0.lowercased().hasPrefix("sha-256") }
         guard fixture.size <= DigestWork.smallFixtureBytes || wantsDigest else {
             // Answered at once; the digest is computed meanwhile, while this client stays, and
             // later responses (a resume) carry it.
-            return writeFixtureResponse(fixture, selection: selection, digest: Fixture.cachedSHA256Digest(of: fixture),
+            return writeFixtureResponse(fixture, .identity(selection, digest: Fixture.cachedSHA256Digest(of: fixture)),
                                         faults: faults, attempt: attempt, request: request, context: context)
         }
         digest.assumeIsolated().whenComplete { result in
@@ -209,11 +213,11 @@ final class RequestHandler: ChannelInboundHandler {
             guard context.channel.isActive else { return }
             switch result {
             case .success(let digest):
-                self.writeFixtureResponse(fixture, selection: selection, digest: digest, faults: faults, attempt: attempt,
+                self.writeFixtureResponse(fixture, .identity(selection, digest: digest), faults: faults, attempt: attempt,
                                           request: request, context: context)
-            case .failure(is DigestWork.Busy):
+            case .failure(FixtureWorkError.busy):
                 // Too many large digests under way: the answer goes out without one.
-                self.writeFixtureResponse(fixture, selection: selection, digest: nil, faults: faults, attempt: attempt,
+                self.writeFixtureResponse(fixture, .identity(selection, digest: nil), faults: faults, attempt: attempt,
                                           request: request, context: context)
             case .failure:
                 return  // the server stops
@@ -221,27 +225,64 @@ final class RequestHandler: ChannelInboundHandler {
         }
     }
 
-    private func writeFixtureResponse(_ fixture: Fixture, selection: RangeSelection, digest: [UInt8]?, faults: AttemptFaults,
+    /// The `gzip` fault, for a client that accepts gzip: the whole encoded body with 200 whatever
+    /// the Range, as nginx's gzip filter answers. Its length is the encoding's, measured first.
+    private func answerCompressed(_ fixture: Fixture, faults: AttemptFaults, attempt: Int, request: HTTPRequestHead,
+                                  context: ChannelHandlerContext) {
+        core.gzipLengths.output(for: fixture, for: context.channel).assumeIsolated().whenComplete { result in
+            guard context.channel.isActive else { return }
+            switch result {
+            case .success(.success(let length)):
+                self.writeFixtureResponse(fixture, .gzip(length: length), faults: faults, attempt: attempt,
+                                          request: request, context: context)
+            case .success(.failure(let failure)):
+                self.sendText(.internalServerError, failure.description, attempt: attempt, request: request, context: context)
+            case .failure(FixtureWorkError.busy):
+                self.sendText(.serviceUnavailable, "busy compressing other fixtures; try again in a moment",
+                              extraHeaders: [("Retry-After", "1")], attempt: attempt, request: request, context: context)
+            case .failure:
+                return  // the client left, or the server stops
+            }
+        }
+    }
+
+    /// What a fixture response carries: the file itself (all of it or a range), or its gzip encoding.
+    private enum Representation {
+        case identity(RangeSelection, digest: [UInt8]?)
+        case gzip(length: Int64)
+    }
+
+    private func writeFixtureResponse(_ fixture: Fixture, _ representation: Representation, faults: AttemptFaults,
                                       attempt: Int, request: HTTPRequestHead, context: ChannelHandlerContext) {
         let status: HTTPResponseStatus
-        let firstOffset: Int64
         let length: Int64
-        var headers = HTTPHeaders()
-        switch selection {
-        case .full:
-            (status, firstOffset, length) = (.ok, 0, fixture.size)
-        case .partial(let first, let last):
-            (status, firstOffset, length) = (.partialContent, first, last - first + 1)
-        case .unsatisfiable:
-            (status, firstOffset, length) = (.rangeNotSatisfiable, 0, 0)
+        let source: BodyStreamer.Source
+        switch representation {
+        case .identity(.full, _):
+            (status, length, source) = (.ok, fixture.size, .identity(fixture, firstOffset: 0))
+        case .identity(.partial(let first, let last), _):
+            (status, length, source) = (.partialContent, last - first + 1, .identity(fixture, firstOffset: first))
+        case .identity(.unsatisfiable, _):
+            (status, length, source) = (.rangeNotSatisfiable, 0, .identity(fixture, firstOffset: 0))
+        case .gzip(let encodedLength):
+            do {
+                (status, length, source) = (.ok, encodedLength, .gzip(try GzipStream(fixture)))
+            } catch {
+                sendText(.internalServerError, "cannot start gzip: \(error)", attempt: attempt, request: request, context: context)
+                return
+            }
         }
         let isGET = request.method == .GET
         let hasBody = status != .rangeNotSatisfiable
         // A lying length only matters when a body follows; HEAD shows the honest headers.
         let lengthError = isGET && hasBody ? faults.lengthError ?? 0 : 0
 
+        var headers = HTTPHeaders()
         if hasBody {
-            headers.add(name: "Content-Type", value: "application/octet-stream")
+            headers.add(name: "Content-Type", value: fixture.content == .text ? "text/plain; charset=utf-8" : "application/octet-stream")
+        }
+        if case .gzip = representation {
+            headers.add(name: "Content-Encoding", value: "gzip")
         }
         if faults.chunked {
             headers.add(name: "Transfer-Encoding", value: "chunked")
@@ -251,15 +292,29 @@ final class RequestHandler: ChannelInboundHandler {
         if let name = faults.dispositionName {
             headers.add(name: "Content-Disposition", value: ContentDisposition.attachment(name))
         }
-        switch selection {
-        case .full: break
-        case .partial(let first, let last): headers.add(name: "Content-Range", value: "bytes \(first)-\(last)/\(fixture.size)")
-        case .unsatisfiable: headers.add(name: "Content-Range", value: "bytes */\(fixture.size)")
+        // The same URL answers differently by Accept-Encoding: a cache must key on it.
+        if faults.gzip {
+            headers.add(name: "Vary", value: "Accept-Encoding")
         }
-        headers.add(name: "Accept-Ranges", value: "bytes")
-        headers.add(name: "ETag", value: fixture.etag)
-        headers.add(name: "Last-Modified", value: fixture.lastModified)
-        if let digest { headers.add(name: "Repr-Digest", value: DigestText.reprDigest(digest)) }
+        switch representation {
+        case .identity(let selection, let digest):
+            switch selection {
+            case .full: break
+            case .partial(let first, let last): headers.add(name: "Content-Range", value: "bytes \(first)-\(last)/\(fixture.size)")
+            case .unsatisfiable: headers.add(name: "Content-Range", value: "bytes */\(fixture.size)")
+            }
+            headers.add(name: "Accept-Ranges", value: "bytes")
+            headers.add(name: "ETag", value: fixture.etag)
+            headers.add(name: "Last-Modified", value: fixture.lastModified)
+            if let digest { headers.add(name: "Repr-Digest", value: DigestText.reprDigest(digest)) }
+        case .gzip:
+            // nginx weakens the ETag of what it compresses: the encoded bytes are not the file's, so
+            // no If-Range may match them (RFC 9110 requires a strong validator). No Accept-Ranges,
+            // and no Repr-Digest: the representation is the encoded bytes, whose digest the lab
+            // does not publish.
+            headers.add(name: "ETag", value: "W/" + fixture.etag)
+            headers.add(name: "Last-Modified", value: fixture.lastModified)
+        }
 
         let logIndex = writeHead(status, headers: headers, attempt: attempt, request: request, context: context)
         guard isGET && hasBody else {
@@ -267,7 +322,7 @@ final class RequestHandler: ChannelInboundHandler {
             return
         }
         let streamer = BodyStreamer(
-            context: context, fixture: fixture, firstOffset: firstOffset, length: length,
+            context: context, source: source, length: length,
             plan: faults.bodyPlan(bodyLength: length),
             onBytesWritten: { [core] bytes in core.recordBodyBytes(bytes, at: logIndex) },
             onStall: { [core] in core.recordStall(at: logIndex) },

@@ -9,6 +9,8 @@ import Synchronization
 final class ServerCore: Sendable {
     /// Hashing a large fixture takes seconds; it runs there so no event loop stalls.
     let digests = DigestWork()
+    /// The `gzip` fault's Content-Length: encoding a large fixture once takes seconds too.
+    let gzipLengths = FixtureWork<GzipSizer>()
 
     private let attemptCounters = Mutex(AttemptCounters())
     private let log = Mutex(BoundedRequestLog())

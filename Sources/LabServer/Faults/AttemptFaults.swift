@@ -18,6 +18,7 @@ struct AttemptFaults {
     /// is a round trip, paid once per request).
     var writeGap: Duration?
     var profile: LossyLink?
+    var gzip = false
 
     /// `seed` makes a profile's jitter, pauses and resets the same each time the same URL plays
     /// the same attempt, so a run can be repeated.
@@ -36,6 +37,7 @@ struct AttemptFaults {
             case .chunked: chunked = true
             case .disposition(let filename): dispositionName = filename
             case .latency(let duration): (latency, writeGap) = (duration, duration)
+            case .gzip: gzip = true
             case .profile(let network):
                 let link = LossyLink(network, seed: seed)
                 profile = link

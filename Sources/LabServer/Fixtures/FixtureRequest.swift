@@ -38,7 +38,7 @@ enum Route {
     }
 }
 
-/// The query of a fixture URL: `?size=64MiB&faults=drop:40pct,ok&run=abc`, plus the
+/// The query of a fixture URL: `?size=64MiB&faults=drop:40pct,ok&content=text&run=abc`, plus the
 /// `attempt` and `hops` items that redirects and tests add.
 struct FixtureRequest {
     static let defaultSize: Int64 = 1 << 20
@@ -46,6 +46,8 @@ struct FixtureRequest {
     let name: String
     let size: Int64
     let faults: FaultScript
+    /// `content=text` or `content=binary`; without it, what the fault script calls for.
+    let content: FixtureContent
     /// Set when the request pins its attempt instead of taking the next one.
     let pinnedAttempt: Int?
     /// Redirects still to go in a redirect chain.
@@ -79,6 +81,12 @@ struct FixtureRequest {
             size = Self.defaultSize
         }
         faults = try FaultScript.parse(value("faults") ?? "")
+        content = try value("content").map { text in
+            guard let content = FixtureContent(rawValue: text) else {
+                throw LabError("bad content \"\(text)\": expected \(FixtureContent.allCases.map(\.rawValue).joined(separator: " or "))")
+            }
+            return content
+        } ?? faults.content
         pinnedAttempt = try value("attempt").map { text in
             guard let attempt = Int(text), attempt >= 1 else {
                 throw LabError("bad attempt \"\(text)\": expected a number from 1")

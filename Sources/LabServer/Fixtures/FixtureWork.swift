@@ -4,38 +4,61 @@ import NIOCore
 import NIOPosix
 import Synchronization
 
-/// Computes fixture digests for the server's clients: fairly, only while someone waits, and
-/// a bounded number at a time.
+/// Something computed over a whole fixture, a slice at a time: its SHA-256, or its gzip length.
+/// One thread at a time calls `advance(by:)`.
+protocol FixtureComputation: AnyObject, Sendable {
+    associatedtype Output: Sendable
+    init(_ fixture: Fixture)
+    var fixture: Fixture { get }
+    /// Reads up to `bytes` more of the fixture; the output once the whole fixture is in.
+    func advance(by bytes: Int64) -> Output?
+    /// The output computed earlier in this process, if any.
+    static func known(for fixture: Fixture) -> Output?
+}
+
+extension FixtureHasher: FixtureComputation {
+    static func known(for fixture: Fixture) -> [UInt8]? { Fixture.cachedSHA256Digest(of: fixture) }
+}
+
+/// The digests the server publishes (`Repr-Digest`, `/fixtures/<name>.sha256`).
+typealias DigestWork = FixtureWork<FixtureHasher>
+
+/// Busy and Stopped do not depend on what is computed.
+enum FixtureWorkError: Error {
+    /// Too many large computations are under way.
+    case busy
+    /// The server stops.
+    case stopped
+}
+
+/// Computes what the server needs to know of whole fixtures, for its clients: fairly, only while
+/// someone waits, and a bounded number at a time.
 ///
-/// - **Fair.** Each computation hashes one slice (4 MiB) and then goes to the back of the queue
+/// - **Fair.** Each computation reads one slice (4 MiB) and then goes to the back of the queue
 ///   of its two threads, so computations take turns: a small fixture's digest is ready after a
 ///   few slices however many large ones are under way. No client waits behind another's.
 /// - **Only while someone waits.** Each computation counts the connections waiting for it; a
 ///   connection that closes stops waiting, and a computation nobody waits for is dropped before
 ///   its next slice.
 /// - **Bounded.** At most `maximumComputations` of fixtures larger than `smallFixtureBytes` run
-///   at once; asking for one more fails with `DigestWork.Busy` (the server answers 503) until
-///   one ends. A small fixture's digest is never refused: it takes a few slices.
-final class DigestWork: Sendable {
-    struct Busy: Error {}
-    struct Stopped: Error {}
-
-    static let sliceBytes: Int64 = 4 << 20
-    static let smallFixtureBytes: Int64 = 16 << 20
-    static let maximumComputations = 8
+///   at once; asking for one more fails with `FixtureWorkError.busy` (the server answers 503, or
+///   goes without) until one ends. A small fixture is never refused: it takes a few slices.
+final class FixtureWork<Computation: FixtureComputation>: Sendable {
+    // Computed: a generic class cannot store static properties.
+    static var sliceBytes: Int64 { 4 << 20 }
+    static var smallFixtureBytes: Int64 { 16 << 20 }
+    static var maximumComputations: Int { 8 }
 
     private let threads: NIOThreadPool
     private let state = Mutex(State())
 
     private struct Waiter {
         let id: Int
-        let promise: EventLoopPromise<[UInt8]>
+        let promise: EventLoopPromise<Computation.Output>
     }
 
-    private final class Computation: Sendable {
-        let hasher: FixtureHasher
-        init(_ fixture: Fixture) { hasher = FixtureHasher(fixture) }
-    }
+    /// What a request for an output leads to.
+    private enum Next { case refuse(any Error), wait(Int), start(Computation, Int) }
 
     private struct State {
         var computations: [Fixture: (computation: Computation, waiters: [Waiter])] = [:]
@@ -48,17 +71,16 @@ final class DigestWork: Sendable {
         threads.start()
     }
 
-    /// The digest of `fixture`, for the client on `channel`: at once if known, else when
-    /// computed. Fails with `Busy` when too many computations run, and with `Stopped` when
+    /// The output for `fixture`, for the client on `channel`: at once if known, else when
+    /// computed. Fails with `.busy` when too many computations run, and with `.stopped` when
     /// the server stops first. Closing `channel` withdraws the request.
-    func digest(of fixture: Fixture, for channel: any Channel) -> EventLoopFuture<[UInt8]> {
-        if let known = Fixture.cachedSHA256Digest(of: fixture) {
+    func output(for fixture: Fixture, for channel: any Channel) -> EventLoopFuture<Computation.Output> {
+        if let known = Computation.known(for: fixture) {
             return channel.eventLoop.makeSucceededFuture(known)
         }
-        let promise = channel.eventLoop.makePromise(of: [UInt8].self)
-        enum Next { case refuse(any Error), wait(Int), start(Computation, Int) }
+        let promise = channel.eventLoop.makePromise(of: Computation.Output.self)
         let next: Next = state.withLock { state in
-            guard !state.stopped else { return .refuse(Stopped()) }
+            guard !state.stopped else { return .refuse(FixtureWorkError.stopped) }
             let id = state.nextWaiterID
             state.nextWaiterID += 1
             if state.computations[fixture] != nil {
@@ -67,7 +89,7 @@ final class DigestWork: Sendable {
             }
             let large = state.computations.keys.filter { $0.size > Self.smallFixtureBytes }.count
             guard fixture.size <= Self.smallFixtureBytes || large < Self.maximumComputations else {
-                return .refuse(Busy())
+                return .refuse(FixtureWorkError.busy)
             }
             let computation = Computation(fixture)
             state.computations[fixture] = (computation, [Waiter(id: id, promise: promise)])
@@ -107,7 +129,7 @@ final class DigestWork: Sendable {
             defer { state.computations.removeAll() }
             return state.computations.values.flatMap(\.waiters)
         }
-        for waiter in waiters { waiter.promise.fail(Stopped()) }
+        for waiter in waiters { waiter.promise.fail(FixtureWorkError.stopped) }
     }
 
     private func withdraw(_ id: Int, from fixture: Fixture, when channel: any Channel) {
@@ -134,16 +156,16 @@ final class DigestWork: Sendable {
     }
 
     private func slice(_ computation: Computation) {
-        let fixture = computation.hasher.fixture
+        let fixture = computation.fixture
         let wanted = state.withLock { $0.computations[fixture]?.computation === computation }
         guard wanted else { return }
-        guard let digest = computation.hasher.advance(by: Self.sliceBytes) else {
+        guard let output = computation.advance(by: Self.sliceBytes) else {
             return schedule(computation)
         }
         let waiters: [Waiter] = state.withLock { state in
             guard state.computations[fixture]?.computation === computation else { return [] }
             return state.computations.removeValue(forKey: fixture)?.waiters ?? []
         }
-        for waiter in waiters { waiter.promise.succeed(digest) }
+        for waiter in waiters { waiter.promise.succeed(output) }
     }
 }
