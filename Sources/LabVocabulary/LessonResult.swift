@@ -46,6 +46,9 @@ public struct LessonResult: Codable, Sendable {
     public var writeDelayMicroseconds: Int
     public var requests: [HTTPExchange]
     public var error: ErrorRecord?
+    /// What the code's progress reports said; nil when the harness did not watch them (a run
+    /// ended early by a limit).
+    public var progress: ProgressRecord?
 
     public init(lesson: LessonID,
                 variant: Variant,

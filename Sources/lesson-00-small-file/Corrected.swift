@@ -25,6 +25,9 @@ final class CorrectedDownload: LessonDownload {
         // must be known before asking for the body: HEAD costs one round trip and no body.
         var head = URLRequest(url: run.url)
         head.httpMethod = "HEAD"
+        // The length of the file as it is, not of a compressed copy: a HEAD that accepts gzip is
+        // told the compressed size, and the body arrives decoded, several times larger.
+        head.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
         let (_, headResponse, headError) = run.waitForCompletion { done in
             run.sharedSession.dataTask(with: head) { data, response, error in done((data, response, error)) }.resume()
         }
@@ -34,9 +37,13 @@ final class CorrectedDownload: LessonDownload {
             return .failed(DownloadError.httpStatus((headResponse as? HTTPURLResponse)?.statusCode ?? 0,
                                                     url: (headResponse?.url ?? run.url).absoluteString))
         }
-        let expected = headResponse.expectedContentLength  // -1 when the server does not say
+        let expected = headResponse.expectedDecodedLength
         if expected > Self.inMemoryLimit {
             return .failed(DownloadError.tooLargeForMemory(bytes: expected, limit: Self.inMemoryLimit))
+        }
+        // No Content-Length (a chunked body): nothing bounds what one call would hold.
+        if expected < 0 {
+            return .failed(DownloadError.unknownLengthForMemory(limit: Self.inMemoryLimit))
         }
 
         let (data, response, error) = fetchInOneCall(URLRequest(url: run.url), way, run)
@@ -46,7 +53,8 @@ final class CorrectedDownload: LessonDownload {
             return .failed(DownloadError.httpStatus(response.statusCode, url: (response.url ?? run.url).absoluteString))
         }
         guard let data else { return .failed(URLError(.zeroByteResource)) }
-        if expected >= 0, Int64(data.count) != expected {
+        // Compressed or not, the decoded body is the file: its length is the HEAD's.
+        if Int64(data.count) != expected {
             return .failed(DownloadError.lengthMismatch(expected: expected, received: Int64(data.count)))
         }
         do {

@@ -29,8 +29,9 @@ final class CorrectedDownload: LessonDownload, URLConnectionDataDelegate {
             return fail(DownloadError.httpStatus(status, url: (response.url ?? run.url).absoluteString))
         }
         // A new response starts the body afresh. Reserving the announced length allocates the
-        // final size once, instead of reallocating as the buffer grows.
-        expectedLength = response.expectedContentLength
+        // final size once, instead of reallocating as the buffer grows. A compressed body's
+        // announced length is the compressed size: the decoded one is then unknown (-1).
+        expectedLength = response.expectedDecodedLength
         received = Data()
         if expectedLength > 0 { received.reserveCapacity(Int(expectedLength)) }
     }

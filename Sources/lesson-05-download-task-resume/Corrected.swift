@@ -29,12 +29,20 @@ final class CorrectedDownload: NSObject, LessonDownload, URLSessionDownloadDeleg
         (failure, outcome) = (nil, nil)
         do {
             // Resume data on disk survives a kill: start from it if there is any.
-            (try taskFromResumeDataOnDisk() ?? session.downloadTask(with: run.url)).resume()
+            (try taskFromResumeDataOnDisk() ?? session.downloadTask(with: request)).resume()
         } catch {
             return .failed(error)
         }
         done.wait()
         return outcome!
+    }
+
+    /// The file as it is: URLSession would ask for gzip, and a compressed body comes without
+    /// ranges (nginx), so a pause could not be resumed. The resume data keeps this request.
+    private var request: URLRequest {
+        var request = URLRequest(url: run.url)
+        request.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
+        return request
     }
 
     /// The task that continues from the resume data on disk, or nil when there is none for this URL.
@@ -92,7 +100,7 @@ final class CorrectedDownload: NSObject, LessonDownload, URLSessionDownloadDeleg
                 // On disk at once: a kill from now on resumes from here.
                 if self.save(resumeData) { self.run.log("resume data saved to \(self.resumeDataFile.lastPathComponent)") }
                 self.run.log("resume")
-                (resumeData.map(self.session.downloadTask(withResumeData:)) ?? self.session.downloadTask(with: self.run.url))
+                (resumeData.map(self.session.downloadTask(withResumeData:)) ?? self.session.downloadTask(with: self.request))
                     .resume()
             })
         }
@@ -137,11 +145,12 @@ final class CorrectedDownload: NSObject, LessonDownload, URLSessionDownloadDeleg
 }
 
 /// A file name for a resource that cannot lead outside the folder: the last component of
-/// `suggested` only (no `/`, `\` or `..`), no leading dot, no control characters.
+/// `suggested` only (no `/`, `\` or `..`), no leading dot, no control characters, and at most
+/// 200 bytes of UTF-8, whole characters only (file systems allow 255 bytes a name).
 func safeFileName(_ suggested: String) -> String {
     let last = suggested.split(whereSeparator: { $0 == "/" || $0 == "\\" }).last.map(String.init) ?? ""
     var name = String(String.UnicodeScalarView(last.unicodeScalars.filter { !CharacterSet.controlCharacters.contains($0) }))
     while name.hasPrefix(".") { name.removeFirst() }
-    name = String(name.prefix(200))
+    while name.utf8.count > 200 { name.removeLast() }
     return name.isEmpty ? "download" : name
 }

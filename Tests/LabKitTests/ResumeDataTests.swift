@@ -207,6 +207,19 @@ struct ResumeDataTests {
         #expect(decoded.currentRequestRange == "bytes=3000000000-")
     }
 
+    /// A resumed task sends the original request's fields again (`Accept-Encoding: identity`), as
+    /// Apple's does: they travel in the archived original request.
+    @Test(arguments: [ResumeData.Form.keyedArchive, .propertyListV2])
+    func theOriginalRequestsFieldsSurviveARoundTrip(form: ResumeData.Form) throws {
+        var blob = ResumeData(downloadURL: ResumeBlob.url, bytesReceived: 5, entityTag: ResumeBlob.tag, serverDownloadDate: nil,
+                              tempFileName: "CFNetworkDownload_h.tmp")
+        blob.originalRequestHeaders = ["Accept-Encoding": "identity", "X-Lab": "kept"]
+        let (decoded, _) = try ResumeData.decode(try blob.encoded(as: form))
+        #expect(decoded.originalRequestHeaders == blob.originalRequestHeaders)
+        #expect(decoded == blob)
+        #expect(try ResumeData.decode(try ResumeBlob.keyedArchive(topKey: ResumeBlob.rootKey)).0.originalRequestHeaders == [:])
+    }
+
     @Test func requestsThatCannotBeDecodedLeaveTheirFieldsEmpty() throws {
         let blob = ResumeBlob.plist([
             "NSURLSessionDownloadURL": ResumeBlob.url,

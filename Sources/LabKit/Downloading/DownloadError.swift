@@ -16,6 +16,8 @@ public enum DownloadError: Error, CustomStringConvertible, Sendable {
     case cannotRead(path: String, reason: String)
     /// A body that would have to sit in memory whole is larger than the lesson allows.
     case tooLargeForMemory(bytes: Int64, limit: Int64)
+    /// A body that would have to sit in memory whole, and whose size the server does not tell.
+    case unknownLengthForMemory(limit: Int64)
     /// The body ended at a different length than the response announced.
     case lengthMismatch(expected: Int64, received: Int64)
     /// A resume data file that is not resume data, or that names a temporary file outside the
@@ -47,6 +49,9 @@ public enum DownloadError: Error, CustomStringConvertible, Sendable {
             "refusing to hold \(ByteFormat.grouped(bytes)) bytes in memory (limit \(ByteFormat.grouped(limit)), "
                 + "\(ByteFormat.iec(limit))): "
                 + "a file this size needs a streaming lesson, such as lesson-03-outputstream"
+        case .unknownLengthForMemory(let limit):
+            "refusing to hold a body of unknown size in memory (no Content-Length; limit \(ByteFormat.iec(limit))): "
+                + "a file whose size is not known needs a streaming lesson, such as lesson-03-outputstream"
         case .lengthMismatch(let expected, let received):
             "the body has \(received) bytes but the response announced \(expected)"
         case .unusableResumeData(let path, let reason):

@@ -12,7 +12,11 @@ import LabVocabulary
 /// - A partial file is resumed only together with its sidecar (`ResumeState`), and only for the
 ///   same URL. Without one, the download starts from byte 0.
 /// - `nextRequest()` asks for the rest with `Range: bytes=N-` and `If-Range: <validator>`, so a
-///   server whose file has changed answers 200 with all of it instead of a 206 to splice.
+///   server whose file has changed answers 200 with all of it instead of a 206 to splice. Every
+///   request asks for `Accept-Encoding: identity`, as curl and aria2 do: URLSession hands over a
+///   compressed body decoded, so the bytes on disk are no offset into what the server sends.
+/// - A body that comes compressed all the same is written whole from byte 0, with its total
+///   unknown, and leaves no sidecar: the next attempt starts over.
 /// - `decide(_:)` accepts a 206 only if its `Content-Range` starts exactly at the end of the
 ///   partial file and, on a resume, its validator and total are the ones the sidecar knew (a
 ///   server that ignores `If-Range` may answer a 206 for a new version). It treats a 200 as
@@ -62,6 +66,8 @@ public final class PartialFile {
         resumeState = ResumeState.load(for: file).flatMap { $0.url == url.absoluteString ? $0 : nil }
         written = resumeState == nil ? 0 : Self.size(of: file)
         var request = URLRequest(url: url)
+        // URLSession asks for gzip by itself, and a server that compresses ignores Range (nginx).
+        request.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
         if let resumeState, written > 0 {
             request.setValue(rangeHeader(from: written), forHTTPHeaderField: "Range")
             request.setValue(resumeState.validator, forHTTPHeaderField: "If-Range")
@@ -74,6 +80,9 @@ public final class PartialFile {
             return .reject(.httpStatus(0, url: url.absoluteString))
         }
         let decision: Decision
+        if let coding = response.contentEncoding {
+            return compressedAnyway(response, coding: coding)
+        }
         switch response.statusCode {
         case 206:
             guard case .bytes(let first, _, let total?)? = response.contentRange, first == written else {
@@ -119,6 +128,25 @@ public final class PartialFile {
             return .reject(.localIO(path: file.path, reason: "cannot save the resume state"))
         }
         return decision
+    }
+
+    /// A server that compressed the body although identity was asked for: a 200 is written whole
+    /// from byte 0 with no total and no sidecar, since no Range can continue decoded bytes; a 206
+    /// holds encoded bytes at an offset that means nothing here, and is refused.
+    private func compressedAnyway(_ response: HTTPURLResponse, coding: String) -> Decision {
+        guard response.statusCode == 200 else {
+            if response.statusCode == 206 {
+                return startOver(because: "the 206 is compressed (Content-Encoding: \(coding)): its bytes are no offset into the file")
+            }
+            return .reject(.httpStatus(response.statusCode, url: (response.url ?? url).absoluteString))
+        }
+        if written > 0 { log("the server sent the whole file compressed (\(coding)): starting over from byte 0") }
+        log("the body is compressed (\(coding)): its length is unknown until it ends, and it cannot be resumed")
+        ResumeState.remove(for: file)
+        resumeState = nil
+        written = 0
+        total = -1
+        return .replace
     }
 
     /// Deletes the partial file and its sidecar, which belong to another version of the file, and

@@ -223,7 +223,15 @@ public final class ResumableDownloadTask: URLSessionDownloadTask, @unchecked Sen
         folder = LabFolders.temporary
         do {
             let blob = try Self.read(resumeData)
-            request = URLRequest(url: blob.url)
+            // The original request's own fields go again; the range is the task's to ask. A field
+            // with a control character in it (a line break would start another header) is dropped.
+            var request = URLRequest(url: blob.url)
+            for (name, value) in blob.resumeData.originalRequestHeaders
+            where !["range", "if-range"].contains(name.lowercased())
+                && !(name + value).unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+                request.setValue(value, forHTTPHeaderField: name)
+            }
+            self.request = request
             unusable = nil
             tempFileName = blob.tempFileName
             let onDisk = PartialFile.size(of: folder.appendingPathComponent(blob.tempFileName))
@@ -605,9 +613,11 @@ public final class ResumableDownloadTask: URLSessionDownloadTask, @unchecked Sen
     private func currentResumeData() -> Data? {
         let blob: ResumeData? = shared.withLock { shared in
             guard let url = request?.url, shared.entityTag != nil || shared.lastModified != nil else { return nil }
-            return ResumeData(downloadURL: url.absoluteString, bytesReceived: shared.written,
-                              entityTag: shared.entityTag, serverDownloadDate: shared.lastModified,
-                              tempFileName: tempFileName)
+            var blob = ResumeData(downloadURL: url.absoluteString, bytesReceived: shared.written,
+                                  entityTag: shared.entityTag, serverDownloadDate: shared.lastModified,
+                                  tempFileName: tempFileName)
+            blob.originalRequestHeaders = request?.allHTTPHeaderFields ?? [:]
+            return blob
         }
         return try? blob?.encoded(as: .keyedArchive)
     }

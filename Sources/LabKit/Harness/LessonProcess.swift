@@ -51,7 +51,7 @@ struct LessonProcess<Way: LessonWay & ExpressibleByArgument> {
         let result = try ResultRecorder(
             lesson: lesson, options: options, way: way, source: source, file: verifiedFile(run, file: file)(),
             exchanges: exchangeLog, attempts: attempts, lastResult: lastResult, wallSeconds: wallSeconds,
-            ownCheck: run.ownCheck.value.withLock { $0 }
+            ownCheck: run.ownCheck.value.withLock { $0 }, progress: run.progress.record
         ).result()
         report(result)
         return result
@@ -241,7 +241,8 @@ struct DownloadSource {
     let faults: FaultScript
 
     init<Way>(options: LessonOptions, lesson: Lesson<Way>, startServer: () throws -> any LessonServer) throws {
-        let fixture = Fixture(name: lesson.id.executable, size: options.size?.bytes ?? lesson.id.defaultSize)
+        let script = options.faults ?? lesson.id.defaultFaults
+        let fixture = Fixture(name: lesson.id.executable, size: options.size?.bytes ?? lesson.id.defaultSize, content: script.content)
         if lesson.uploads {
             // The file to send is generated here; the server is where it goes.
             let server = options.url == nil ? try startServer() : nil
@@ -260,15 +261,14 @@ struct DownloadSource {
             faults = .none
             return
         }
-        let faults = options.faults ?? lesson.id.defaultFaults
         let server = try startServer()
         // A fresh run token gives this process its own attempt counter on the server.
         let run = String(UInt32.random(in: .min ... .max), radix: 16)
-        self.url = server.url(for: fixture, faults: faults, run: run)
+        self.url = server.url(for: fixture, faults: script, run: run)
         faultFreeURL = server.url(for: fixture, faults: .none, run: run + "-fault-free")
         self.server = server
         self.fixture = fixture
-        self.faults = faults
+        self.faults = script
     }
 }
 

@@ -16,11 +16,16 @@ public final class ProgressBar: Sendable {
         var started = false
     }
     private let state = Mutex(State())
+    private let reports = Mutex(ProgressRecord())
+
+    /// Every report of the run so far, across attempts.
+    public var record: ProgressRecord { reports.withLock { $0 } }
 
     init(console: Console) { self.console = console }
 
     /// Reports `received` bytes of `expected` (zero or less when the total is unknown).
     public func update(received: Int64, expected: Int64) {
+        reports.withLock { $0.add(received: received, expected: expected) }
         let now = Date()
         let text: String? = state.withLock { state in
             if !state.started {

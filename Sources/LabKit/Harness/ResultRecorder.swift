@@ -23,6 +23,8 @@ struct ResultRecorder<Way: LessonWay & ExpressibleByArgument> {
     /// False for a run ended early by a limit: hashing a 64 GiB fixture for the record's expected
     /// digest would keep it going for a minute past its limit.
     var hashesTheFixture = true
+    /// What the code's progress reports said.
+    var progress: ProgressRecord?
 
     func result() throws -> LessonResult {
         let exchanges = self.exchanges.exchanges
@@ -41,7 +43,7 @@ struct ResultRecorder<Way: LessonWay & ExpressibleByArgument> {
         case .failed(let error): failed(error, known)
         case .finished: if let ownCheck { checked(ownCheck, known) } else { try readBack(known) }
         }
-        return LessonResult(
+        var result = LessonResult(
             lesson: lesson.id,
             variant: options.variant,
             way: way?.rawValue,
@@ -69,6 +71,8 @@ struct ResultRecorder<Way: LessonWay & ExpressibleByArgument> {
             requests: self.exchanges.exchanges,  // with the HEAD of askedForDigest(), if any
             error: verdict.failure
         )
+        result.progress = progress
+        return result
     }
 
     /// How the run came out, and what the record says of the file.

@@ -47,6 +47,8 @@ enum ExchangeStory {
         lines.append(row("throughput", "\(ByteFormat.iec(Int64(result.throughputBytesPerSecond)))/s"))
         lines.append(row("peak RSS", ByteFormat.iec(result.peakRSSBytes)))
         if isUpload { return lines }
+        // A lesson that names the file itself (05, from Content-Disposition) shows the name it chose.
+        lines.append(row("saved as", result.output))
         let resumed = result.resumedFrom.map { "byte \(ByteFormat.grouped($0))" }.joined(separator: ", ")
         lines.append(row("resumed from", resumed.isEmpty ? "(no resume)" : resumed))
         lines.append(row("downloaded twice", "\(ByteFormat.grouped(result.bytesDownloadedAgain)) bytes"))

@@ -55,6 +55,15 @@ public enum ContentRange: Equatable, Sendable {
     }
 }
 
+extension URLResponse {
+    /// How many bytes the delegate will be handed: `expectedContentLength` for a body sent as it
+    /// is; -1 (unknown) for a compressed one, whose announced length is the compressed size while
+    /// URLSession hands over the decoded bytes, several times as many.
+    public var expectedDecodedLength: Int64 {
+        (self as? HTTPURLResponse)?.contentEncoding == nil ? expectedContentLength : -1
+    }
+}
+
 /// The `Range` request header for "everything from `offset` on".
 public func rangeHeader(from offset: Int64) -> String { "bytes=\(offset)-" }
 
@@ -69,6 +78,14 @@ extension HTTPURLResponse {
     public var resumeValidator: String? {
         if let etag = value(forHTTPHeaderField: "ETag"), !etag.hasPrefix("W/") { return etag }
         return value(forHTTPHeaderField: "Last-Modified")
+    }
+
+    /// The body's content coding (`gzip`, `br`), or nil when it is sent as it is. URLSession hands
+    /// over the decoded bytes: the announced length and any byte offset count the encoded ones.
+    public var contentEncoding: String? {
+        guard let coding = value(forHTTPHeaderField: "Content-Encoding")?.trimmingCharacters(in: .whitespaces),
+              !coding.isEmpty, coding.lowercased() != "identity" else { return nil }
+        return coding
     }
 
     /// The SHA-256 from an RFC 9530 `Repr-Digest: sha-256=:<base64>:` header, as lowercase hex.

@@ -31,13 +31,14 @@ struct LessonRunner {
         try FileManager.default.createDirectory(at: temporary, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
 
-        let fixture = Fixture(name: "compare-\(runCase.size).bin", size: runCase.size)
+        let fixture = Fixture(name: "compare-\(runCase.size).bin", size: runCase.size, content: runCase.scenario.faults.content)
         let token = "compare-\(UUID().uuidString.prefix(8))"
         let url = runCase.lesson.uploads
             ? source.uploadURL(run: token)
             : source.url(for: fixture, faults: runCase.scenario.faults, run: token)
         let output = folder.appendingPathComponent(fixture.name)
-        let expected = Fixture(name: fixture.name, size: fixture.size, generation: runCase.scenario.finalGeneration)
+        let expected = Fixture(name: fixture.name, size: fixture.size, generation: runCase.scenario.finalGeneration,
+                               content: fixture.content)
         var arguments = ["--url", url.absoluteString, "--output", output.path,
                          "--variant", runCase.variant.rawValue, "--json", "--quiet"]
         arguments += runCase.scenario.lessonArguments.isEmpty ? runCase.lesson.arguments : runCase.scenario.lessonArguments

@@ -151,11 +151,12 @@ struct KeyedArchive {
 
     /// The URL and Range header of a keyed-archived NSURLRequest, in Apple's layout or corelibs';
     /// nil when `data` is not a keyed archive.
-    static func request(in data: Data) -> (url: String?, range: String?)? {
+    static func request(in data: Data) -> (url: String?, range: String?, headers: [String: String])? {
         guard let plist = PropertyList.parse(data) as? [String: Any],
               plist["$archiver"] as? String == "NSKeyedArchiver",
               let archive = try? KeyedArchive(plist) else { return nil }
-        return (archive.requestURL(), archive.requestRange())
+        let headers = archive.requestHeaders()
+        return (archive.requestURL(), headers.first { $0.key.caseInsensitiveCompare("Range") == .orderedSame }?.value, headers)
     }
 
     /// corelibs keeps the URL under `NS.url`; Apple's numbered properties hold exactly one NSURL
@@ -171,17 +172,20 @@ struct KeyedArchive {
         return nil
     }
 
-    /// The value of a `Range` key in any archived dictionary: the request's header fields.
-    private func requestRange() -> String? {
+    /// The string entries of the archived dictionaries: a request archive has one, its header
+    /// fields. The first value of a name wins.
+    private func requestHeaders() -> [String: String] {
+        var headers: [String: String] = [:]
         for object in objects {
             guard let entries = dictionaryEntries(object) else { continue }
             for (keyReference, valueReference) in entries {
                 guard let key = entry(keyReference).flatMap({ string($0, depth: 0) }),
-                      key.caseInsensitiveCompare("Range") == .orderedSame else { continue }
-                return entry(valueReference).flatMap { string($0, depth: 0) }
+                      let value = entry(valueReference).flatMap({ string($0, depth: 0) }),
+                      headers[key] == nil else { continue }
+                headers[key] = value
             }
         }
-        return nil
+        return headers
     }
 
     // MARK: UIDs

@@ -29,7 +29,9 @@ extension ResumeData {
                   tempFileName: try fields.tempFileName(localPath: localPath), infoVersion: Int(version))
         self.localPath = localPath
         // Best effort: an unreadable request archive leaves the field nil, it never fails decoding.
-        originalRequestURL = (values[Key.originalRequest] as? Data).flatMap { KeyedArchive.request(in: $0)?.url }
+        let originalRequest = (values[Key.originalRequest] as? Data).flatMap { KeyedArchive.request(in: $0) }
+        originalRequestURL = originalRequest?.url
+        originalRequestHeaders = originalRequest?.headers ?? [:]
         currentRequestRange = (values[Key.currentRequest] as? Data).flatMap { KeyedArchive.request(in: $0)?.range }
     }
 
@@ -100,9 +102,10 @@ extension ResumeData {
     }
 
     /// A keyed archive of a GET request for `url`, or nil when `url` does not parse.
-    static func archivedRequest(url: String, range: String?) -> Data? {
+    static func archivedRequest(url: String, range: String?, headers: [String: String] = [:]) -> Data? {
         guard let url = URL(string: url) else { return nil }
         var request = URLRequest(url: url)
+        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
         if let range { request.setValue(range, forHTTPHeaderField: "Range") }
         let archiver = NSKeyedArchiver(requiringSecureCoding: true)
         archiver.encode(request as NSURLRequest, forKey: KeyedArchive.cfNetworkRootKey)

@@ -90,6 +90,9 @@ public struct ResumeData: Equatable, Sendable {
     public var originalRequestURL: String?
     /// The Range header of `NSURLSessionResumeCurrentRequest`, where it can be decoded.
     public var currentRequestRange: String?
+    /// The header fields of `NSURLSessionResumeOriginalRequest` (`Accept-Encoding: identity`, say),
+    /// which a resumed task sends again, as Apple's does; empty where none can be decoded.
+    public var originalRequestHeaders: [String: String] = [:]
 
     /// A download of `downloadURL` stopped after `bytesReceived` bytes.
     ///
@@ -151,7 +154,7 @@ public struct ResumeData: Equatable, Sendable {
             dictionary[Key.tempFileName] = tempFileName ?? localPath.map { URL(fileURLWithPath: $0).lastPathComponent }
         }
         if let originalRequestURL {
-            dictionary[Key.originalRequest] = Self.archivedRequest(url: originalRequestURL, range: nil)
+            dictionary[Key.originalRequest] = Self.archivedRequest(url: originalRequestURL, range: nil, headers: originalRequestHeaders)
         }
         dictionary[Key.currentRequest] = Self.archivedRequest(url: downloadURL, range: currentRequestRange)
 
