@@ -148,6 +148,7 @@ public enum Catalogue {
                 "Converting an NSMutableData to Data copies it all. Which line does that?",
                 "Collect the body in a Data from the start, and write that Data as it is.",
             ]),
+        progressPastTheTotal(source: urlGuide("the NSURLConnection delegate with NSMutableData"), total: "expectedLength"),
     ])
 
     // MARK: - 02
@@ -220,6 +221,8 @@ public enum Catalogue {
                 "Cast the response to HTTPURLResponse and look at statusCode.",
                 "Anything other than 200 or 206: cancel the connection and set outcome = .failed(DownloadError.httpStatus(status, url: ...)).",
             ]),
+        progressPastTheTotal(source: scenarios("§3, NSFileHandle"), total: "totalDataSize"),
+        compressedResume(source: scenarios("§3, NSFileHandle")),
     ], skills: [resumesAfterDrop(brokenBy: ["range-colon"]), resumesAfterKill(brokenBy: ["range-colon"])])
 
     // MARK: - 03
@@ -302,6 +305,8 @@ public enum Catalogue {
                 "A 206's Content-Range ends with /<total>; a 200's Content-Length is the total.",
                 "Drop the HEAD and take the total from the GET's response.",
             ]),
+        progressPastTheTotal(source: progress("the HEAD request"), total: "fileSize"),
+        compressedResume(source: progress("the Range request")),
     ], skills: [resumesAfterDrop(), resumesAfterKill()])
 
     // MARK: - 04
@@ -362,6 +367,19 @@ public enum Catalogue {
                 "A failed write must stop the task, and the bytes already on disk must stay resumable.",
                 "Catch the write's error, cancel the task, and make didCompleteWithError report DownloadError.localIO(path:reason:) (exit 74) instead of success.",
             ]),
+        progressPastTheTotal(source: resuming("the NSURLSessionDataTask listing"), total: "totalLength"),
+        compressedResume(source: resuming("the NSURLSessionDataTask listing")),
+        Defect(
+            id: "unknown-length-total",
+            summary: "the total is expectedContentLength plus the bytes on disk even when the length is unknown (-1): a chunked resume shows 250%",
+            source: resuming("the NSURLSessionDataTask listing"),
+            trial: Trial(faults: "chunked+drop:40pct,chunked", size: medium),
+            symptom: .misreportsProgress, fix: .verifies, matrix: [],
+            hints: [
+                "After the drop the progress passes 100%. The body comes chunked: what is expectedContentLength when the server sends no Content-Length?",
+                "-1 means unknown. Adding the bytes on disk to it gives a number that is neither: the file is larger than that.",
+                "Take the total from the 206's Content-Range (bytes N-M/<total>), and report -1 when no response says it; PartialFile(run).append(_:through:) does.",
+            ]),
     ], skills: [resumesAfterDrop(), resumesAfterKill()])
 
     // MARK: - 05
@@ -412,6 +430,8 @@ public enum Catalogue {
                 "The response knows the resource's name: suggestedFilename, or the URL's last path component.",
                 "Name the file after response.suggestedFilename, keeping only its last component so it cannot leave the folder.",
             ]),
+        progressPastTheTotal(source: resuming("the NSURLSessionDownloadTask listing"), total: "totalBytesExpectedToWrite",
+                             faults: "gzip,gzip"),
     ], skills: [resumeDataForAnotherURL])
 
     // MARK: - 06
@@ -499,6 +519,42 @@ public enum Catalogue {
                 "Get the body with run.sharedSession.bodyChunks(for:), iterate it with `for try await chunk in chunks` and write each chunk to a FileHandle.",
             ]),
     ], skills: [resumesAfterKill(brokenBy: ["starts-over"])])
+
+    // MARK: - Today's HTTP: compressed bodies and unknown lengths
+
+    /// Progress against `expectedContentLength`, which under gzip is the compressed size while the
+    /// code is handed the decoded bytes (lessons 01 to 05).
+    /// `faults`: lesson 05 pauses at 40% of what it thinks the total is, so its resume must be
+    /// compressed too.
+    static func progressPastTheTotal(source: ArticleSection, total: String, faults: FaultScript = "gzip") -> Defect {
+        Defect(
+            id: "progress-past-total",
+            summary: "progress is reckoned against expectedContentLength, the compressed size under gzip: it passes 100% (375% here)",
+            source: source,
+            trial: Trial(faults: faults, size: medium),
+            symptom: .misreportsProgress, fix: .verifies, matrix: [],
+            hints: [
+                "Under gzip the progress passes 100%. URLSession asks for gzip by itself and hands over the bytes decoded: what length does the response announce?",
+                "With Content-Encoding: gzip, expectedContentLength is the compressed size; the decoded total is unknown (response.expectedDecodedLength says -1 then).",
+                "Take \(total) from response.expectedDecodedLength (LabKit) and report -1 when it is unknown; or ask for the file as it is with Accept-Encoding: identity, as PartialFile(run).nextRequest() does.",
+            ])
+    }
+
+    /// A resume that lets URLSession ask for gzip: a server that compresses ignores Range and sends
+    /// the whole file, compressed (nginx does).
+    static func compressedResume(source: ArticleSection) -> Defect {
+        Defect(
+            id: "compressed-resume",
+            summary: "resumes accept gzip: a server that compresses ignores Range and sends the whole file again",
+            source: source,
+            trial: Trial(faults: "gzip+drop:40pct,gzip", size: medium),
+            symptom: .doesNotResume, fix: .verifies, matrix: [],
+            hints: [
+                "Under gzip the request after the drop gets a 200 with the whole file. Which encodings does that request accept? URLSession adds Accept-Encoding itself.",
+                "A server that compresses on the fly serves no byte ranges (nginx ignores Range then), and decoded bytes on disk are no offset into compressed ones.",
+                "Ask for the file as it is on every request of a download you mean to resume: request.setValue(\"identity\", forHTTPHeaderField: \"Accept-Encoding\"). PartialFile(run).nextRequest() does.",
+            ])
+    }
 
     // MARK: - What the resuming lessons teach
 

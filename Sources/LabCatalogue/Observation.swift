@@ -26,10 +26,12 @@ public struct Observation: Sendable {
     public var sentHEAD: Bool
     /// For an upload: the server's file part minus the file sent, in bytes.
     public var uploadExtraBytes: Int64?
+    /// What the program's progress reports said, from its record.
+    public var progress: ProgressRecord?
 
     public init(ending: Ending, outcome: Outcome?, file: FileState, fileName: String?, resourceName: String, size: Int64,
                 breakOffset: Int64?, afterTheBreak: AfterTheBreak? = nil, firstEnding: Ending? = nil,
-                memoryGrowth: Double?, sentHEAD: Bool, uploadExtraBytes: Int64?) {
+                memoryGrowth: Double?, sentHEAD: Bool, uploadExtraBytes: Int64?, progress: ProgressRecord? = nil) {
         self.ending = ending
         self.outcome = outcome
         self.file = file
@@ -42,6 +44,7 @@ public struct Observation: Sendable {
         self.memoryGrowth = memoryGrowth
         self.sentHEAD = sentHEAD
         self.uploadExtraBytes = uploadExtraBytes
+        self.progress = progress
     }
 
     /// The program said it was done and LabKit's own check of the file then failed: exit 65.
@@ -67,10 +70,13 @@ public struct AfterTheBreak: Sendable, Equatable {
     public var reached: Int64
     /// The `Range` header of the first GET after the break, as sent; nil without one.
     public var range: String?
+    /// The status the server answered that GET with.
+    public var status: Int?
 
-    public init(reached: Int64, range: String?) {
+    public init(reached: Int64, range: String?, status: Int? = nil) {
         self.reached = reached
         self.range = range
+        self.status = status
     }
 
     /// The first byte the request after the break asked for: N of "bytes=N-"; 0 without such a Range.
@@ -112,6 +118,12 @@ extension Symptom {
             return observation.ending == .exited(65) && observation.uploadExtraBytes == bytes
         case .starvesTheGlobalQueue:
             return observation.outcome == .unresponsive
+        case .misreportsProgress:
+            guard let progress = observation.progress else { return false }
+            return progress.reports == 0 || (progress.highestPercent ?? 0) > 100
+        case .doesNotResume:
+            if observation.claimedDone || Symptom.startsOver.isShown(in: observation) { return true }
+            return observation.verified && observation.afterTheBreak.map { $0.status != 206 } == true
         }
     }
 }

@@ -113,6 +113,17 @@ struct ExerciseCheck {
             parts.append("sent HEAD requests")
         case .misnamesTheFile? where observation.file == .right && observation.fileName != observation.resourceName:
             parts.append("saved as \(observation.fileName ?? "?"), not \(observation.resourceName)")
+        case .misreportsProgress? where Symptom.misreportsProgress.isShown(in: observation):
+            if let highest = observation.progress?.highestPercent, highest > 100 {
+                parts.append(String(format: "progress reached %.0f%%", highest))
+            } else {
+                parts.append("no progress was reported")
+            }
+        case .doesNotResume? where Symptom.doesNotResume.isShown(in: observation) && !observation.claimedDone:
+            if let resume = observation.afterTheBreak {
+                parts.append("the request after the break asked for \(resume.range ?? "no Range") and got \(resume.status.map(String.init) ?? "no answer"), "
+                    + "not a 206 continuing the file")
+            }
         default:
             break
         }

@@ -41,7 +41,7 @@ struct TrialRunner {
         defer { try? FileManager.default.removeItem(at: folder) }
 
         let token = "exercise-\(name)-\(UUID().uuidString.prefix(8))"
-        let fixture = Fixture(name: "\(name).bin", size: trial.size)
+        let fixture = Fixture(name: "\(name).bin", size: trial.size, content: trial.faults.content)
         let output = folder.appendingPathComponent(fixture.name)
         // The rerun at another URL is another server's first request: the script, which counts
         // attempts per server, is the first run's alone.
@@ -58,7 +58,7 @@ struct TrialRunner {
             if uploads {
                 arguments += ["--size", String(trial.size)]
             } else {
-                arguments += ["--sha256", Fixture(name: fixture.name, size: fixture.size, generation: generation).sha256Hex()]
+                arguments += ["--sha256", Fixture(name: fixture.name, size: fixture.size, generation: generation, content: fixture.content).sha256Hex()]
             }
             return arguments + trial.everyRun + (withTrialArguments ? trial.arguments : [])
         }
@@ -83,17 +83,18 @@ struct TrialRunner {
         let gets = log.filter { $0.method == .get }
         let broken = trial.sequel.runsTwice ? played.getsBeforeTheRerun - 1 : 0
         let afterTheBreak = gets.indices.contains(broken + 1) && broken >= 0
-            ? AfterTheBreak(reached: gets[broken].reachedOffset, range: gets[broken + 1].range) : nil
+            ? AfterTheBreak(reached: gets[broken].reachedOffset, range: gets[broken + 1].range, status: gets[broken + 1].status) : nil
 
         let (file, uploadExtra) = uploads
             ? uploadedFile(in: log, size: trial.size)
-            : (FileInspection.state(of: written, against: Fixture(name: fixture.name, size: fixture.size, generation: played.generation)), nil)
+            : (FileInspection.state(of: written, against: Fixture(name: fixture.name, size: fixture.size, generation: played.generation,
+                                                                      content: fixture.content)), nil)
         let observation = Observation(
             ending: ending, outcome: record?.outcome, file: file, fileName: written.lastPathComponent,
             resourceName: fixture.name, size: trial.size, breakOffset: trial.faults.breakOffset(bodyLength: trial.size),
             afterTheBreak: afterTheBreak, firstEnding: played.firstEnding,
             memoryGrowth: cleanPeakRSS.map { Double(finished.peakRSSBytes - $0) / Double(trial.size) },
-            sentHEAD: log.contains { $0.method == .head }, uploadExtraBytes: uploadExtra)
+            sentHEAD: log.contains { $0.method == .head }, uploadExtraBytes: uploadExtra, progress: record?.progress)
         return Ran(observation: observation, peakRSSBytes: finished.peakRSSBytes, seconds: finished.wallSeconds)
     }
 

@@ -1,0 +1,137 @@
+import Foundation
+import LabKit
+import LabVocabulary
+import Testing
+
+/// Today's HTTP against the lessons, run as processes against their embedded server: compressed
+/// bodies (`gzip`, as nginx compresses), unknown lengths (`chunked`) and names chosen by the
+/// server (`disposition:`).
+struct CompressedBodyTests {
+    static let downloads = LessonID.allCases.filter { $0.kind != .upload }
+    /// 00 and 01 hold the body in memory and start over; the others continue the file on disk.
+    static let resuming = downloads.filter { $0 != .smallFile && $0 != .inMemory }
+
+    /// The percentages of a run's progress lines, and the total each names: "progress 375%: 4.0 MiB of 1.1 MiB".
+    static func percentages(_ story: String) -> [(percent: Int, total: String)] {
+        story.split(separator: "\n").compactMap { line in
+            guard let match = line.firstMatch(of: /^progress (-?\d+)%: .* of (.+)$/), let percent = Int(match.output.1) else { return nil }
+            return (percent, String(match.output.2))
+        }
+    }
+
+    static func run(_ lesson: LessonID, _ variant: Variant, faults: String, size: String = "4MiB",
+                    folder: URL? = nil) throws -> (finished: ChildProcess.Finished, record: LessonResult) {
+        let output = try (folder ?? scratchDirectory()).appendingPathComponent(lesson == .downloadTaskResume ? "saved" : "download.bin")
+        let finished = try ChildProcess.run(lesson.executable, ["--variant", variant.rawValue, "--faults", faults, "--size", size,
+                                                                "--output", output.path, "--json"], timeout: 120)
+        return (finished, try finished.result())
+    }
+
+    /// Every corrected download, under gzip on both attempts: the exact file, and no percentage
+    /// outside 0 to 100. The resuming lessons ask for the file as it is.
+    @Test(arguments: downloads)
+    func gzipNeverTakesACorrectedLessonsProgressPast100(lesson: LessonID) throws {
+        let (finished, record) = try Self.run(lesson, .corrected, faults: "gzip,gzip")
+        #expect(finished.status == 0 && record.outcome == .verified, "\(finished.stderr.suffix(600))")
+        #expect(Self.percentages(finished.stderr).allSatisfy { (0...100).contains($0.percent) }, "\(finished.stderr)")
+        #expect((record.progress?.highestPercent ?? 0) <= 100)
+        // Those that resume never let URLSession ask for gzip: the server sent the file as it is.
+        if Self.resuming.contains(lesson) {
+            #expect(record.requests.filter { $0.method == .get }.allSatisfy { $0.status == 200 || $0.status == 206 })
+            #expect(record.bytesReceived == record.fileBytes, "nothing came twice, nothing came compressed")
+        }
+    }
+
+    /// What the catalogue predicts for the articles of 01 to 05: progress past 100%, reckoned
+    /// against the compressed length the response announced.
+    @Test(arguments: [LessonID.inMemory, .fileHandle, .outputStream, .sessionDataTask, .downloadTaskResume])
+    func gzipTakesTheArticlesProgressPast100(lesson: LessonID) throws {
+        let (finished, record) = try Self.run(lesson, .article, faults: "gzip,gzip")
+        let lines = Self.percentages(finished.stderr)
+        let highest = try #require(lines.max { $0.percent < $1.percent })
+        #expect(highest.percent > 300, "\(lines)")
+        let compressed = try #require(record.requests.first { $0.method == .get }?.contentLength)
+        #expect(compressed < record.fileBytes / 3)
+        #expect(highest.total == ByteFormat.iec(compressed))
+        #expect((record.progress?.highestPercent ?? 0) > 300)
+    }
+
+    /// A drop, then a server that compresses again: the corrected lessons resume with a 206 of
+    /// the file as it is; the articles of 02 and 04 append a whole compressed file's worth of
+    /// decoded bytes, and 03's starts over.
+    @Test(arguments: resuming)
+    func aCompressedResumeNeverSplices(lesson: LessonID) throws {
+        let (finished, record) = try Self.run(lesson, .corrected, faults: "gzip+drop:40pct,gzip")
+        #expect(finished.status == 0 && record.outcome == .verified, "\(finished.stderr.suffix(600))")
+        // Lesson 06's side demonstrations fetch from a URL of their own.
+        let gets = record.requests.filter { $0.method == .get && $0.url == record.url }
+        #expect(gets.count >= 2 && gets.dropFirst().allSatisfy { $0.status == 206 && $0.range != nil }, "\(gets)")
+        #expect(record.bytesDownloadedAgain <= 1 << 20)
+    }
+
+    @Test func theArticlesSpliceOrStartOverWhenTheResumeIsCompressed() throws {
+        for lesson in [LessonID.fileHandle, .sessionDataTask] {
+            let (finished, record) = try Self.run(lesson, .article, faults: "gzip+drop:40pct,gzip")
+            #expect(finished.status == 65 && record.outcome == .verificationFailed)
+            #expect(record.fileBytes > 4 << 20, "\(lesson): the whole file after the 40% on disk")
+        }
+        let (finished, record) = try Self.run(.outputStream, .article, faults: "gzip+drop:40pct,gzip")
+        #expect(finished.status == 0)
+        let gets = record.requests.filter { $0.method == .get }
+        #expect(gets.count == 2 && gets[1].range != nil && gets[1].status == 200, "asked for the rest, got all of it again")
+    }
+
+    /// Lesson 04's article adds -1 (no Content-Length) to the bytes on disk for its total: after a
+    /// chunked resume the progress passes 100%.
+    @Test func aChunkedResumeTakesLesson04sArticlePast100() throws {
+        let (finished, _) = try Self.run(.sessionDataTask, .article, faults: "chunked+drop:40pct,chunked")
+        #expect(finished.status == 0)
+        #expect(Self.percentages(finished.stderr).contains { $0.percent > 100 }, "\(finished.stderr)")
+        let (corrected, _) = try Self.run(.sessionDataTask, .corrected, faults: "chunked+drop:40pct,chunked")
+        #expect(corrected.status == 0)
+        #expect(Self.percentages(corrected.stderr).allSatisfy { (0...100).contains($0.percent) })
+    }
+
+    /// Lesson 00 holds a whole body in memory: a length it cannot know is refused before the GET,
+    /// whatever the size; a compressed one is asked for as it is, and so known.
+    @Test func lesson00RefusesAnUnknownLengthAndCopesWithGzip() throws {
+        for size in ["4MiB", "96MiB"] {
+            let (finished, record) = try Self.run(.smallFile, .corrected, faults: "chunked", size: size)
+            #expect(finished.status == ExitStatus.transferFailed.rawValue)
+            #expect(finished.stderr.hasSuffix("lesson-00-small-file: refusing to hold a body of unknown size in memory (no Content-Length; limit 64.0 MiB): "
+                                              + "a file whose size is not known needs a streaming lesson, such as lesson-03-outputstream\n"),
+                    "\(finished.stderr.suffix(300))")
+            #expect(record.requests.allSatisfy { $0.method == .head }, "no GET: nothing was held")
+            #expect(record.peakRSSBytes < 80 << 20)
+        }
+        let (finished, record) = try Self.run(.smallFile, .corrected, faults: "gzip")
+        #expect(finished.status == 0 && record.outcome == .verified)
+    }
+
+    /// Names a hostile server might send, percent-encoded for the fault script.
+    static let hostileNames = [
+        "..%2F..%2Fx", "%2Fetc%2Fx", "..%5C..%5Cx", ".hidden", "a%0Ab%07c%1B%5B31m", String(repeating: "%C3%A9", count: 5000),
+        "..", "r%C3%A9sum%C3%A9.pdf",
+    ]
+
+    /// Lesson 05 names the file from the response and keeps it in the folder: nothing is written
+    /// anywhere else, the name is a plain one, and the story shows it.
+    @Test(arguments: hostileNames)
+    func aServerNamedFileStaysInTheFolder(name: String) throws {
+        let scratch = try scratchDirectory()
+        let folder = scratch.appendingPathComponent("a/b")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let (finished, record) = try Self.run(.downloadTaskResume, .corrected, faults: "disposition:\(name)", size: "1MiB", folder: folder)
+        #expect(finished.status == 0 && record.outcome == .verified, "\(finished.stderr.suffix(400))")
+        let saved = URL(fileURLWithPath: record.output)
+        #expect(saved.deletingLastPathComponent().path == folder.appendingPathComponent("saved").path)
+        let savedName = saved.lastPathComponent
+        #expect(!savedName.hasPrefix(".") && !savedName.contains("/") && !savedName.contains("\\") && savedName.utf8.count <= 200)
+        #expect(!savedName.unicodeScalars.contains { $0.properties.generalCategory == .control })
+        #expect(finished.stderr.contains("  saved as          \(record.output)\n"))
+        // Every file under the scratch folder is the one saved.
+        let files = FileManager.default.enumerator(at: scratch, includingPropertiesForKeys: [.isRegularFileKey])?
+            .compactMap { $0 as? URL }.filter { (try? $0.resourceValues(forKeys: [.isRegularFileKey]).isRegularFile) == true } ?? []
+        #expect(files.map { $0.resolvingSymlinksInPath().path } == [saved.resolvingSymlinksInPath().path])
+    }
+}
