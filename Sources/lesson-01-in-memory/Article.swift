@@ -30,6 +30,8 @@ final class ArticleDownload: LessonDownload, URLConnectionDataDelegate {
         // Called again after a redirect (or for each part of a multipart response): start afresh.
         // Defect: no look at the status, so a 404's error page becomes the data.
         receivedData.length = 0
+        // Defect: under gzip, expectedContentLength is the compressed size, while the bytes that
+        // arrive are decoded: progress passes 100%.
         expectedLength = response.expectedContentLength
     }
 

@@ -29,6 +29,8 @@ final class ArticleDownload: LessonDownload, URLConnectionDataDelegate {
         var request = URLRequest(url: run.url)
         // Defect: "bytes:N-" with a colon is not a range servers understand (RFC 9110 wants
         // "bytes=N-"). They ignore it and send the whole file with 200.
+        // Defect: URLSession adds Accept-Encoding: gzip, and a server that compresses ignores any
+        // Range: the whole file comes again, compressed.
         request.setValue("bytes:\(localSize)-", forHTTPHeaderField: "Range")
         connection = URLConnection(request: request, delegate: self)
         RunLoop.current.run(until: { outcome != nil })
@@ -38,8 +40,9 @@ final class ArticleDownload: LessonDownload, URLConnectionDataDelegate {
     func connection(_ connection: URLConnection, didReceive response: URLResponse) {
         // As in the listing of "iOS 断点续传", the total is worked out once.
         guard totalDataSize == 0 else { return }
-        // Weakness: total = this response's length + what is on disk. When a 200 brings the whole
-        // file after a partial one, progress runs past 100%.
+        // Defect: total = this response's length + what is on disk. Under gzip that length is the
+        // compressed size and the bytes arrive decoded, so progress passes 100% (as it does when a
+        // 200 brings the whole file after a partial one).
         totalDataSize = response.expectedContentLength + curDataLength
         if curDataLength == 0 {
             _ = FileManager.default.createFile(atPath: run.file.path, contents: nil)

@@ -35,6 +35,8 @@ final class ArticleDownload: LessonDownload, URLConnectionDataDelegate {
         }
 
         var request = URLRequest(url: run.url)
+        // Defect: URLSession adds Accept-Encoding: gzip, and a server that compresses ignores the
+        // Range; its HEAD gave the compressed size, so the partial file looks too large as well.
         request.setValue("bytes=\(currentSize)-", forHTTPHeaderField: "Range")
         connection = URLConnection(request: request, delegate: self)
         // Callbacks arrive on the run loop of the thread that started the connection.
@@ -48,6 +50,8 @@ final class ArticleDownload: LessonDownload, URLConnectionDataDelegate {
         request.httpMethod = "HEAD"
         // Like the article, ignore any error: the size is then unknown (-1).
         let response = try? URLConnection.sendSynchronousRequest(request).response
+        // Defect: under gzip this is the compressed size; the bytes that arrive are decoded, so
+        // progress passes 100%.
         fileSize = response?.expectedContentLength ?? -1
     }
 

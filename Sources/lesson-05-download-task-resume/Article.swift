@@ -61,6 +61,8 @@ final class ArticleDownload: NSObject, LessonDownload, URLSessionDownloadDelegat
 
     func urlSession(_ session: URLSession, downloadTask: URLSessionDownloadTask, didWriteData bytesWritten: Int64,
                     totalBytesWritten: Int64, totalBytesExpectedToWrite: Int64) {
+        // Defect: under gzip totalBytesExpectedToWrite is the compressed size, and the bytes
+        // written are decoded: progress passes 100%.
         run.progress.update(received: totalBytesWritten, expected: totalBytesExpectedToWrite)
         if !pausedOnce, totalBytesWritten < totalBytesExpectedToWrite,
            Double(totalBytesWritten) >= App.pausePressedAt * Double(totalBytesExpectedToWrite) {

@@ -29,6 +29,11 @@ public enum HelpText {
                                    the name percent-encoded UTF-8 (%2F for /)
           latency:<ms>ms           wait that long before the head and before
                                    each body write after the first
+          gzip                     Content-Encoding: gzip for a client whose
+                                   Accept-Encoding allows it, as nginx does: the
+                                   compressed length, 200 whatever the Range, a
+                                   weak ETag, Vary; a script with gzip serves a
+                                   text file (log lines), which compresses ~4x
           profile:<name>           a named network for the attempt: its rate,
                                    its latency (+ up to 20%) before the head,
                                    its loss as pauses of a retransmission
@@ -43,6 +48,7 @@ public enum HelpText {
           faults=status:404               the file is not there
           faults=redirect:3               three redirects before the file
           faults=chunked+latency:200ms    no length, and slow to start
+          faults=gzip+drop:40pct,gzip     compressed, cut, and compressed again
         """
 
     /// The upload endpoint; shared by the index page and `lab serve`.
@@ -67,13 +73,15 @@ public enum HelpText {
           GET|HEAD /fixtures/<name>?size=<size>&faults=<script>&run=<token>
             name     letters, digits, "." "_" "-" (at most 64)
             size     bytes or units like 64KiB or 1GiB (default 1MiB, max 64GiB)
+            content  binary (random bytes) or text (log lines); default text
+                     when the script has gzip, else binary
             Range (a single byte range) and If-Range are supported. Responses
             carry ETag, Last-Modified and Repr-Digest (SHA-256 of the whole file);
             above 16MiB, Repr-Digest comes once the server has hashed the file,
             which it does while a client is connected, never before answering,
             unless the request says Want-Repr-Digest: sha-256=10.
 
-          GET /fixtures/<name>.sha256?size=<size>
+          GET /fixtures/<name>.sha256?size=<size>&content=<content>
             the SHA-256 in sha256sum format (waits for the hashing; 503 with
             Retry-After while 8 large files are being hashed)
 
