@@ -45,6 +45,9 @@ struct ReportWriter {
         writePeakRSSCharts(section(body, id: "memory", title: "Peak memory against file size"))
         writeTimelineCharts(section(body, id: "timeline", title: "Memory during the largest download"))
         writeThroughputCharts(section(body, id: "throughput", title: "Throughput of the largest download"))
+        if !data.networkRuns.isEmpty {
+            writeNetworks(section(body, id: "networks", title: "On slow networks"))
+        }
         writeLabCost(section(body, id: "cost", title: "The lab's own cost"))
         writeNumberTables(section(body, id: "numbers", title: "All the numbers"))
         writeEnvironment(section(body, id: "environment", title: "Machines"))
@@ -215,7 +218,7 @@ struct ReportWriter {
         }
     }
 
-    private var lessonColumns: [Column] {
+    var lessonColumns: [Column] {
         [Column("Lesson"), Column("Variant")] + (data.isMerged ? [Column("Machine")] : [])
     }
 
@@ -226,7 +229,7 @@ struct ReportWriter {
     ]
 
     /// A table with a head row; returns its body.
-    private func table(_ parent: Element, id: String, columns: [Column], caption: String?) -> Element {
+    func table(_ parent: Element, id: String, columns: [Column], caption: String?) -> Element {
         let table = parent.add("table", ["data-table": id])
         if let caption { table.add("caption", text: caption) }
         let head = table.add("thead").add("tr")
@@ -238,7 +241,7 @@ struct ReportWriter {
 
     /// A new row starting with the lesson, the variant and, when there are several, the machine.
     /// `continued`: the row before is the same lesson × variant on another machine.
-    private func lessonCells(_ body: Element, _ strategy: Strategy, _ machine: ComparisonResults, continued: Bool) -> Element {
+    func lessonCells(_ body: Element, _ strategy: Strategy, _ machine: ComparisonResults, continued: Bool) -> Element {
         let row = body.add("tr", ["data-lesson": strategy.lesson, "data-variant": strategy.variant.rawValue,
                                   "data-machine": machine.label])
         if continued { row.set("class", "continued") }
@@ -254,7 +257,7 @@ struct ReportWriter {
 
     /// The outcome of a run, marked expected or not, with its cause; `size` names the file size
     /// when the cell stands for several.
-    private func statusCell(_ row: Element, _ run: Run, size: Int64? = nil) -> Element {
+    func statusCell(_ row: Element, _ run: Run, size: Int64? = nil) -> Element {
         let unexpected = run.status == .fail && !run.expectedFailure
         let style = run.status == .fail ? (run.expectedFailure ? "fail expected" : "fail unexpected") : run.status.rawValue
         let cell = row.add("td", ["class": "outcome", "data-status": run.status.rawValue,
@@ -268,7 +271,7 @@ struct ReportWriter {
         return cell
     }
 
-    private func numberCell(_ row: Element, raw: String, shown: String) {
+    func numberCell(_ row: Element, raw: String, shown: String) {
         row.add("td", ["class": "num", "data-value": raw], text: shown)
     }
 

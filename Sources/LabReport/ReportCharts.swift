@@ -237,24 +237,53 @@ extension ReportWriter {
         let reach = ([fastest] + limitValues.filter { $0 <= fastest * Self.limitReach }).max() ?? 1
         let upper = Tick.roundedUp(max(reach * 1.08, 1))
         for (machine, size, bars) in charts {
-            drawThroughput(section, machine: machine, size: size, bars: bars, upper: upper)
+            let limits = Self.limits.compactMap { data.reference($0, of: machine, near: size) }.map { reference in
+                Limit(id: reference.kind.rawValue, name: "\(reference.kind.rawValue.replacingOccurrences(of: "-", with: " ")) "
+                      + Units.rate(reference.throughputBytesPerSecond), bytesPerSecond: reference.throughputBytesPerSecond)
+            }
+            drawThroughput(section, kind: "throughput", machine: machine, title: "throughput, \(Units.bytes(size)) file",
+                           bars: bars, upper: upper, limits: limits)
         }
     }
 
-    private func drawThroughput(_ section: Element, machine: ComparisonResults, size: Int64, bars: [Bar], upper: Double) {
+    /// A vertical line across a throughput chart: a limit of this machine, or a link's bandwidth.
+    private struct Limit {
+        /// What `data-limit` says: "loopback-limit", "3g".
+        let id: String
+        let name: String
+        let bytesPerSecond: Double
+    }
+
+    /// The corrected lessons' throughput over one network profile, the profile's bandwidth drawn
+    /// as the limit it is.
+    func writeNetworkThroughput(_ section: Element, machine: ComparisonResults, network: NetworkProfile, runs: [Run]) {
+        let bars = runs.sorted { $0.lesson < $1.lesson }.map { run in
+            let strategy = Strategy(lesson: run.lesson, variant: run.variant)
+            return Bar(series: strategy.id, label: legendLabel(strategy), look: SeriesLook(strategy, in: data),
+                       status: run.status, expectedFailure: run.expectedFailure, bytesPerSecond: run.throughputBytesPerSecond)
+        }
+        guard !bars.isEmpty else { return }
+        let bandwidth = Double(network.bytesPerSecond)
+        let upper = Tick.roundedUp(max(bandwidth, bars.map(\.bytesPerSecond).max() ?? 0) * 1.08)
+        drawThroughput(section, kind: "network-throughput", machine: machine,
+                       title: "throughput over \(network), \(Units.bytes(network.compareSize)) file", bars: bars, upper: upper,
+                       limits: [Limit(id: network.rawValue, name: "\(network) bandwidth \(Units.rate(bandwidth))", bytesPerSecond: bandwidth)])
+    }
+
+    private func drawThroughput(_ section: Element, kind: String, machine: ComparisonResults, title: String, bars: [Bar],
+                                upper: Double, limits: [Limit]) {
         let (labelRight, barsLeft, barsRight) = (330.0, 338.0, 860.0)
         let (rowHeight, barHeight) = (26.0, 18.0)
-        let limits = Self.limits.compactMap { data.reference($0, of: machine, near: size) }
-            .sorted { $0.throughputBytesPerSecond < $1.throughputBytesPerSecond }
+        let limits = limits.sorted { $0.bytesPerSecond < $1.bytesPerSecond }
         let barsTop = 16 + Double(limits.count) * 16 + 8
         let barsBottom = barsTop + Double(bars.count) * rowHeight
         let x = Axis(lower: 0, upper: upper, start: barsLeft, end: barsRight, logarithmic: false)
-        let svg = chart(section, kind: "throughput", machine: machine, height: barsBottom + 48)
+        let svg = chart(section, kind: kind, machine: machine, height: barsBottom + 48)
         let frame = ChartFrame(left: barsLeft, right: barsRight, top: barsTop - 4, bottom: barsBottom)
         frame.drawXTicks(Tick.linear(upTo: upper, atMost: 7, unitSuffix: "/s"), x, in: svg)
         svg.add("text", ["class": "axis-title", "x": ChartFrame.coordinate((barsLeft + barsRight) / 2),
                          "y": ChartFrame.coordinate(barsBottom + 38), "text-anchor": "middle"],
-                text: "throughput, \(Units.bytes(size)) file")
+                text: title)
 
         for (index, bar) in bars.enumerated() {
             let top = barsTop + Double(index) * rowHeight + (rowHeight - barHeight) / 2
@@ -287,19 +316,19 @@ extension ReportWriter {
 
     /// The vertical lines for the limits, each label on its own row so that two close limits
     /// do not print over each other. A limit beyond the axis is named at its right end.
-    private func drawLimits(_ svg: Element, _ limits: [ComparisonResults.Reference], _ x: Axis, rowsTop: Double, barsBottom: Double) {
+    private func drawLimits(_ svg: Element, _ limits: [Limit], _ x: Axis, rowsTop: Double, barsBottom: Double) {
         // Every line starts below the last row of labels, so no line runs through a label.
         let linesTop = rowsTop + Double(limits.count) * 16
         for (index, limit) in limits.enumerated() {
             let labelY = rowsTop + Double(index) * 16 + 10
-            let name = "\(limit.kind.rawValue.replacingOccurrences(of: "-", with: " ")) \(Units.rate(limit.throughputBytesPerSecond))"
-            let group = svg.add("g", ["class": "limit", "data-limit": limit.kind.rawValue])
-            guard x.contains(limit.throughputBytesPerSecond) else {
+            let name = limit.name
+            let group = svg.add("g", ["class": "limit", "data-limit": limit.id])
+            guard x.contains(limit.bytesPerSecond) else {
                 group.add("text", ["x": ChartFrame.coordinate(x.end), "y": ChartFrame.coordinate(labelY), "text-anchor": "end"],
                           text: name + ", off the scale →")
                 continue
             }
-            let position = x.position(limit.throughputBytesPerSecond)
+            let position = x.position(limit.bytesPerSecond)
             group.add("line", ["x1": ChartFrame.coordinate(position), "y1": ChartFrame.coordinate(linesTop),
                                "x2": ChartFrame.coordinate(position), "y2": ChartFrame.coordinate(barsBottom)])
             let anchorAtEnd = position > x.start + (x.end - x.start) * 0.6

@@ -23,7 +23,10 @@ struct ReportData {
     /// The lessons this lab ships, in order; they keep the same colour in every report.
     static let knownLessons = LessonID.allCases.map(\.rawValue)
 
+    /// Each machine with its loopback runs only: every section but the slow networks' reads these.
     let machines: [ComparisonResults]
+    /// Each machine that ran over network profiles, with those runs.
+    let networkRuns: [(machine: ComparisonResults, runs: [Run])]
     /// Every lesson × variant any machine ran.
     let strategies: [Strategy]
     /// Every scenario any machine ran, in the order a student meets them (`Scenario.allCases`).
@@ -33,9 +36,17 @@ struct ReportData {
     private let titles: [String: String]
 
     init(_ machines: [ComparisonResults]) {
-        self.machines = machines
-        let runs = machines.flatMap(\.runs)
-        strategies = Set(runs.map { Strategy(lesson: $0.lesson, variant: $0.variant) }).sorted()
+        self.machines = machines.map { machine in
+            var loopback = machine
+            loopback.runs = machine.runs.filter { $0.network == nil }
+            return loopback
+        }
+        networkRuns = machines.compactMap { machine in
+            let runs = machine.runs.filter { $0.network != nil }
+            return runs.isEmpty ? nil : (machine, runs)
+        }
+        strategies = Set(machines.flatMap(\.runs).map { Strategy(lesson: $0.lesson, variant: $0.variant) }).sorted()
+        let runs = self.machines.flatMap(\.runs)
         let ran = Set(runs.map(\.scenario))
         scenarios = Scenario.allCases.filter(ran.contains)
         cleanSizes = Set(runs.filter { $0.scenario == .clean }.map(\.sizeBytes)).sorted()

@@ -73,9 +73,15 @@ public struct ComparisonResults: Codable, Sendable, Equatable {
         public var repetitions: Int
         /// The write delay of the slow-disk scenario.
         public var slowDiskWriteDelayMicroseconds: Int
+        /// The network profiles the corrected variants also ran over (`--profile`, `--full`);
+        /// absent when none.
+        public var networks: [NetworkProfile]?
+        /// How often each run over a profile was repeated.
+        public var networkRepetitions: Int?
 
         public init(preset: Preset, sizes: [Int64], faultSize: Int64, lessons: [String],
-                    scenarios: [Scenario], repetitions: Int, slowDiskWriteDelayMicroseconds: Int) {
+                    scenarios: [Scenario], repetitions: Int, slowDiskWriteDelayMicroseconds: Int,
+                    networks: [NetworkProfile]? = nil, networkRepetitions: Int? = nil) {
             self.preset = preset
             self.sizes = sizes
             self.faultSize = faultSize
@@ -83,6 +89,8 @@ public struct ComparisonResults: Codable, Sendable, Equatable {
             self.scenarios = scenarios
             self.repetitions = repetitions
             self.slowDiskWriteDelayMicroseconds = slowDiskWriteDelayMicroseconds
+            self.networks = networks
+            self.networkRepetitions = networkRepetitions
         }
     }
 
@@ -156,6 +164,10 @@ public struct ComparisonResults: Codable, Sendable, Equatable {
         public var referenceSeconds: Double?
         /// Median over the repetitions of transfer ÷ its paired reference's wall time.
         public var costRatio: Double?
+        /// The network profile the run was played over; absent for loopback.
+        public var network: NetworkProfile?
+        /// Median seconds from the first request arriving at the embedded server to its response's head.
+        public var firstByteSeconds: Double?
         public var repetitions: [Repetition]
         /// RSS of the median repetition while it ran; absent when not sampled.
         public var rssTimeline: [RSSSample]?
@@ -165,7 +177,8 @@ public struct ComparisonResults: Codable, Sendable, Equatable {
                     cpuSeconds: Double, peakRSSBytes: Int64, throughputBytesPerSecond: Double,
                     bytesOnWire: Int64, bytesDownloadedAgain: Int64, repetitions: [Repetition],
                     rssTimeline: [RSSSample]?, transferSeconds: Double? = nil, verificationSeconds: Double? = nil,
-                    reference: ReferenceKind? = nil, referenceSeconds: Double? = nil, costRatio: Double? = nil) {
+                    reference: ReferenceKind? = nil, referenceSeconds: Double? = nil, costRatio: Double? = nil,
+                    network: NetworkProfile? = nil, firstByteSeconds: Double? = nil) {
             self.lesson = lesson
             self.title = title
             self.variant = variant
@@ -187,6 +200,8 @@ public struct ComparisonResults: Codable, Sendable, Equatable {
             self.reference = reference
             self.referenceSeconds = referenceSeconds
             self.costRatio = costRatio
+            self.network = network
+            self.firstByteSeconds = firstByteSeconds
         }
     }
 
@@ -214,11 +229,13 @@ public struct ComparisonResults: Codable, Sendable, Equatable {
         public var referenceSeconds: Double?
         /// The lesson's one-line error, if any.
         public var error: String?
+        /// Seconds from the first request arriving at the embedded server to its response's head.
+        public var firstByteSeconds: Double?
 
         public init(exitCode: Int32, outcome: Outcome, verified: Bool, wallSeconds: Double,
                     cpuSeconds: Double, peakRSSBytes: Int64, throughputBytesPerSecond: Double,
                     bytesOnWire: Int64, bytesDownloadedAgain: Int64, error: String?,
-                    transferSeconds: Double? = nil, verificationSeconds: Double? = nil) {
+                    transferSeconds: Double? = nil, verificationSeconds: Double? = nil, firstByteSeconds: Double? = nil) {
             self.exitCode = exitCode
             self.outcome = outcome
             self.verified = verified
@@ -231,6 +248,7 @@ public struct ComparisonResults: Codable, Sendable, Equatable {
             self.transferSeconds = transferSeconds
             self.verificationSeconds = verificationSeconds
             self.error = error
+            self.firstByteSeconds = firstByteSeconds
         }
     }
 

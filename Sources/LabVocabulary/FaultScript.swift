@@ -154,6 +154,13 @@ public struct FaultScript: Hashable, Sendable, CustomStringConvertible {
         attempts.prefix(max(0, attempt)).joined().filter { $0 == .change }.count
     }
 
+    /// This script with every attempt played over `network`, and at least `attempts` attempts, so
+    /// that a retry after one of the link's own resets is over the same link.
+    public func over(_ network: NetworkProfile, attempts: Int) -> FaultScript {
+        let padded = self.attempts + Array(repeating: [], count: max(0, attempts - self.attempts.count))
+        return FaultScript(attempts: padded.map { $0 + [.profile(network)] })
+    }
+
     /// What the fixture holds under this script. Servers compress text, not random bytes (which
     /// gzip makes larger), so a script that compresses any attempt serves a text file throughout.
     public var content: FixtureContent {

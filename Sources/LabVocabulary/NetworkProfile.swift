@@ -1,7 +1,7 @@
 /// A named network for `profile:<name>`: the bandwidth, round-trip latency and loss of a kind
 /// of link, as others publish them. Apple's Network Link Conditioner has presets of the same
 /// names, but their figures are not published; each figure here names its source.
-public enum NetworkProfile: String, CaseIterable, Sendable, LabName {
+public enum NetworkProfile: String, CaseIterable, Codable, Sendable, LabName {
     case edge
     case threeG = "3g"
     case lte
@@ -53,6 +53,14 @@ public enum NetworkProfile: String, CaseIterable, Sendable, LabName {
     }
 
     public var bytesPerSecond: Int64 { kilobitsPerSecond * 1000 / 8 }
+
+    /// The file `lab compare` downloads over this link: the largest power of two that the
+    /// bandwidth carries in 4 s (256 KiB over 3g, 8 MiB over wifi), so a run takes seconds.
+    public var compareSize: Int64 {
+        var size: Int64 = 1 << 10
+        while size * 2 <= 4 * bytesPerSecond { size *= 2 }
+        return size
+    }
 
     /// "3g  750 kbit/s  250 ms  1.5% loss".
     public var summary: String {

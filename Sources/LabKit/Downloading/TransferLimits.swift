@@ -53,6 +53,9 @@ public struct TransferLimits: Sendable {
 }
 
 extension TransferLimits {
+    /// How many attempts a lesson makes by default (`--max-attempts`).
+    public static let defaultAttempts = 5
+
     /// The options `lab compare` and `lab exercise` give every lesson they run for a file of
     /// `size`: the run ends itself before the lab would kill it (a tenth and a second early, for
     /// the process to start and to write its record), and no response may bring more than twice

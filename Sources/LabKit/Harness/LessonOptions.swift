@@ -38,7 +38,7 @@ struct LessonOptions: ParsableArguments {
     var faults: FaultScript?
 
     @Option(help: "Stop after this many attempts (each one is a press of Start or Resume).")
-    var maxAttempts = 5
+    var maxAttempts = TransferLimits.defaultAttempts
 
     @Option(name: .customLong("max-time"), help: "Give up once the whole run has taken this many seconds (as curl's --max-time). The partial file stays.")
     var maxTime: Double?

@@ -12,6 +12,8 @@ final class RequestHandler: ChannelInboundHandler {
     private let core: ServerCore
     private let uploadLimits: MultipartLimits
     private var state = State.idle
+    /// When the current request's head arrived, for its time to first byte.
+    private var requestArrived = NIODeadline.now()
 
     /// Where this connection is with its request. NIO's pipelining helper hands over one request
     /// at a time and holds back the next until this one's response has ended, so the states
@@ -44,6 +46,7 @@ final class RequestHandler: ChannelInboundHandler {
         switch (unwrapInboundIn(data), state) {
         case (.head(let head), .idle):
             state = .reading(head)
+            requestArrived = .now()
             if head.method == .POST, UploadEndpoint.matches(head.uri) {
                 beginUpload(head, context: context)
             }
@@ -412,7 +415,7 @@ final class RequestHandler: ChannelInboundHandler {
             method: RequestMethod(rawValue: request.method.rawValue), target: request.uri,
             range: request.headers.first(name: "Range"), ifRange: request.headers.first(name: "If-Range"),
             status: Int(status.code), bodyBytesSent: 0, attempt: attempt, requestBodyBytes: requestBodyBytes,
-            uploadedFiles: uploadedFiles
+            uploadedFiles: uploadedFiles, firstByteSeconds: Double((NIODeadline.now() - requestArrived).nanoseconds) / 1e9
         ))
         let head = HTTPResponseHead(version: .http1_1, status: status, headers: headers)
         context.write(wrapOutboundOut(.head(head)), promise: nil)

@@ -18,6 +18,9 @@ public struct LoggedRequest: Hashable, Sendable {
     public var uploadedFiles: [UploadedFile]
     /// The body stopped at its `stall` fault: what a run killed "at the break" waits for.
     public var stalled = false
+    /// Seconds from the request's head arriving to the response's head going out: the time to
+    /// first byte a client on loopback sees, a `latency` or a profile's included.
+    public var firstByteSeconds: Double = 0
 
     /// One file part of an upload: its count and digest, never its bytes.
     public struct UploadedFile: Hashable, Sendable {
@@ -29,7 +32,7 @@ public struct LoggedRequest: Hashable, Sendable {
 
     public init(method: RequestMethod, target: String, range: String?, ifRange: String?,
                 status: Int, bodyBytesSent: Int64, attempt: Int, requestBodyBytes: Int64 = 0,
-                uploadedFiles: [UploadedFile] = []) {
+                uploadedFiles: [UploadedFile] = [], firstByteSeconds: Double = 0) {
         self.method = method
         self.target = target
         self.range = range
@@ -39,5 +42,6 @@ public struct LoggedRequest: Hashable, Sendable {
         self.attempt = attempt
         self.requestBodyBytes = requestBodyBytes
         self.uploadedFiles = uploadedFiles
+        self.firstByteSeconds = firstByteSeconds
     }
 }

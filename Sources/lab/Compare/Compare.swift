@@ -29,7 +29,12 @@ struct Compare: ParsableCommand {
 
             Presets: the default is 1 MiB, 32 MiB and 128 MiB clean, every scenario at 16 MiB, 3 repetitions \
             (about 3 minutes with a debug build on 2 cores). --quick: 1 and 32 MiB, drop-resume and \
-            ignore-range at 8 MiB, once. --full: adds 256 MiB and 1 GiB, faults at 64 MiB.
+            ignore-range at 8 MiB, once. --full: adds 256 MiB and 1 GiB, faults at 64 MiB, and the 3g and \
+            wifi profiles.
+
+            Network profiles (--profile): each corrected variant downloads a file sized for the link \
+            (about 4 s of its bandwidth), clean and with a drop at 30%, once:
+            \(NetworkProfile.allCases.map { "  \($0.summary), \(ByteFormat.iec($0.compareSize)) file" }.joined(separator: "\n"))
             """
     )
 
@@ -56,6 +61,10 @@ struct Compare: ParsableCommand {
 
     @Option(help: "How often each run is repeated; the report shows medians.")
     var repetitions: Int?
+
+    @Option(name: .customLong("profile"), help: ArgumentHelp(
+        "Also run the corrected variants over these network profiles, comma-separated (listed below).", valueName: "names"))
+    var profiles: [String] = []
 
     @Option(help: "Run against this server instead of the embedded one (\(Self.scenariosWithoutFaults) only). It must serve /fixtures/compare-<bytes>.bin, as `lab serve` does.")
     var server: String?
@@ -127,7 +136,19 @@ struct Compare: ParsableCommand {
             // A scenario made for one lesson is left out when that lesson is not compared.
             plan.scenarios = plan.scenarios.filter { scenario in plan.lessons.contains { $0.runs(scenario) } }
         }
-        if let repetitions { plan.repetitions = repetitions }
+        if let repetitions { (plan.repetitions, plan.networkRepetitions) = (repetitions, repetitions) }
+        if !profiles.isEmpty {
+            if server != nil { throw ValidationError("--profile needs the embedded server's faults; it does not run with --server") }
+            let names = profiles.flatMap { $0.split(separator: ",", omittingEmptySubsequences: false).map(String.init) }
+            plan.networks = try names.map { name in
+                guard let network = NetworkProfile(rawValue: name) else {
+                    throw ValidationError("--profile: no profile \"\(name)\"; there are \(NetworkProfile.allCases.map(\.rawValue).joined(separator: ", "))")
+                }
+                return network
+            }.reduce(into: []) { if !$0.contains($1) { $0.append($1) } }
+        } else if server != nil {
+            plan.networks = []
+        }
         if plan.lessons.allSatisfy(\.uploads), plan.scenarios.allSatisfy({ $0 != .clean }) {
             throw ValidationError("nothing to run: lesson 07 runs only in the clean scenario")
         }

@@ -27,7 +27,7 @@ struct Comparison {
         var runs: [ComparisonResults.Run] = []
         for (index, runCase) in cases.enumerated() {
             var measured: [LessonRunner.Measured] = []
-            for repetition in 1...plan.repetitions {
+            for repetition in 1...plan.repetitions(of: runCase) {
                 let paired = try runCase.pairedReference.flatMap { try yardsticks.once($0, size: runCase.size) }
                 var run = try runner.run(runCase, repetition: repetition)
                 run.repetition.referenceSeconds = paired?.wallSeconds
@@ -43,7 +43,9 @@ struct Comparison {
         let settings = ComparisonResults.Settings(
             preset: plan.preset, sizes: plan.sizes, faultSize: plan.faultSize, lessons: plan.lessons.map(\.id),
             scenarios: plan.scenarios, repetitions: plan.repetitions,
-            slowDiskWriteDelayMicroseconds: Scenario.slowDiskWriteDelayMicroseconds)
+            slowDiskWriteDelayMicroseconds: Scenario.slowDiskWriteDelayMicroseconds,
+            networks: plan.networks.isEmpty ? nil : plan.networks,
+            networkRepetitions: plan.networks.isEmpty ? nil : plan.networkRepetitions)
         return ComparisonResults(label: label, environment: environment, settings: settings,
                                  references: references, runs: runs)
     }
@@ -115,7 +117,9 @@ struct Comparison {
             // a machine that slows down for a while slows both sides of a pair.
             costRatio: medianOfAll(repetitions.map { repetition in
                 repetition.transferSeconds.flatMap { transfer in repetition.referenceSeconds.map { transfer / max($0, 1e-6) } }
-            }))
+            }),
+            network: runCase.network,
+            firstByteSeconds: medianOfAll(repetitions.map(\.firstByteSeconds)))
     }
 
     /// The median when every repetition measured the value, else nil.
@@ -142,8 +146,8 @@ struct Comparison {
         }
         return "\(counter) \(run.lesson.padding(toLength: 24, withPad: " ", startingAt: 0)) "
             + "\(run.variant.rawValue.padding(toLength: 9, withPad: " ", startingAt: 0)) "
-            + "\(run.scenario.rawValue.padding(toLength: 14, withPad: " ", startingAt: 0)) "
-            + "\(ByteFormat.iec(run.sizeBytes).leftPadded(to: 7)) "
+            + "\((run.scenario.rawValue + (run.network.map { " \($0)" } ?? "")).padding(toLength: 19, withPad: " ", startingAt: 0)) "
+            + "\(ByteFormat.iec(run.sizeBytes).leftPadded(to: 9)) "
             + "\(String(format: "%6.2f s", run.wallSeconds)) \(ByteFormat.iec(run.peakRSSBytes).leftPadded(to: 9))  \(verdict)"
     }
 }

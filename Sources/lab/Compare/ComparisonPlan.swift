@@ -40,6 +40,16 @@ struct ComparisonPlan {
     var variants: [Variant]
     var scenarios: [Scenario]
     var repetitions: Int
+    /// Network profiles the corrected variants also run over, each at its own file size, clean
+    /// and with a drop (`--profile`; `--full` adds 3g and wifi).
+    var networks: [NetworkProfile] = []
+    /// How often each run over a profile is repeated: once, unless `--repetitions` says. A run
+    /// takes seconds by design, and what it shows (the first byte, the cost of a drop) is far
+    /// larger than one run's noise.
+    var networkRepetitions = 1
+
+    /// The two scenarios a profile runs: what the link gives, and what a drop costs on it.
+    static let networkScenarios: [Scenario] = [.clean, .dropResume]
 
     static let defaultPlan = ComparisonPlan(
         preset: .default, sizes: [1 << 20, 32 << 20, 128 << 20], faultSize: 16 << 20,
@@ -52,7 +62,8 @@ struct ComparisonPlan {
 
     static let full = ComparisonPlan(
         preset: .full, sizes: [1 << 20, 32 << 20, 128 << 20, 256 << 20, 1 << 30], faultSize: 64 << 20,
-        lessons: LessonProfile.all, variants: Variant.allCases, scenarios: Scenario.allCases, repetitions: 3)
+        lessons: LessonProfile.all, variants: Variant.allCases, scenarios: Scenario.allCases, repetitions: 3,
+        networks: [.threeG, .wifi])
 
     /// The runs in the order they happen: every clean size first, smallest first, so the
     /// first results arrive quickly; then the fault scenarios at `faultSize`.
@@ -74,7 +85,20 @@ struct ComparisonPlan {
                 }
             }
         }
+        // Slow links last: what an engineer choosing for a mobile app weighs, for the fixed code.
+        for network in networks {
+            for scenario in Self.networkScenarios {
+                for lesson in lessons where !lesson.uploads && lesson.runs(scenario) && variants.contains(.corrected) {
+                    cases.append(RunCase(lesson: lesson, variant: .corrected, scenario: scenario, size: network.compareSize,
+                                         network: network))
+                }
+            }
+        }
         return cases
+    }
+
+    func repetitions(of runCase: RunCase) -> Int {
+        runCase.network == nil ? repetitions : networkRepetitions
     }
 }
 
@@ -84,12 +108,20 @@ struct RunCase {
     let variant: Variant
     let scenario: Scenario
     let size: Int64
+    /// The link it runs over; nil for loopback.
+    var network: NetworkProfile? = nil
+
+    /// The server's faults: the scenario's, every attempt over the network if there is one.
+    var faults: FaultScript {
+        guard let network else { return scenario.faults }
+        return scenario.faults.over(network, attempts: TransferLimits.defaultAttempts)
+    }
 
     /// The reference that does this run's transfer with nothing around it, run right before
     /// each repetition so that both meet the machine in the same state: corrected variants,
     /// clean runs (the report's "lab's own cost").
     var pairedReference: References.Paired? {
-        guard scenario == .clean, variant == .corrected, !expectsRefusal else { return nil }
+        guard scenario == .clean, variant == .corrected, !expectsRefusal, network == nil else { return nil }
         return lesson.uploads ? .formUpload : .foundationFloor
     }
 

@@ -25,17 +25,17 @@ struct LessonRunner {
 
     func run(_ runCase: RunCase, repetition: Int) throws -> Measured {
         let folder = workFolder.appendingPathComponent(
-            "\(runCase.lesson.id)-\(runCase.variant)-\(runCase.scenario.rawValue)-\(runCase.size)-\(repetition)")
+            "\(runCase.lesson.id)-\(runCase.variant)-\(runCase.scenario.rawValue)-\(runCase.network.map { "\($0)-" } ?? "")\(runCase.size)-\(repetition)")
         try? FileManager.default.removeItem(at: folder)
         let temporary = folder.appendingPathComponent("tmp")
         try FileManager.default.createDirectory(at: temporary, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
 
-        let fixture = Fixture(name: "compare-\(runCase.size).bin", size: runCase.size, content: runCase.scenario.faults.content)
+        let fixture = Fixture(name: "compare-\(runCase.size).bin", size: runCase.size, content: runCase.faults.content)
         let token = "compare-\(UUID().uuidString.prefix(8))"
         let url = runCase.lesson.uploads
             ? source.uploadURL(run: token)
-            : source.url(for: fixture, faults: runCase.scenario.faults, run: token)
+            : source.url(for: fixture, faults: runCase.faults, run: token)
         let output = folder.appendingPathComponent(fixture.name)
         let expected = Fixture(name: fixture.name, size: fixture.size, generation: runCase.scenario.finalGeneration,
                                content: fixture.content)
@@ -51,7 +51,7 @@ struct LessonRunner {
         if runCase.scenario == .slowDisk {
             arguments += ["--write-delay-us", String(Scenario.slowDiskWriteDelayMicroseconds)]
         }
-        let timeout = Self.timeout(for: runCase.size)
+        let timeout = Self.timeout(for: runCase)
         arguments += TransferLimits.arguments(forFileOf: runCase.size, within: timeout)
         var process = MeasuredProcess(
             program: executables.appendingPathComponent(runCase.lesson.executable),
@@ -89,7 +89,7 @@ struct LessonRunner {
         } else {
             file = FileInspection.state(of: record.map { URL(fileURLWithPath: $0.output) }, against: expected)
         }
-        let ending = finished.ending(record: record, timeout: Self.timeout(for: runCase.size))
+        let ending = finished.ending(record: record, timeout: Self.timeout(for: runCase))
         return Observation(
             ending: ending, outcome: record?.outcome, file: file, fileName: record.map { URL(fileURLWithPath: $0.output).lastPathComponent },
             resourceName: expected.name, size: runCase.size,
@@ -126,7 +126,7 @@ struct LessonRunner {
         } else if let message = record?.error?.message {
             error = message
         } else if finished.timedOut {
-            error = "timed out after \(Int(Self.timeout(for: runCase.size).seconds)) s"
+            error = "timed out after \(Int(Self.timeout(for: runCase).seconds)) s"
         } else if let signal = finished.signal {
             error = "ended by signal \(signal)"
         } else if record == nil {
@@ -151,7 +151,8 @@ struct LessonRunner {
             error: error.map(Self.shorteningDigests),
             // The record of a kill-rerun covers the rerun only.
             transferSeconds: runCase.scenario == .killRerun ? nil : record?.wallSeconds,
-            verificationSeconds: runCase.scenario == .killRerun ? nil : record?.verificationSeconds)
+            verificationSeconds: runCase.scenario == .killRerun ? nil : record?.verificationSeconds,
+            firstByteSeconds: source.requests(method: .get, run: token)?.first?.firstByteSeconds)
     }
 
     /// A cause is read in a table cell: a SHA-256 there shows as its first 12 digits.
@@ -205,8 +206,10 @@ struct LessonRunner {
     }
 
     /// Generous: a debug build of the slowest lesson takes about 35 s for 256 MiB.
-    static func timeout(for size: Int64) -> Duration {
-        .seconds(60 + Int(size >> 20) / 2)
+    /// A minute and half a second a MiB; over a slow link, also four times what its bandwidth needs.
+    static func timeout(for runCase: RunCase) -> Duration {
+        let overLink = runCase.network.map { 4 * runCase.size / $0.bytesPerSecond } ?? 0
+        return .seconds(60 + Int(runCase.size >> 20) / 2 + Int(overLink))
     }
 }
 
@@ -265,7 +268,7 @@ enum FixtureSource {
         requests(method: .post, run: token)?.flatMap(\.uploadedFiles) ?? []
     }
 
-    private func requests(method: RequestMethod, run token: String) -> [LoggedRequest]? {
+    func requests(method: RequestMethod, run token: String) -> [LoggedRequest]? {
         guard case .embedded(let server) = self else { return nil }
         return server.requests(run: token, method: method)
     }
