@@ -1,13 +1,14 @@
+import LabVocabulary
+
 /// "On slow networks": the corrected lessons over each network profile that ran, the table an
 /// engineer choosing a strategy for a mobile app reads. Time to first byte, throughput against
 /// the link's own bandwidth, and what a drop at 30% costs each strategy there.
-import LabVocabulary
 extension ReportWriter {
     func writeNetworks(_ section: Element) {
         section.add("p", ["class": "note"], text: """
             The corrected variants over the lab server's network profiles (docs/server-and-faults.md): \
             each downloads a file sized for the link, about 4 s of its bandwidth, once clean and once \
-            with the connection dropped at 30%. First byte: from the request arriving at the server to \
+            with the connection dropped at 30%. First byte: from the first GET arriving at the server to \
             its response's head going out, the profile's latency and jitter included. Of the link: the \
             throughput as a share of the profile's bandwidth; the round trip, the loss's pauses and the process's start take \
             the rest. A drop costs: the run with the drop less the clean run, and the bytes the server \

@@ -166,7 +166,7 @@ public struct ComparisonResults: Codable, Sendable, Equatable {
         public var costRatio: Double?
         /// The network profile the run was played over; absent for loopback.
         public var network: NetworkProfile?
-        /// Median seconds from the first request arriving at the embedded server to its response's head.
+        /// Median seconds from the first GET arriving at the embedded server to its response's head.
         public var firstByteSeconds: Double?
         public var repetitions: [Repetition]
         /// RSS of the median repetition while it ran; absent when not sampled.
@@ -229,7 +229,7 @@ public struct ComparisonResults: Codable, Sendable, Equatable {
         public var referenceSeconds: Double?
         /// The lesson's one-line error, if any.
         public var error: String?
-        /// Seconds from the first request arriving at the embedded server to its response's head.
+        /// Seconds from the first GET arriving at the embedded server to its response's head.
         public var firstByteSeconds: Double?
 
         public init(exitCode: Int32, outcome: Outcome, verified: Bool, wallSeconds: Double,

@@ -89,9 +89,11 @@ final class CorrectedDownload: NSObject, LessonDownload, URLSessionDownloadDeleg
 
     func urlSession(_ session: URLSession, downloadTask: URLSessionDownloadTask, didWriteData bytesWritten: Int64,
                     totalBytesWritten: Int64, totalBytesExpectedToWrite: Int64) {
-        run.progress.update(received: totalBytesWritten, expected: totalBytesExpectedToWrite)
-        if !pausedOnce, totalBytesWritten < totalBytesExpectedToWrite,
-           Double(totalBytesWritten) >= App.pausePressedAt * Double(totalBytesExpectedToWrite) {
+        // A server may compress all the same: its total then counts the compressed bytes, not these.
+        let compressed = (downloadTask.response as? HTTPURLResponse)?.contentEncoding != nil
+        let expected = compressed ? NSURLSessionTransferSizeUnknown : totalBytesExpectedToWrite
+        run.progress.update(received: totalBytesWritten, expected: expected)
+        if !pausedOnce, totalBytesWritten < expected, Double(totalBytesWritten) >= App.pausePressedAt * Double(expected) {
             pausedOnce = true
             run.log("pause")
             downloadTask.cancel(byProducingResumeData: { resumeData in
@@ -117,7 +119,7 @@ final class CorrectedDownload: NSObject, LessonDownload, URLSessionDownloadDeleg
         // Content-Disposition names it if the server sent one; otherwise the URL's path does.
         let disposition = response.value(forHTTPHeaderField: "Content-Disposition")
         let name = safeFileName(disposition != nil ? response.suggestedFilename ?? "" : run.url.lastPathComponent)
-        let destination = run.file.appendingPathComponent(name)
+        let destination = freeDestination(for: name, in: run.file)
         do {
             try? FileManager.default.removeItem(at: destination)
             try FileManager.default.moveItem(at: location, to: destination)
@@ -145,12 +147,35 @@ final class CorrectedDownload: NSObject, LessonDownload, URLSessionDownloadDeleg
 }
 
 /// A file name for a resource that cannot lead outside the folder: the last component of
-/// `suggested` only (no `/`, `\` or `..`), no leading dot, no control characters, and at most
-/// 200 bytes of UTF-8, whole characters only (file systems allow 255 bytes a name).
+/// `suggested` only (no `/`, `\` or `..`), no leading dot, no control or line-breaking characters,
+/// and at most 200 bytes of UTF-8, whole characters only (file systems allow 255 bytes a name).
+/// It works on Unicode scalars, not characters: a `/` followed by a joiner is one character that
+/// is not `/`, and removing the joiner afterwards would bring the `/` back. A name that ends like
+/// the resume data kept beside it gets `.download` added (in any case: a Mac's disk ignores case),
+/// or the download would replace its own resume data and be deleted with it.
 func safeFileName(_ suggested: String) -> String {
-    let last = suggested.split(whereSeparator: { $0 == "/" || $0 == "\\" }).last.map(String.init) ?? ""
-    var name = String(String.UnicodeScalarView(last.unicodeScalars.filter { !CharacterSet.controlCharacters.contains($0) }))
-    while name.hasPrefix(".") { name.removeFirst() }
+    let unwanted = CharacterSet.controlCharacters.union(.newlines)
+    let kept = suggested.unicodeScalars.filter { !unwanted.contains($0) }
+    let last = kept.split(whereSeparator: { $0 == "/" || $0 == "\\" }).last ?? []
+    var name = String(String.UnicodeScalarView(last.drop { $0 == "." }))
     while name.utf8.count > 200 { name.removeLast() }
+    if name.lowercased().hasSuffix(".resumedata") { name += ".download" }
     return name.isEmpty ? "download" : name
+}
+
+/// Where the finished file goes: an earlier file of that name is replaced, as a rerun expects,
+/// but a folder of that name is never removed for it (a server chooses the name): the file then
+/// gets a number, `name (2)`.
+func freeDestination(for name: String, in folder: URL) -> URL {
+    func isFolder(_ url: URL) -> Bool {
+        // attributesOfItem does not follow a link: a link is replaced, never what it points at.
+        (try? FileManager.default.attributesOfItem(atPath: url.path)[.type] as? FileAttributeType) == .typeDirectory
+    }
+    var destination = folder.appendingPathComponent(name)
+    var number = 2
+    while isFolder(destination) {
+        destination = folder.appendingPathComponent("\(name) (\(number))")
+        number += 1
+    }
+    return destination
 }

@@ -399,6 +399,31 @@ final class Lesson05Tests {
         #expect(strays.isEmpty, "\(strays)")
     }
 
+    /// Separators and dots hidden in one character with what follows them: a joiner after `/`
+    /// (removed as a format character, it would leave a bare `/`), a combining mark after the
+    /// leading dot, and a line separator. Each path's last component, decoded, is the name.
+    @Test(arguments: [
+        ("%2F%E2%80%8D..%2F%E2%80%8D..%2F%E2%80%8Devil", "evil"),
+        (".%CC%81evil", "\u{301}evil"),
+        ("ev%E2%80%A8il%E2%80%A9", "evil"),
+        ("..%E2%80%8D%2Fevil.resumedata", "evil.resumedata.download"),
+    ])
+    func hostileCharactersInAURLPathCannotLeaveTheFolder(path: String, saved: String) throws {
+        let fixture = Fixture(name: "hostile", size: 1 << 20)
+        let peer = try AnyPathServer(fixture: fixture)
+        defer { peer.stop() }
+        let folders = try folders("hostile-characters")
+        let finished = try run(["--url", "http://127.0.0.1:\(peer.port)/files/\(path)", "--output", folders.output.path,
+                                "--sha256", fixture.sha256Hex(), "--json"], folders).finished
+        #expect(finished.status == 0, "\(finished.stderr)")
+        let result = try finished.result()
+        #expect(result.verified)
+        #expect(result.output == folders.output.appendingPathComponent(saved).path)
+        #expect(Self.contents(of: folders.output) == [saved])
+        let strays = Self.entries(of: directory).filter { $0.hasSuffix("evil") && !$0.contains("/Documents") }
+        #expect(strays.isEmpty, "\(strays)")
+    }
+
     @Test func hostileContentDispositionCannotLeaveTheFolder() throws {
         // Large enough that Pause stops the first transfer before its end: the resume gets a 206,
         // which names the file, rather than a 416, which does not.

@@ -429,8 +429,7 @@ public final class ResumableDownloadTask: URLSessionDownloadTask, @unchecked Sen
             return refuse(DownloadError.httpStatus(0, url: request?.url?.absoluteString ?? ""))
         }
         let (offset, resumedValidator) = shared.withLock { ($0.offset, $0.validator) }
-        let validator = http.value(forHTTPHeaderField: "ETag").flatMap { $0.hasPrefix("W/") ? nil : $0 }
-            ?? http.value(forHTTPHeaderField: "Last-Modified")
+        let validator = http.resumeValidator
         let startAt: Int64
         var total = http.expectedContentLength
         switch http.statusCode {
@@ -474,8 +473,10 @@ public final class ResumableDownloadTask: URLSessionDownloadTask, @unchecked Sen
                 shared.handle = handle
                 shared.written = startAt
                 shared.total = total
-                shared.entityTag = http.value(forHTTPHeaderField: "ETag").flatMap { $0.hasPrefix("W/") ? nil : $0 }
-                shared.lastModified = http.value(forHTTPHeaderField: "Last-Modified")
+                // No validator (a weak ETag, a compressed body): no resume data, as nothing can
+                // be resumed onto these bytes.
+                shared.entityTag = validator == nil ? nil : http.value(forHTTPHeaderField: "ETag")
+                shared.lastModified = validator == nil ? nil : http.value(forHTTPHeaderField: "Last-Modified")
                 return shared.offset > 0
             }
             if resumed, let delegate = session.downloadDelegate {

@@ -47,7 +47,7 @@ enum ExchangeStory {
         lines.append(row("throughput", "\(ByteFormat.iec(Int64(result.throughputBytesPerSecond)))/s"))
         lines.append(row("peak RSS", ByteFormat.iec(result.peakRSSBytes)))
         if isUpload { return lines }
-        // A lesson that names the file itself (05, from Content-Disposition) shows the name it chose.
+        // Where the bytes went: lesson 05 names the file itself, from the response.
         lines.append(row("saved as", result.output))
         let resumed = result.resumedFrom.map { "byte \(ByteFormat.grouped($0))" }.joined(separator: ", ")
         lines.append(row("resumed from", resumed.isEmpty ? "(no resume)" : resumed))

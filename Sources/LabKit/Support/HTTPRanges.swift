@@ -73,10 +73,13 @@ extension HTTPURLResponse {
         value(forHTTPHeaderField: "Content-Range").flatMap(ContentRange.init(header:))
     }
 
-    /// The strong validator to resume against: the ETag if it is strong, else Last-Modified.
-    /// A weak ETag (`W/"…"`) cannot be used with If-Range (RFC 9110 §13.1.5).
+    /// The validator to resume against: the ETag, else Last-Modified; nil when this body cannot
+    /// be resumed at all. RFC 9110 §13.1.5: If-Range may carry neither a weak ETag (`W/"…"`) nor,
+    /// when there is an ETag, a date. A compressed body is decoded on its way in, so the bytes
+    /// on disk are no offset into what the server would send for a Range.
     public var resumeValidator: String? {
-        if let etag = value(forHTTPHeaderField: "ETag"), !etag.hasPrefix("W/") { return etag }
+        guard contentEncoding == nil else { return nil }
+        if let etag = value(forHTTPHeaderField: "ETag") { return etag.hasPrefix("W/") ? nil : etag }
         return value(forHTTPHeaderField: "Last-Modified")
     }
 

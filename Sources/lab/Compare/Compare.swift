@@ -33,7 +33,7 @@ struct Compare: ParsableCommand {
             wifi profiles.
 
             Network profiles (--profile): each corrected variant downloads a file sized for the link \
-            (about 4 s of its bandwidth), clean and with a drop at 30%, once:
+            (about 4 s of its bandwidth), clean and with a drop at 30%, once unless --repetitions says:
             \(NetworkProfile.allCases.map { "  \($0.summary), \(ByteFormat.iec($0.compareSize)) file" }.joined(separator: "\n"))
             """
     )
@@ -146,6 +146,12 @@ struct Compare: ParsableCommand {
                 }
                 return network
             }.reduce(into: []) { if !$0.contains($1) { $0.append($1) } }
+            if !plan.variants.contains(.corrected) {
+                throw ValidationError("--profile runs the corrected variants, and --variants leaves none")
+            }
+            if plan.lessons.allSatisfy(\.uploads) {
+                throw ValidationError("--profile runs downloads, and lesson 07 uploads")
+            }
         } else if server != nil {
             plan.networks = []
         }

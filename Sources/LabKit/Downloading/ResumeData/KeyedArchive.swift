@@ -149,14 +149,16 @@ struct KeyedArchive {
 
     // MARK: Requests
 
-    /// The URL and Range header of a keyed-archived NSURLRequest, in Apple's layout or corelibs';
-    /// nil when `data` is not a keyed archive.
+    /// The URL, the Range header and the header fields of a keyed-archived NSURLRequest, in
+    /// Apple's layout or corelibs'; nil when `data` is not a keyed archive.
     static func request(in data: Data) -> (url: String?, range: String?, headers: [String: String])? {
         guard let plist = PropertyList.parse(data) as? [String: Any],
               plist["$archiver"] as? String == "NSKeyedArchiver",
               let archive = try? KeyedArchive(plist) else { return nil }
         let headers = archive.requestHeaders()
-        return (archive.requestURL(), headers.first { $0.key.caseInsensitiveCompare("Range") == .orderedSame }?.value, headers)
+        // Names are case-insensitive: of several spellings, the first in sorted order, every time.
+        let range = headers.filter { $0.key.caseInsensitiveCompare("Range") == .orderedSame }.min { $0.key < $1.key }?.value
+        return (archive.requestURL(), range, headers)
     }
 
     /// corelibs keeps the URL under `NS.url`; Apple's numbered properties hold exactly one NSURL
@@ -172,8 +174,9 @@ struct KeyedArchive {
         return nil
     }
 
-    /// The string entries of the archived dictionaries: a request archive has one, its header
-    /// fields. The first value of a name wins.
+    /// The string-to-string entries of every archived dictionary, taken as the header fields: in
+    /// a request archive, Apple's or corelibs', the header fields are the only such dictionary.
+    /// The first value of a name wins.
     private func requestHeaders() -> [String: String] {
         var headers: [String: String] = [:]
         for object in objects {
