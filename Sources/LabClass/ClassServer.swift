@@ -13,6 +13,8 @@ public final class ClassServer: Sendable {
     public static let maximumConnections = 256
     public static let idleTimeout = TimeAmount.seconds(10)
     public static let connectionLifetime = TimeAmount.seconds(60)
+    /// How long a refused body is still read, and dropped, before the connection closes.
+    public static let lingerTime = TimeAmount.seconds(2)
     /// The bodies of all connections together, held while they arrive: 256 slow clients with a
     /// megabyte each must not take a quarter of a gigabyte. Beyond it a request gets 503, and
     /// `lab` keeps the submission to send again.
@@ -107,11 +109,27 @@ public final class ClassServer: Sendable {
                     case .overBudget: response = .busy
                     }
                 }
-                // A refused body may still be arriving: the connection ends rather than read it.
-                let keepAlive = head.isKeepAlive && response.status != .payloadTooLarge && response.status != .serviceUnavailable
-                try await write(response, to: outbound, keepAlive: keepAlive)
-                if !keepAlive { return }
+                // A refused body may still be arriving: the connection ends rather than keep it.
+                let refused = response.status == .payloadTooLarge || response.status == .serviceUnavailable
+                try await write(response, to: outbound, keepAlive: head.isKeepAlive && !refused)
+                if refused {
+                    await linger(reading: &parts, of: connection.channel)
+                    return
+                }
+                if !head.isKeepAlive { return }
             }
+        }
+    }
+
+    /// A lingering close, as nginx makes one: closed while the client still sends, the socket
+    /// would answer it with a reset, and the client could lose the answer it has not read yet.
+    /// What arrives until the request's end is dropped, for `lingerTime` at most.
+    private func linger(reading parts: inout NIOAsyncChannelInboundStream<HTTPServerRequestPart>.AsyncIterator,
+                        of channel: any Channel) async {
+        let deadline = channel.eventLoop.scheduleTask(in: Self.lingerTime) { channel.close(promise: nil) }
+        defer { deadline.cancel() }
+        while let part = try? await parts.next() {
+            if case .end = part { return }
         }
     }
 

@@ -45,6 +45,8 @@ import Testing
             (server.submissions, ClassFixtures.json(unknownExercise), 400, "there is no exercise \"99-nothing\""),
             (server.submissions, ClassFixtures.json(unknownCheck), 400, "exercise 03 has no check \"made-up\""),
             (server.submissions, oversized, 413, "the body is larger than 1 MiB"),
+            // Still being sent when the answer goes out: the answer must reach the client all the same.
+            (server.submissions, Data(repeating: UInt8(ascii: " "), count: 32 << 20), 413, "the body is larger than 1 MiB"),
         ]
         for refusal in refusals {
             let answer = try ClassHTTP.post(refusal.url, refusal.body)
@@ -278,7 +280,9 @@ import Testing
         let page = try ClassHTTP.get(server.teacherURL)
         let took = ContinuousClock.now - started
         #expect(page.status == 200)
-        #expect(took < .seconds(1), "the page took \(took)")
+        // A bound with a wide margin, not a speed figure (the page draws in 271 to 280 ms, docs/class.md):
+        // the whole suite runs beside this test, and the request starts a Python process.
+        #expect(took < .seconds(5), "the page took \(took)")
         #expect(peak.highest < 150 << 20, "peak RSS \(peak.highest >> 20) MiB")
     }
 
