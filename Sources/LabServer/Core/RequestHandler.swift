@@ -257,25 +257,27 @@ final class RequestHandler: ChannelInboundHandler {
 
     private func writeFixtureResponse(_ fixture: Fixture, _ representation: Representation, faults: AttemptFaults,
                                       attempt: Int, request: HTTPRequestHead, context: ChannelHandlerContext) {
+        let isGET = request.method == .GET
         let status: HTTPResponseStatus
         let length: Int64
-        let source: BodyStreamer.Source
+        // What the body is read from; nil when no body follows (a HEAD, a 416).
+        let source: BodyStreamer.Source?
         switch representation {
         case .identity(.full, _):
             (status, length, source) = (.ok, fixture.size, .identity(fixture, firstOffset: 0))
         case .identity(.partial(let first, let last), _):
             (status, length, source) = (.partialContent, last - first + 1, .identity(fixture, firstOffset: first))
         case .identity(.unsatisfiable, _):
-            (status, length, source) = (.rangeNotSatisfiable, 0, .identity(fixture, firstOffset: 0))
+            (status, length, source) = (.rangeNotSatisfiable, 0, nil)
         case .gzip(let encodedLength):
             do {
-                (status, length, source) = (.ok, encodedLength, .gzip(try GzipStream(fixture)))
+                // Set up before the head goes out, so that a failure can still be a 500.
+                (status, length, source) = (.ok, encodedLength, isGET ? .gzip(try GzipStream(fixture)) : nil)
             } catch {
                 sendText(.internalServerError, "cannot start gzip: \(error)", attempt: attempt, request: request, context: context)
                 return
             }
         }
-        let isGET = request.method == .GET
         let hasBody = status != .rangeNotSatisfiable
         // A lying length only matters when a body follows; HEAD shows the honest headers.
         let lengthError = isGET && hasBody ? faults.lengthError ?? 0 : 0
@@ -320,7 +322,7 @@ final class RequestHandler: ChannelInboundHandler {
         }
 
         let logIndex = writeHead(status, headers: headers, attempt: attempt, request: request, context: context)
-        guard isGET && hasBody else {
+        guard isGET, let source else {
             endResponse(request: request, context: context)
             return
         }
