@@ -76,7 +76,7 @@ extension ReportData {
     /// lightest passing process of the machine's smallest clean download. About 40 MiB of Swift
     /// runtime, Foundation and the lab's kit on Linux, whatever the strategy.
     func runtimeBaseline(_ machine: ComparisonResults) -> Int64? {
-        let clean = machine.runs.filter { $0.scenario == .clean && $0.status == .pass }
+        let clean = machine.loopbackRuns.filter { $0.scenario == .clean && $0.status == .pass }
         guard let smallest = clean.map(\.sizeBytes).min() else { return nil }
         return clean.filter { $0.sizeBytes == smallest }.map(\.peakRSSBytes).min()
     }

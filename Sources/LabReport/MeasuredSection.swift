@@ -34,7 +34,7 @@ public enum MeasuredSection {
     /// The section for `lesson`: where the figures come from, the fault matrix with the cause of
     /// each failure, and the clean runs.
     public static func markdown(for lesson: LessonID, from results: ComparisonResults) throws -> String {
-        let runs = results.runs.filter { $0.lesson == lesson.rawValue }
+        let runs = results.loopbackRuns.filter { $0.lesson == lesson.rawValue }
         guard !runs.isEmpty else { throw Problem.lessonNotMeasured(lesson) }
         return (provenance(results) + faultMatrix(runs, results) + cleanRuns(runs, results)).joined(separator: "\n")
     }

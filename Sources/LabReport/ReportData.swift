@@ -38,7 +38,7 @@ struct ReportData {
     init(_ machines: [ComparisonResults]) {
         self.machines = machines.map { machine in
             var loopback = machine
-            loopback.runs = machine.runs.filter { $0.network == nil }
+            loopback.runs = machine.loopbackRuns
             return loopback
         }
         networkRuns = machines.compactMap { machine in
@@ -74,7 +74,7 @@ struct ReportData {
 
     /// The largest file the clean scenario downloaded on this machine.
     func largestCleanSize(_ machine: ComparisonResults) -> Int64? {
-        machine.runs.filter { $0.scenario == .clean }.map(\.sizeBytes).max()
+        machine.loopbackRuns.filter { $0.scenario == .clean }.map(\.sizeBytes).max()
     }
 
     /// The reference of this kind measured at `size`, or failing that at its largest size.

@@ -14,6 +14,9 @@ public struct ComparisonResults: Codable, Sendable, Equatable {
     public var settings: Settings
     public var references: [Reference]
     public var runs: [Run]
+    /// The runs over loopback: every run but those played over a network profile, which only
+    /// the report's slow-network section reads.
+    public var loopbackRuns: [Run] { runs.filter { $0.network == nil } }
 
     public init(label: String, environment: Environment, settings: Settings,
                 references: [Reference], runs: [Run]) {

@@ -167,6 +167,19 @@ public struct FaultScript: Hashable, Sendable, CustomStringConvertible {
         attempts.joined().contains(.gzip) ? .text : .binary
     }
 
+    /// The largest fixture `gzip` compresses. Its compressed length is measured before the head
+    /// goes out (about 14 s a GiB in a debug build on 2 busy cores), and a larger file would keep
+    /// a client waiting past its time-out (60 s by default) with nothing sent.
+    public static let largestCompressedFixture: Int64 = 1 << 30
+
+    /// Refuses, in one line, a fixture of `size` that this script cannot serve.
+    public func check(fixtureSize size: Int64) throws {
+        if attempts.joined().contains(.gzip), size > Self.largestCompressedFixture {
+            throw LabError("gzip serves files up to 1 GiB: the compressed length is measured before "
+                           + "the answer, and a larger file would keep the client waiting past its time-out")
+        }
+    }
+
     /// The script as `parse` reads it back, for the `faults=` query of a URL: `drop:40pct,ok`.
     /// The empty script is the empty string; an attempt without faults is `ok`.
     public var description: String {

@@ -32,7 +32,7 @@ struct Pages: ParsableCommand {
 
     /// Rewrites the section of every measured lesson's page in `folder`; returns the pages written.
     static func update(_ folder: String, from results: ComparisonResults) throws -> [String] {
-        let measured = LessonID.allCases.filter { lesson in results.runs.contains { $0.lesson == lesson.rawValue } }
+        let measured = LessonID.allCases.filter { lesson in results.loopbackRuns.contains { $0.lesson == lesson.rawValue } }
         // Every page is read and made first, so that one page without markers leaves them all as they were.
         let pages = try measured.map { lesson in
             let path = URL(fileURLWithPath: folder).appendingPathComponent("\(lesson.rawValue).md")

@@ -34,6 +34,15 @@ final class HostileInputTests {
         #expect(finished.stderr == "\(executable): --size: \(size) is larger than the largest fixture, 64GiB\n")
     }
 
+    /// gzip measures the compressed length before it answers: a file it cannot measure in time is
+    /// refused in one line, before any server starts. 1 GiB itself is served.
+    @Test func gzipAboveOneGibibyteIsRefusedAtOnce() throws {
+        let finished = try ChildProcess.run("lesson-03-outputstream", ["--size", "1073741825", "--faults", "ok,gzip"], timeout: 30)
+        #expect(finished.status == ExitStatus.usage.rawValue)
+        #expect(finished.stderr == "lesson-03-outputstream: --faults: gzip serves files up to 1 GiB: the compressed length is "
+                + "measured before the answer, and a larger file would keep the client waiting past its time-out\n")
+    }
+
     /// `ulimit -f 4096` (4 MiB): past it the kernel's SIGXFSZ would end a writer with no word said.
     /// The signal is set back to its default first, as in a login shell: an ignored signal is
     /// inherited, and the test runner's may be.

@@ -43,6 +43,23 @@ struct MeasuredSectionTests {
         #expect(lines.contains("curl fetched 256 MiB in the same run at 600 MiB/s."))
     }
 
+    /// Runs over a network profile (`--full` has them) belong to the report's slow-network section,
+    /// not to the page's loopback tables: their sizes and outcomes would read as loopback ones.
+    @Test func runsOverANetworkStayOffThePage() throws {
+        var results = ReportFixture.results()
+        var overLink = ReportFixture.run("03-outputstream", "OutputStream", .corrected, .clean, 256 << 10, throughput: 80_000)
+        overLink.network = .threeG
+        var failedOverLink = ReportFixture.run("03-outputstream", "OutputStream", .corrected, .ignoreRange, 256 << 10,
+                                               status: .fail, cause: "timed out")
+        failedOverLink.network = .threeG
+        results.runs += [overLink, failedOverLink]
+        #expect(try MeasuredSection.markdown(for: .outputStream, from: results)
+                == MeasuredSection.markdown(for: .outputStream, from: ReportFixture.results()))
+        // Only over a network: the lesson has no loopback runs to show.
+        results.runs = [overLink]
+        #expect(throws: MeasuredSection.Problem.self) { try MeasuredSection.markdown(for: .outputStream, from: results) }
+    }
+
     @Test func aLessonTheResultsDoNotHaveIsAnError() {
         #expect(throws: MeasuredSection.Problem.self) {
             try MeasuredSection.markdown(for: .asyncAwait, from: ReportFixture.results())

@@ -44,6 +44,9 @@ struct ServerTests {
     @Test("bad sizes are 400 with one line", arguments: [
         ("abc", "bad size \"abc\": expected a byte count like 1000, 64KiB, 64MiB, 1GiB or 5MB\n"),
         ("65GiB", "bad size \"65GiB\": the largest fixture is 64GiB\n"),
+        // A compressed length is measured before the head: past 1 GiB a client would time out first.
+        ("1073741825&faults=drop:1,gzip", "gzip serves files up to 1 GiB: the compressed length is measured before the answer, "
+            + "and a larger file would keep the client waiting past its time-out\n"),
     ])
     func badSize(size: String, message: String) throws {
         let server = try LabServer.start()

@@ -89,5 +89,8 @@ struct LessonOptions: ParsableArguments {
         if let size, size.bytes > Fixture.maximumSize {
             throw ValidationError("--size: \(size) is larger than the largest fixture, \(ByteSize.format(Fixture.maximumSize))")
         }
+        if let size, let faults {
+            do { try faults.check(fixtureSize: size.bytes) } catch { throw ValidationError("--faults: \(error)") }
+        }
     }
 }

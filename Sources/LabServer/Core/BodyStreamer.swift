@@ -12,7 +12,8 @@ final class BodyStreamer {
     enum Ending {
         /// The body is complete and the connection can carry another request.
         case complete
-        /// The connection must close now (a drop, or a lying Content-Length).
+        /// The connection must close now: a drop, a lying Content-Length, a link's reset, or a
+        /// compression that failed midway.
         case closeConnection
     }
 
@@ -20,7 +21,7 @@ final class BodyStreamer {
     /// loopback), small enough that memory stays flat per connection.
     private static let chunkSize: Int64 = 256 * 1024
     /// Throttled bodies go out in slices this many times a second, so the rate looks smooth
-    /// to a progress bar instead of arriving in 64 KiB bursts.
+    /// to a progress bar instead of arriving in 256 KiB bursts.
     private static let throttleSlicesPerSecond: Int64 = 50
 
     /// Where the body's bytes come from.

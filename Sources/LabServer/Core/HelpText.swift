@@ -30,10 +30,11 @@ public enum HelpText {
           latency:<ms>ms           wait that long before the head and before
                                    each body write after the first
           gzip                     Content-Encoding: gzip for a client whose
-                                   Accept-Encoding allows it, as nginx does: the
-                                   compressed length, 200 whatever the Range, a
-                                   weak ETag, Vary; a script with gzip serves a
-                                   text file (log lines), which compresses ~4x
+                                   Accept-Encoding allows it: 200 whatever the
+                                   Range, a weak ETag, Vary, as nginx does, and
+                                   the compressed length (files up to 1 GiB);
+                                   a script with gzip serves a text file (log
+                                   lines), which compresses ~4x
           profile:<name>           a named network for the attempt: its rate,
                                    its latency (+ up to 20%) before the head,
                                    its loss as pauses of a retransmission

@@ -260,7 +260,7 @@ final class RequestHandler: ChannelInboundHandler {
         let isGET = request.method == .GET
         let status: HTTPResponseStatus
         let length: Int64
-        // What the body is read from; nil when no body follows (a HEAD, a 416).
+        // What the body is read from; nil when there is none to read (a 416, a compressed HEAD).
         let source: BodyStreamer.Source?
         switch representation {
         case .identity(.full, _):

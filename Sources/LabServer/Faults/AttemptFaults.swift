@@ -118,7 +118,8 @@ package struct LossyLink {
         let mebibyte: Int64 = 1 << 20
         var (offset, index): (Int64, UInt64) = (0, 1 << 32)
         while offset < bodyLength {
-            if draw(index) < chance { return min(bodyLength, offset + Int64(draw(index + (1 << 31)) * Double(mebibyte))) }
+            // Before the last byte: a reset after the whole body would only cut off the response's end.
+            if draw(index) < chance { return min(bodyLength - 1, offset + Int64(draw(index + (1 << 31)) * Double(mebibyte))) }
             (offset, index) = (offset + mebibyte, index + 1)
         }
         return nil

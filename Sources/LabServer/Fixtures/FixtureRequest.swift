@@ -81,6 +81,7 @@ struct FixtureRequest {
             size = Self.defaultSize
         }
         faults = try FaultScript.parse(value("faults") ?? "")
+        try faults.check(fixtureSize: size)
         content = try value("content").map { text in
             guard let content = FixtureContent(rawValue: text) else {
                 throw LabError("bad content \"\(text)\": expected \(FixtureContent.allCases.map(\.rawValue).joined(separator: " or "))")
