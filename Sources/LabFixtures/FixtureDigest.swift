@@ -1,10 +1,9 @@
 import Crypto
 import Foundation
 import LabVocabulary
-import Synchronization
 
 /// SHA-256 of a whole fixture, computed by streaming its bytes once and then remembered
-/// for the life of the process (a 1 GiB fixture takes seconds to hash).
+/// (a 1 GiB fixture takes seconds to hash), for the last few thousand fixtures.
 extension Fixture {
     /// Lowercase hex, as `sha256sum` prints it. Computes the digest here if it is not known yet.
     public func sha256Hex() -> String {
@@ -15,14 +14,14 @@ extension Fixture {
     }
 
     package static func cachedSHA256Digest(of fixture: Fixture) -> [UInt8]? {
-        digestCache.withLock { $0[fixture] }
+        digestCache[fixture]
     }
 
     fileprivate static func remember(_ digest: [UInt8], of fixture: Fixture) {
-        digestCache.withLock { $0[fixture] = digest }
+        digestCache.remember(digest, for: fixture)
     }
 
-    private static let digestCache = Mutex<[Fixture: [UInt8]]>([:])
+    package static let digestCache = FixtureMemo<[UInt8]>()
 }
 
 /// Hashes one fixture a slice at a time, so that the work can be shared out fairly and dropped

@@ -83,3 +83,30 @@ enum GoldenValues {
     static let firstBytesOfA = "ac33fe663ebc70ed"
     static let etagOfA = #""40de9dbeaeae3521""#
 }
+
+@Suite("What the server remembers of fixtures")
+struct FixtureMemoTests {
+    /// A client naming ever new fixtures cannot grow the server's memory without end: past its
+    /// capacity the memo starts afresh, and what it keeps is still right.
+    @Test func forgetsEverythingOnceFull() {
+        let memo = FixtureMemo<Int64>(capacity: 3)
+        let fixtures = (0..<7).map { Fixture(name: "f\($0)", size: 100) }
+        for (index, fixture) in fixtures.enumerated() {
+            memo.remember(Int64(index), for: fixture)
+            #expect(memo.count <= 3)
+            #expect(memo[fixture] == Int64(index))
+        }
+        #expect(memo[fixtures[0]] == nil)
+        // Remembering a known fixture again never empties it.
+        memo.remember(60, for: fixtures[6])
+        #expect(memo[fixtures[6]] == 60 && memo.count == 1)
+    }
+
+    /// Digests of many fixtures, each asked for once: the digest memo stays within its capacity.
+    @Test func digestsOfManyFixturesStayBounded() {
+        for index in 0..<(Fixture.digestCache.capacity + 50) {
+            _ = Fixture(name: "many-\(index)", size: 16).sha256Hex()
+        }
+        #expect(Fixture.digestCache.count <= Fixture.digestCache.capacity)
+    }
+}

@@ -2,7 +2,6 @@ import CompressNIO
 import Foundation
 import LabFixtures
 import NIOCore
-import Synchronization
 
 /// A fixture as the `gzip` fault sends it: zlib's gzip format at level 1 (nginx's default
 /// `gzip_comp_level`), fed a segment of 256 KiB at a time, each ending in a sync flush. Fixed
@@ -76,15 +75,15 @@ final class GzipSizer: FixtureComputation, @unchecked Sendable {
             return .failure(GzipFailure(description: "cannot compress: \(error)"))
         }
         guard encoding.isFinished else { return nil }
-        Self.lengths.withLock { $0[fixture] = length }
+        Self.lengths.remember(length, for: fixture)
         return .success(length)
     }
 
     static func known(for fixture: Fixture) -> Result<Int64, GzipFailure>? {
-        lengths.withLock { $0[fixture] }.map { .success($0) }
+        lengths[fixture].map { .success($0) }
     }
 
-    private static let lengths = Mutex<[Fixture: Int64]>([:])
+    static let lengths = FixtureMemo<Int64>()
 }
 
 /// The compressed body of one response, produced as it is sent: at most a segment's encoding
