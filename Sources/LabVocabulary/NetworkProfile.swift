@@ -62,7 +62,7 @@ public enum NetworkProfile: String, CaseIterable, Codable, Sendable, LabName {
         return size
     }
 
-    /// "3g  750 kbit/s  250 ms  1.5% loss".
+    /// "3g 750 kbit/s, 250 ms, 1.5% loss".
     public var summary: String {
         let loss = lossPercent == lossPercent.rounded() ? String(Int(lossPercent)) : String(lossPercent)
         return "\(rawValue) \(kilobitsPerSecond) kbit/s, \(latencyMilliseconds) ms, \(loss)% loss"

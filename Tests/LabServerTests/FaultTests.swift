@@ -420,6 +420,7 @@ struct GzipTests {
     @Test("Accept-Encoding decides, weights included", arguments: [
         (nil as String?, false), ("gzip", true), ("GZIP;q=0.5", true), ("gzip;q=0", false), ("identity", false),
         ("*", true), ("*;q=0", false), ("br, *;q=0.1", true), ("gzip;q=0, *", false), ("x-gzip", true), ("deflate, br", false),
+        ("x-gzip;q=0, gzip", true), ("gzip;q=0, x-gzip;q=0.2", true), ("x-gzip;q=0", false),
     ])
     func acceptEncoding(header: String?, compressed: Bool) throws {
         let server = try LabServer.start()

@@ -107,22 +107,24 @@ final class GzipStream {
     }
 }
 
-/// Whether a request's `Accept-Encoding` allows gzip (RFC 9110, 12.5.3): `gzip` or `x-gzip` with
-/// a weight above 0, or else `*` with one. No header at all means "no preference", and nginx then
-/// sends identity; so does the lab.
+/// Whether a request's `Accept-Encoding` allows gzip (RFC 9110, 12.5.3): `gzip` or `x-gzip` (the
+/// same coding) with a weight above 0, or else `*` with one. No header at all means "no
+/// preference", and nginx then sends identity; so does the lab.
 enum AcceptEncoding {
     static func allowsGzip(_ values: [String]) -> Bool {
+        var named: Bool?
         var wildcard: Bool?
         for item in values.joined(separator: ",").split(separator: ",") {
             let parameters = item.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
             guard let coding = parameters.first, !coding.isEmpty else { continue }
             let weight = parameters.dropFirst().first { $0.hasPrefix("q=") }.flatMap { Double($0.dropFirst(2)) } ?? 1
             switch coding {
-            case "gzip", "x-gzip": return weight > 0
+            // Either name with a weight allows it, whatever the other says: `x-gzip;q=0, gzip`.
+            case "gzip", "x-gzip": named = (named ?? false) || weight > 0
             case "*": wildcard = weight > 0
             default: continue
             }
         }
-        return wildcard ?? false
+        return named ?? wildcard ?? false
     }
 }
