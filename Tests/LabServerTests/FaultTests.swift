@@ -2,6 +2,7 @@ import Foundation
 import LabFixtures
 import LabServer
 import LabVocabulary
+import Synchronization
 import Testing
 
 @Suite("Scripted faults")
@@ -427,6 +428,32 @@ struct GzipTests {
         defer { server.stop() }
         let response = try fetch(server, "HEAD", fixturePath(text, faults: "gzip"), headers: header.map { [("Accept-Encoding", $0)] } ?? [])
         #expect((response.header("Content-Encoding") == "gzip") == compressed)
+    }
+
+    /// More large fixtures to compress at once than the server measures at once: the ones past
+    /// the limit wait their turn, and every first GET plays the script's first attempt, 200 and
+    /// compressed. Answered 503 instead, they used up that attempt.
+    @Test("compressions past the limit wait their turn instead of using up an attempt")
+    func compressionsPastTheLimitWait() throws {
+        let server = try LabServer.start()
+        defer { server.stop() }
+        let count = 10
+        let answers = Mutex<[Int: Int]>([:])
+        let finished = DispatchGroup()
+        // A thread each, all at once: a dispatch queue would run only as many as there are cores.
+        for index in 0..<count {
+            finished.enter()
+            Thread {
+                let fixture = Fixture(name: "busy-\(index)", size: 20 << 20, content: .text)
+                let response = try? fetch(server, "GET", fixturePath(fixture, faults: "gzip,status:500"),
+                                          headers: [("Accept-Encoding", "gzip")], timeout: 60)
+                answers.withLock { $0[index] = response?.status ?? -1 }
+                finished.leave()
+            }.start()
+        }
+        finished.wait()
+        #expect(answers.withLock { $0 } == Dictionary(uniqueKeysWithValues: (0..<count).map { ($0, 200) }))
+        #expect(server.requestLog.filter { $0.target.contains("busy-") }.allSatisfy { $0.attempt == 1 && $0.status == 200 })
     }
 
     @Test("a drop under gzip cuts the compressed body at its own percentage")

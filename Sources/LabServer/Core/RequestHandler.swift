@@ -241,8 +241,12 @@ final class RequestHandler: ChannelInboundHandler {
             case .success(.failure(let failure)):
                 self.sendText(.internalServerError, failure.description, attempt: attempt, request: request, context: context)
             case .failure(FixtureWorkError.busy):
-                self.sendText(.serviceUnavailable, "busy compressing other fixtures; try again in a moment",
-                              extraHeaders: [("Retry-After", "1")], attempt: attempt, request: request, context: context)
+                // Too many large compressions under way: this answer waits its turn. A 503 would
+                // use up the script's attempt, and the next request would play the one after.
+                context.eventLoop.assumeIsolated().scheduleTask(in: .milliseconds(250)) {
+                    guard context.channel.isActive else { return }
+                    self.answerCompressed(fixture, faults: faults, attempt: attempt, request: request, context: context)
+                }
             case .failure:
                 return  // the client left, or the server stops
             }

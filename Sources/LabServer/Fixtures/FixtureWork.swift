@@ -41,8 +41,9 @@ enum FixtureWorkError: Error {
 ///   connection that closes stops waiting, and a computation nobody waits for is dropped before
 ///   its next slice.
 /// - **Bounded.** At most `maximumComputations` of fixtures larger than `smallFixtureBytes` run
-///   at once; asking for one more fails with `FixtureWorkError.busy` (the server answers 503, or
-///   goes without) until one ends. A small fixture is never refused: it takes a few slices.
+///   at once; asking for one more fails with `FixtureWorkError.busy` (the server answers 503,
+///   goes without, or asks again shortly) until one ends. A small fixture is never refused: it
+///   takes a few slices.
 final class FixtureWork<Computation: FixtureComputation>: Sendable {
     // Computed: a generic class cannot store static properties.
     static var sliceBytes: Int64 { 4 << 20 }
