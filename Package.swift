@@ -7,6 +7,7 @@ import PackageDescription
 let lessons = [
     "00-small-file", "01-in-memory", "02-filehandle", "03-outputstream", "04-session-data-task",
     "05-download-task-resume", "06-runloop-thread", "07-multipart-upload", "08-async-await",
+    "09-background-session",
 ]
 let lessonExecutables = lessons.map { "lesson-\($0)" }
 let exerciseExecutables = lessons.map { "exercise-\($0)" }

@@ -37,6 +37,12 @@ extension Lesson where Way == OneWay {
     public func run(_ makeUpload: (LessonRun) -> any LessonUpload) -> Never {
         run { run, _ in makeUpload(run) }
     }
+
+    /// Runs lesson 09: this process is the phone, and its app and transfer service are this
+    /// program again, in processes of their own.
+    public func run(_ makeApp: (LessonRun) -> any BackgroundApp) -> Never {
+        run(startingServer: EmbeddedLabServer.start, makeApp)
+    }
 }
 
 private struct EmbeddedLabServer: LessonServer {

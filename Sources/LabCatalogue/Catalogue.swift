@@ -53,7 +53,7 @@ public struct LessonDefects: Sendable {
 public enum Catalogue {
     public static let lessons: [LessonDefects] = [
         smallFile, inMemory, fileHandle, outputStream, sessionDataTask, downloadTaskResume, runLoopThread, multipartUpload,
-        asyncAwait,
+        asyncAwait, backgroundSession,
     ]
 
     /// Accepts any of the names `LessonID(named:)` reads.
@@ -519,6 +519,80 @@ public enum Catalogue {
                 "Get the body with run.sharedSession.bodyChunks(for:), iterate it with `for try await chunk in chunks` and write each chunk to a FileHandle.",
             ]),
     ], skills: [resumesAfterKill(brokenBy: ["starts-over"])])
+
+    // MARK: - 09
+
+    /// The defects of lesson 09's article variant, as background-session code keeps or breaks
+    /// Apple's rules. Each trial plays the app's default life (suspended at 20%, ended at 50%)
+    /// unless it says otherwise.
+    static let backgroundSession = LessonDefects(.backgroundSession, defects: [
+        Defect(
+            id: "default-session",
+            summary: "a default session: the download runs in the app's process, dies with it, and starts over from byte 0",
+            source: sessionVersusConnection("the download task, made with defaultSessionConfiguration"),
+            trial: Trial(faults: "", size: 8 << 20),
+            symptom: .breaksBackgroundRule(.downloadOutlivesTheApp), fix: .verifies, matrix: [],
+            hints: [
+                "The app was suspended at 20% and ended at 50%, and the server sent the file again from byte 0. Where did the transfer run while the app was gone?",
+                "A default session's tasks live in the app's process; only a background session's run in the system's transfer service.",
+                "Make the session with URLSessionConfiguration.background(withIdentifier:) and a delegate: run.makeSession(configuration:delegate:delegateQueue:).",
+            ]),
+        Defect(
+            id: "file-moved-later",
+            summary: "the downloaded file is moved after didFinishDownloadingTo returns: by then the system has deleted it",
+            source: sessionVersusConnection("didFinishDownloadingToURL:"),
+            trial: Trial(faults: "", size: 4 << 20),
+            symptom: .breaksBackgroundRule(.fileMovedBeforeReturn), fix: .verifies, matrix: [],
+            hints: [
+                "The session handed the app the file, and yet no file is where the app keeps it. What happens to `location` once the method returns?",
+                "The system deletes the file at `location` as soon as urlSession(_:downloadTask:didFinishDownloadingTo:) returns.",
+                "Move the file inside the method itself, with FileManager.default.moveItem(at: location, to: run.file), not in a block dispatched for later.",
+            ]),
+        Defect(
+            id: "no-session-at-launch",
+            summary: "the session is not made at launch with the same identifier: the events that waited for the app are never delivered",
+            source: sessionVersusConnection("the session, made when a download starts"),
+            trial: Trial(faults: "", size: 4 << 20),
+            symptom: .breaksBackgroundRule(.sessionMadeAtLaunch), fix: .verifies, matrix: [],
+            hints: [
+                "The system relaunched the app for its session's events, and they were still waiting when the app went quiet. Which session were they for?",
+                "Events go to a session with the same identifier, made in the relaunched process; nothing else receives them.",
+                "Make the session in didFinishLaunching(), at every launch, with the one identifier App.sessionIdentifier.",
+            ]),
+        Defect(
+            id: "handler-never-called",
+            summary: "the completion handler of a launch for background events is never called (or not on the main queue)",
+            source: sessionVersusConnection("the session delegate"),
+            trial: Trial(faults: "", size: 4 << 20),
+            symptom: .breaksBackgroundRule(.completionHandlerCalled), fix: .verifies, matrix: [],
+            hints: [
+                "The system relaunched the app for its events, and the completion handler it gave was never called. What tells the app that every event is in?",
+                "handleEventsForBackgroundURLSession hands over a handler to keep; urlSessionDidFinishEvents(forBackgroundURLSession:) says when to call it.",
+                "Keep the handler in handleEventsForBackgroundURLSession; in urlSessionDidFinishEvents, call it inside DispatchQueue.main.async.",
+            ]),
+        Defect(
+            id: "retries-force-quit",
+            summary: "every failure is retried, a force-quit's cancellation too: the download starts again though the user stopped it",
+            source: sessionVersusConnection("didCompleteWithError:"),
+            trial: Trial(faults: "", size: 4 << 20, arguments: ["--life", "force-quit@30%,relaunch"]),
+            symptom: .breaksBackgroundRule(.forceQuitNotRetried), fix: .verifies, matrix: [],
+            hints: [
+                "The user force-quit the app at 30% and later opened it, without tapping Start, and the download began again. Why did the task fail?",
+                "A force-quit cancels the session's tasks, and the error says so: error.backgroundTaskCancelledReason == .userForceQuitApplication.",
+                "In didCompleteWithError, treat that reason as the user's wish: report it and wait for Start; retry only other failures, from their resume data.",
+            ]),
+        Defect(
+            id: "session-per-download",
+            summary: "a new session is made for every download: two sessions share one identifier, which Apple calls undefined",
+            source: sessionVersusConnection("a new NSURLSession for each task"),
+            trial: Trial(faults: "", size: 4 << 20),
+            symptom: .breaksBackgroundRule(.oneSessionPerIdentifier), fix: .verifies, matrix: [],
+            hints: [
+                "The app made more than one session with one identifier in one launch. Which of them would hear the events?",
+                "A background session belongs to its identifier; a second one with the same identifier is undefined behaviour, and here hears nothing.",
+                "Make the session once per launch, in didFinishLaunching(), keep it in a property, and make every download task from it.",
+            ]),
+    ], skills: [resumesAfterKill(brokenBy: ["default-session"])])
 
     // MARK: - Today's HTTP: compressed bodies and unknown lengths
 

@@ -104,6 +104,28 @@ public enum Symptom: Sendable, Equatable {
     /// The attempt after the break did not continue the file: the file came out wrong, or the
     /// next request asked for no Range, or its answer was the whole file again (not a 206).
     case doesNotResume
+    /// Lesson 09: the run's record shows a rule of background sessions broken, or no background
+    /// session used at all (then every rule is).
+    case breaksBackgroundRule(BackgroundRule)
+}
+
+/// Apple's rules for background sessions that lesson 09's checks hold an app to, each seen by the
+/// phone from outside the app's code (`BackgroundRecord`).
+public enum BackgroundRule: String, Sendable, CaseIterable {
+    /// The download goes on while the app is suspended and ended, and the system relaunches the
+    /// app with it: the server sends little of it twice.
+    case downloadOutlivesTheApp = "download-outlives-the-app"
+    /// The file handed to didFinishDownloadingTo is moved before the method returns.
+    case fileMovedBeforeReturn = "file-moved-before-return"
+    /// Every launch makes the session with the same identifier, so the events that waited for it
+    /// are delivered.
+    case sessionMadeAtLaunch = "session-made-at-launch"
+    /// The completion handler of a launch for events is called, on the main queue.
+    case completionHandlerCalled = "completion-handler-called"
+    /// After a force-quit, nothing downloads again until the user taps Start.
+    case forceQuitNotRetried = "force-quit-not-retried"
+    /// One background session per identifier in a launch.
+    case oneSessionPerIdentifier = "one-session-per-identifier"
 }
 
 extension Symptom {

@@ -28,10 +28,15 @@ public struct Observation: Sendable {
     public var uploadExtraBytes: Int64?
     /// What the program's progress reports said, from its record.
     public var progress: ProgressRecord?
+    /// Body bytes the server sent for the trial's GETs, over all runs; nil for an upload.
+    public var bytesSent: Int64?
+    /// Lesson 09: what the phone saw of the app's life, from the record.
+    public var background: BackgroundRecord?
 
     public init(ending: Ending, outcome: Outcome?, file: FileState, fileName: String?, resourceName: String, size: Int64,
                 breakOffset: Int64?, afterTheBreak: AfterTheBreak? = nil, firstEnding: Ending? = nil,
-                memoryGrowth: Double?, sentHEAD: Bool, uploadExtraBytes: Int64?, progress: ProgressRecord? = nil) {
+                memoryGrowth: Double?, sentHEAD: Bool, uploadExtraBytes: Int64?, progress: ProgressRecord? = nil,
+                bytesSent: Int64? = nil, background: BackgroundRecord? = nil) {
         self.ending = ending
         self.outcome = outcome
         self.file = file
@@ -45,6 +50,8 @@ public struct Observation: Sendable {
         self.sentHEAD = sentHEAD
         self.uploadExtraBytes = uploadExtraBytes
         self.progress = progress
+        self.bytesSent = bytesSent
+        self.background = background
     }
 
     /// The program said it was done and LabKit's own check of the file then failed: exit 65.
@@ -124,6 +131,31 @@ extension Symptom {
         case .doesNotResume:
             if observation.claimedDone || Symptom.startsOver.isShown(in: observation) { return true }
             return observation.verified && observation.afterTheBreak.map { $0.status != 206 } == true
+        case .breaksBackgroundRule(let rule):
+            return rule.isBroken(in: observation)
+        }
+    }
+}
+
+extension BackgroundRule {
+    /// Whether `observation` shows the rule broken: an app that never gave the transfer service
+    /// a task breaks every one.
+    public func isBroken(in observation: Observation) -> Bool {
+        guard let life = observation.background, life.backgroundTasks > 0 else { return true }
+        switch self {
+        case .downloadOutlivesTheApp:
+            let sentTwice = (observation.bytesSent ?? 0) - observation.size
+            return life.relaunchesForEvents + life.wakes == 0 || sentTwice > Symptom.wasteAllowed
+        case .fileMovedBeforeReturn:
+            return life.filesHandedOver > 0 && observation.file != .right
+        case .sessionMadeAtLaunch:
+            return life.launchesWithEventsLeft > 0
+        case .completionHandlerCalled:
+            return life.handlersNeverCalled + life.handlersOffTheMainQueue > 0
+        case .forceQuitNotRetried:
+            return life.forceQuits == 0 || life.tasksStartedUnaskedAfterForceQuit > 0
+        case .oneSessionPerIdentifier:
+            return life.mostSessionsPerIdentifier > 1
         }
     }
 }

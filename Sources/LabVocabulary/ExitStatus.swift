@@ -12,6 +12,9 @@ public enum ExitStatus: Int32, Codable, Sendable {
     case transferFailed = 69
     /// A local file could not be opened, written or read.
     case localIOFailed = 74
+    /// The code broke a rule of the API (EX_SOFTWARE), where Apple's raises an exception: a
+    /// completion handler given to a background session, a background session with no identifier.
+    case misuse = 70
     /// The app froze (EX_TEMPFAIL): a job on GCD's global queue waited past its patience.
     case unresponsive = 75
 }
@@ -27,6 +30,7 @@ extension ExitStatus {
         case .transferFailed: .transferFailed
         case .localIOFailed: .ioFailed
         case .unresponsive: .unresponsive
+        case .misuse: .misuse
         }
     }
 

@@ -12,6 +12,7 @@ public enum LessonID: String, CaseIterable, Codable, Sendable, Comparable, LabNa
     case runLoopThread = "06-runloop-thread"
     case multipartUpload = "07-multipart-upload"
     case asyncAwait = "08-async-await"
+    case backgroundSession = "09-background-session"
 
     /// What the lesson's program does with the file.
     public enum Kind: Sendable {
@@ -43,6 +44,7 @@ public enum LessonID: String, CaseIterable, Codable, Sendable, Comparable, LabNa
         case .runLoopThread: "A connection on a background thread, and its run loop"
         case .multipartUpload: "multipart/form-data upload built by hand, with upload progress"
         case .asyncAwait: "async/await: data(from:), and bytes(for:) streamed to a file and resumed"
+        case .backgroundSession: "A background session: the app goes away, the download goes on"
         }
     }
 
@@ -58,6 +60,7 @@ public enum LessonID: String, CaseIterable, Codable, Sendable, Comparable, LabNa
         case .runLoopThread: "Connection on a run-loop thread"
         case .multipartUpload: "Multipart upload"
         case .asyncAwait: "async/await: data(from:) or bytes(for:)"
+        case .backgroundSession: "Background session"
         }
     }
 
@@ -93,8 +96,8 @@ public enum LessonID: String, CaseIterable, Codable, Sendable, Comparable, LabNa
     public var defaultFaults: FaultScript {
         switch self {
         // One call has nothing to resume; lesson 05 presses Pause itself, at 40%; the upload
-        // lesson's default run is a clean one.
-        case .smallFile, .downloadTaskResume, .multipartUpload: .none
+        // lesson's default run is a clean one; lesson 09's story is the app's life (`--life`).
+        case .smallFile, .downloadTaskResume, .multipartUpload, .backgroundSession: .none
         // The first attempt breaks at 40%, the second one behaves (lesson 01 starts over).
         default: FaultScript(attempts: [[.drop(after: .percent(40))], []])
         }

@@ -49,6 +49,8 @@ public struct LessonResult: Codable, Sendable {
     /// What the code's progress reports said; nil when the harness did not watch them (a run
     /// ended early by a limit).
     public var progress: ProgressRecord?
+    /// Lesson 09: what the phone saw of the app's life; nil for every other lesson.
+    public var background: BackgroundRecord?
 
     public init(lesson: LessonID,
                 variant: Variant,

@@ -12,6 +12,8 @@ public enum Outcome: String, Codable, Sendable, CaseIterable, LabName {
     case badInput = "bad-input"
     /// The app froze (lesson 06's `--way crowd`).
     case unresponsive
+    /// The code broke a rule of the API, which Apple's answers with an exception (lesson 09).
+    case misuse
     /// The run took longer than `--max-time` (or the lab's own limit) and ended there.
     case timedOut = "timed-out"
     /// The process ended without a record: a crash, or a kill from outside.

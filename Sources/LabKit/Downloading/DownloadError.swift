@@ -34,6 +34,12 @@ public enum DownloadError: Error, CustomStringConvertible, Sendable {
     case tookTooLong(maxSeconds: Double)
     /// A response announced or brought more than `--max-filesize` (`TransferLimits`): the run ends here.
     case responseTooLarge(String)
+    /// The app broke a rule of the API, where Apple's raises an exception (lesson 09).
+    case misuse(String)
+    /// Lesson 09: the app's life ended without the file, and the user may try again.
+    case appGaveNoFile(String)
+    /// Lesson 09: the transfer service died again and again; the system stopped starting it.
+    case serviceKeepsDying(restarts: Int)
 
     public var description: String {
         switch self {
@@ -67,6 +73,12 @@ public enum DownloadError: Error, CustomStringConvertible, Sendable {
             "gave up: the run took longer than --max-time \(String(format: "%g", maxSeconds)) s"
         case .responseTooLarge(let reason):
             "gave up: \(reason)"
+        case .misuse(let rule):
+            rule
+        case .appGaveNoFile(let reason):
+            reason
+        case .serviceKeepsDying(let restarts):
+            "the transfer service died \(restarts) times in this run: the system stops starting it"
         }
     }
 
@@ -75,6 +87,7 @@ public enum DownloadError: Error, CustomStringConvertible, Sendable {
         case .localIO, .cannotRead: .localIOFailed
         case .unusableResumeData: .verificationFailed
         case .unresponsive: .unresponsive
+        case .misuse: .misuse
         default: .transferFailed
         }
     }

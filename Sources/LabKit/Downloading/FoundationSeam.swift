@@ -10,7 +10,9 @@ import FoundationNetworking
 //   `URLError.downloadTaskResumeData`: ResumableDownloadTask.swift, reached through the typealias
 //   below;
 // - `URLSession.bytes(for:)` and `URLSession.AsyncBytes`: BodyChunks.swift;
-// - `Stream.getBoundStreams(withBufferSize:inputStream:outputStream:)`: BoundStreams.swift.
+// - `Stream.getBoundStreams(withBufferSize:inputStream:outputStream:)`: BoundStreams.swift;
+// - `URLSessionConfiguration.background(withIdentifier:)` and `URLError.backgroundTaskCancelledReason`:
+//   below. (Lesson 09's background session itself is the lab's on every system: Background/.)
 // What the operating system spells differently (memory, threads, sockets) is LabPlatform's.
 
 #if canImport(FoundationNetworking)
@@ -29,6 +31,30 @@ func inspectedBytes(for request: URLRequest, configuration: URLSessionConfigurat
     -> (URLSession.AsyncBytes, URLResponse) {
     let (chunks, response) = try await BodyChunks.start(request, configuration: configuration, wrap: inspect)
     return (URLSession.AsyncBytes(chunks: chunks), response)
+}
+extension URLSessionConfiguration {
+    /// Apple's `background(withIdentifier:)`, which Foundation on Linux marks unavailable: a
+    /// configuration that names its session. `run.makeSession` gives such a configuration the
+    /// lab's background session.
+    public static func background(withIdentifier identifier: String) -> URLSessionConfiguration {
+        let configuration = URLSessionConfiguration.default
+        configuration.identifier = identifier
+        return configuration
+    }
+}
+
+extension URLError {
+    /// Apple's reasons a background task was cancelled (`NSURLErrorBackgroundTaskCancelledReasonKey`).
+    public enum BackgroundTaskCancelledReason: Int, Sendable {
+        case userForceQuitApplication = 0
+        case backgroundUpdatesDisabled = 1
+        case insufficientSystemResources = 2
+    }
+
+    /// Apple's: why the system cancelled a background task, when it did.
+    public var backgroundTaskCancelledReason: BackgroundTaskCancelledReason? {
+        (userInfo[NSURLErrorBackgroundTaskCancelledReasonKey] as? Int).flatMap(BackgroundTaskCancelledReason.init(rawValue:))
+    }
 }
 #else
 /// Apple's systems: URLSession itself.

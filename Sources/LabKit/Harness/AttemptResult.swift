@@ -17,6 +17,8 @@ extension AttemptResult {
     var isResumable: Bool {
         guard case .failed(let error) = self else { return false }
         if case DownloadError.partialFileReplaced? = error as? DownloadError { return true }
+        // Lesson 09: the app's life ended without the file; the user opens it and taps Start again.
+        if case DownloadError.appGaveNoFile? = error as? DownloadError { return true }
         if let error = underlyingURLError(of: error) {
             // Linux reports a body cut short as -1 ("transfer closed with N bytes remaining");
             // Darwin says -1005.

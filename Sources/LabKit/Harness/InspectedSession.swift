@@ -138,7 +138,7 @@ private final class ExchangeRecorder: NSObject, URLSessionDataDelegate, Sendable
 /// they are optional Objective-C requirements, and a reference to one the delegate lacks is nil;
 /// on Linux they are plain requirements with default implementations, and a reference is never
 /// nil. The one spelling compiles on both.
-private final class InspectingDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloadDelegate, Sendable {
+final class InspectingDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloadDelegate, Sendable {
     private let target: any URLSessionDelegate
     private let log: HTTPExchangeLog
 

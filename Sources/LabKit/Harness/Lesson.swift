@@ -44,6 +44,8 @@ public struct LessonRun: Sendable {
     public let exchangeLog: HTTPExchangeLog
     let savedFile = SavedFile()
     let ownCheck = OwnCheck()
+    /// Lesson 09's phone: its life script, what its processes are told, and what it saw.
+    var background: BackgroundRun? = nil
 
     /// For a lesson that names its own file (`savesIntoFolder`): this is the file to verify.
     public func saved(_ file: URL) { savedFile.url.withLock { $0 = file } }
@@ -68,6 +70,17 @@ public struct LessonRun: Sendable {
         }
         slot.filled.wait()
         return slot.value.withLock { $0! }
+    }
+}
+
+final class BackgroundRun: Sendable {
+    let life: LifeScript
+    let settings: PhoneSettings
+    let record = Mutex<BackgroundRecord?>(nil)
+
+    init(life: LifeScript, settings: PhoneSettings) {
+        self.life = life
+        self.settings = settings
     }
 }
 
@@ -185,6 +198,34 @@ public struct Lesson<Way: LessonWay & ExpressibleByArgument> {
         upload.runAttempts(startServer) { run, way in makeUpload(run, way).uploadFile }
     }
 
+    /// Runs lesson 09, whose app lives in a process of its own: this process is the phone, which
+    /// starts the app's process and the transfer service's (this same program, in those roles)
+    /// and exits with an `ExitStatus` once the app's life has brought the file, or has not.
+    public func run(startingServer startServer: @escaping () throws -> any LessonServer,
+                    _ makeApp: (LessonRun) -> any BackgroundApp) -> Never {
+        if let role = ProcessInfo.processInfo.environment[PhoneRole.variable] {
+            guard let settings = PhoneSettings.fromEnvironment() else {
+                Console.error("\(command): \(PhoneRole.variable) is set, but not what the phone tells its processes")
+                exit(ExitStatus.usage.rawValue)
+            }
+            switch role {
+            case "service": TransferService.main(settings)
+            case "app": AppProcess.main(settings, lesson: id, make: makeApp)
+            default:
+                Console.error("\(command): \(PhoneRole.variable)=\(role) is no role of the phone's")
+                exit(ExitStatus.usage.rawValue)
+            }
+        }
+        runAttempts(startServer) { run, _ in
+            guard let background = run.background else { preconditionFailure("lesson 09's run has no phone") }
+            let phone = PhoneSystem(run: run, life: background.life, settings: background.settings)
+            return {
+                defer { background.record.withLock { $0 = phone.backgroundRecord } }
+                return phone.downloadFile()
+            }
+        }
+    }
+
     private func runAttempts(_ startServer: @escaping () throws -> any LessonServer,
                              _ makeStrategy: (LessonRun, Way) -> () -> AttemptResult) -> Never {
         // Past a file size limit (`ulimit -f`) the kernel kills a writer with SIGXFSZ, with no word
@@ -216,6 +257,9 @@ public struct Lesson<Way: LessonWay & ExpressibleByArgument> {
                 (options, way) = (commandLine.options, try chooseWay(commandLine.way, for: commandLine.options.variant))
             }
             try checkSource(options)
+            if options.life != nil, id != .backgroundSession {
+                throw ValidationError("--life is lesson 09's: it scripts what happens to the app")
+            }
             return (options, way)
         } catch {
             LessonOptions.exitReportingOneLine(error, command: command) {

@@ -37,6 +37,9 @@ struct LessonOptions: ParsableArguments {
     @Option(help: "Faults the embedded server injects, one entry per attempt, e.g. \"drop:40pct,ok\". `lab serve` lists them.", transform: FaultScript.init(parsing:))
     var faults: FaultScript?
 
+    @Option(help: "Lesson 09: what happens to the app while it downloads, e.g. \"suspend@20%,terminate@50%\" (its default); \"\" for nothing. Events: \(LifeScript.syntax).", transform: LifeScript.init(parsing:))
+    var life: LifeScript?
+
     @Option(help: "Stop after this many attempts (each one is a press of Start or Resume).")
     var maxAttempts = TransferLimits.defaultAttempts
 

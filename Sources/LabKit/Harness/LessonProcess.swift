@@ -32,10 +32,17 @@ struct LessonProcess<Way: LessonWay & ExpressibleByArgument> {
         tellDownloadSessionLifecycle(to: { [console] in console.line("  " + $0) })
         announce(source, file: file, exchangeLog: exchangeLog)
 
-        let run = LessonRun(url: source.url, faultFreeURL: source.faultFreeURL, file: file,
+        var run = LessonRun(url: source.url, faultFreeURL: source.faultFreeURL, file: file,
                             variant: options.variant, wayName: way?.rawValue, progress: ProgressBar(console: console),
                             uploadFixture: lesson.uploads ? source.fixture : nil, console: console,
                             exchangeLog: exchangeLog)
+        if lesson.id == .backgroundSession {
+            let life = options.life ?? .story
+            console.line("  life: \(life.events.isEmpty ? "nothing happens to the app" : life.description)")
+            run.background = BackgroundRun(life: life, settings: PhoneSettings(
+                phone: PhoneFolder(forDownloadTo: file).root.path, storyToStandardError: options.json, quiet: options.quiet,
+                writeDelayMicroseconds: options.writeDelayMicroseconds, idleSeconds: Double(options.idleTimeout)))
+        }
         if let fixture = run.uploadFixture { try write(fixture, to: file) }
         let attempt = makeStrategy(run)
 
@@ -48,11 +55,12 @@ struct LessonProcess<Way: LessonWay & ExpressibleByArgument> {
         // A limit passed meanwhile ends the run from its own thread; this one waits for the exit.
         guard ending.claim() else { RunEnding.waitForTheExit() }
 
-        let result = try ResultRecorder(
+        var result = try ResultRecorder(
             lesson: lesson, options: options, way: way, source: source, file: verifiedFile(run, file: file)(),
             exchanges: exchangeLog, attempts: attempts, lastResult: lastResult, wallSeconds: wallSeconds,
             ownCheck: run.ownCheck.value.withLock { $0 }, progress: run.progress.record
         ).result()
+        result.background = run.background?.record.withLock { $0 }
         report(result)
         return result
     }

@@ -96,6 +96,7 @@ struct ResultRecorder<Way: LessonWay & ExpressibleByArgument> {
         case (_, .localIOFailed): .ioFailed
         case (_, .verificationFailed): .badInput
         case (_, .unresponsive): .unresponsive
+        case (_, .misuse): .misuse
         default: .transferFailed
         }
         let reason = attempts >= options.maxAttempts && lastResult.isResumable ? "gave up after \(attempts) attempts: " : ""

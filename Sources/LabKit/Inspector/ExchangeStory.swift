@@ -32,7 +32,7 @@ enum ExchangeStory {
         case .verified: lines.append("✔ verified: SHA-256 \(result.actualSHA256 ?? "")")
         case .unverified: lines.append("⚠ downloaded, NOT verified (no expected SHA-256; pass --sha256): \(result.actualSHA256 ?? "")")
         case .verificationFailed: lines.append("✗ verification failed: \(result.error?.message ?? "")")
-        case .transferFailed, .ioFailed, .badInput, .unresponsive, .timedOut, .crashed:
+        case .transferFailed, .ioFailed, .badInput, .unresponsive, .timedOut, .crashed, .misuse:
             lines.append("✗ \(result.outcome.rawValue): \(result.error?.message ?? "")")
         }
         func row(_ name: String, _ value: String) -> String {
@@ -52,6 +52,12 @@ enum ExchangeStory {
         let resumed = result.resumedFrom.map { "byte \(ByteFormat.grouped($0))" }.joined(separator: ", ")
         lines.append(row("resumed from", resumed.isEmpty ? "(no resume)" : resumed))
         lines.append(row("downloaded twice", "\(ByteFormat.grouped(result.bytesDownloadedAgain)) bytes"))
+        if let life = result.background {
+            lines.append(row("app launches", "\(life.launchesByUser) by the user, \(life.relaunchesForEvents) by the system for events"
+                             + (life.wakes > 0 ? ", \(life.wakes) woken" : "")))
+            if life.serviceRestarts > 0 { lines.append(row("service restarts", "\(life.serviceRestarts)")) }
+            lines.append(row("peak RSS, others", "app \(ByteFormat.iec(life.appPeakRSSBytes)), transfer service \(ByteFormat.iec(life.servicePeakRSSBytes))"))
+        }
         return lines
     }
 

@@ -67,6 +67,12 @@ public final class HTTPExchangeLog: Sendable {
         observer?(.unobserved(exchange))
     }
 
+    /// Exchanges another process recorded and told in its own story (lesson 09's app and
+    /// transfer service): added to the record, and told to nobody again.
+    func adopt(_ exchanges: [HTTPExchange]) {
+        state.withLock { $0.exchanges += exchanges }
+    }
+
     func redirected(_ index: Int, by response: HTTPURLResponse, to newRequest: URLRequest) {
         let (hop, observer) = update(index) { $0.record(response) }
         observer?(.redirect(from: hop, to: newRequest.url.map(ShownURL.redacted) ?? ""))

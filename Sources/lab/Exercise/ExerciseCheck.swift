@@ -124,6 +124,8 @@ struct ExerciseCheck {
                 parts.append("the request after the break asked for \(resume.range ?? "no Range") and got \(resume.status.map(String.init) ?? "no answer"), "
                     + "not a 206 continuing the file")
             }
+        case .breaksBackgroundRule(let rule)? where rule.isBroken(in: observation):
+            parts.append(Self.describe(rule, in: observation))
         default:
             break
         }
@@ -144,6 +146,33 @@ struct ExerciseCheck {
         case .killAndRerunAtAnotherURL: ", killed at the stall and run again at another URL"
         }
         return "\(fault)\(sequel): " + parts.joined(separator: "; ")
+    }
+
+    /// What the phone saw of a broken rule: "the system relaunched the app once, and its events
+    /// were still waiting when it went quiet".
+    static func describe(_ rule: BackgroundRule, in observation: Observation) -> String {
+        guard let life = observation.background, life.backgroundTasks > 0 else {
+            return "no background session: the transfer service was given no task"
+        }
+        switch rule {
+        case .downloadOutlivesTheApp:
+            let twice = max(0, (observation.bytesSent ?? 0) - observation.size)
+            return life.relaunchesForEvents + life.wakes == 0
+                ? "the system never relaunched the app for its download"
+                : "\(ByteFormat.grouped(twice)) bytes were sent twice (at most \(Symptom.wasteAllowed >> 20) MiB may)"
+        case .fileMovedBeforeReturn:
+            return "the session handed over \(life.filesHandedOver) file\(life.filesHandedOver == 1 ? "" : "s"), and none was kept"
+        case .sessionMadeAtLaunch:
+            return "after \(life.launchesWithEventsLeft) relaunch\(life.launchesWithEventsLeft == 1 ? "" : "es") for events, the events were still waiting"
+        case .completionHandlerCalled:
+            return life.handlersNeverCalled > 0 ? "the completion handler was never called" : "the completion handler was called off the main queue"
+        case .forceQuitNotRetried:
+            return life.forceQuits == 0
+                ? "no force-quit was played"
+                : "\(life.tasksStartedUnaskedAfterForceQuit) download\(life.tasksStartedUnaskedAfterForceQuit == 1 ? "" : "s") began after the force-quit, before any tap on Start"
+        case .oneSessionPerIdentifier:
+            return "\(life.mostSessionsPerIdentifier) sessions with one identifier in one launch"
+        }
     }
 
     /// "exit 74 (io-failed), wanted exit 69 (transfer-failed) or a file that verifies"; "exit 65: it

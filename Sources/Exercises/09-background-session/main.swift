@@ -1,0 +1,7 @@
+/// Exercise 09: runs your Article.swift as `exercise-09-background-session`. Made by `lab exercise reset`.
+import EmbeddedServer
+import LabKit
+
+Lesson(.backgroundSession, program: .exercise).run { run in
+    ArticleApp(run)
+}

@@ -1,0 +1,344 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import LabVocabulary
+import Synchronization
+
+/// Lesson 09's app: what an iOS app's delegate and its Start button do, as the phone calls them.
+/// Each call comes on the main queue, as UIKit makes it.
+public protocol BackgroundApp: AnyObject {
+    /// `application(_:didFinishLaunchingWithOptions:)`: every launch, by the user or by the system.
+    func didFinishLaunching()
+    /// `application(_:handleEventsForBackgroundURLSession:completionHandler:)`: the system launched
+    /// or woke the app because a background session has events for it. Call `completionHandler`
+    /// on the main queue once the session has delivered them
+    /// (`urlSessionDidFinishEvents(forBackgroundURLSession:)`).
+    func handleEventsForBackgroundURLSession(_ identifier: String, completionHandler: @escaping @Sendable () -> Void)
+    /// The user taps Start.
+    func startTapped()
+}
+
+/// iOS's `urlSessionDidFinishEvents(forBackgroundURLSession:)`, which `URLSessionDelegate` has on
+/// iOS only: Foundation on Linux and on macOS lack it. Lesson 09's delegate adopts this protocol
+/// where an iOS app's would adopt `URLSessionDownloadDelegate`, and the method is the same.
+public protocol BackgroundSessionDelegate: URLSessionDownloadDelegate {
+    /// Every event that waited for the app has been delivered: call the system's completion
+    /// handler now, on the main queue.
+    func urlSessionDidFinishEvents(forBackgroundURLSession session: URLSession)
+}
+
+/// The app's process: it launches the lesson's `BackgroundApp`, runs its main queue, and ends
+/// once the app has nothing left to do (what iOS would suspend), telling the phone what it saw.
+final class AppProcess: @unchecked Sendable {
+    // @unchecked: the state that changes is behind Mutexes and atomics; the rest is set at launch.
+    let phone: PhoneFolder
+    let settings: PhoneSettings
+    let console: Console
+    let run: LessonRun
+    private let returned = Atomic(false)
+    private struct Sessions {
+        var background: [BackgroundSession] = []
+        var plain: [URLSession] = []
+        var madePerIdentifier: [String: Int] = [:]
+        /// Identifiers whose `urlSessionDidFinishEvents` has been delivered, and when.
+        var eventsFinishedAt: [String: Date] = [:]
+        var handlerCalled: Set<String> = []
+        var wokenFor: Set<String> = []
+        var filesHandedOver = 0
+    }
+    private let sessions = Mutex(Sessions())
+    private let launched = Date()
+
+    /// The app of this process, for `LessonRun.makeSession(configuration:delegate:delegateQueue:)`.
+    nonisolated(unsafe) static var current: AppProcess?
+
+    /// How long the system waits for the completion handler of a launch for background events
+    /// before it suspends the app all the same.
+    static let handlerPatienceSeconds = 5.0
+
+    private init(settings: PhoneSettings, console: Console, run: LessonRun) {
+        phone = settings.folder
+        self.settings = settings
+        self.console = console
+        self.run = run
+    }
+
+    var launchHasReturned: Bool { returned.load(ordering: .acquiring) }
+    /// The system has woken the app for events that its delegate has not yet heard of.
+    var wakePending: Bool { FileManager.default.fileExists(atPath: phone.appReports.appendingPathComponent("wake.json").path) }
+    var inBackground: Bool { settings.inBackground }
+
+    func say(_ line: String) { console.line("  app: " + line) }
+
+    /// The app process: never returns.
+    static func main(_ settings: PhoneSettings, lesson: LessonID, make: (LessonRun) -> any BackgroundApp) -> Never {
+        signal(SIGPIPE, SIG_IGN)
+        signal(SIGXFSZ, SIG_IGN)  // a write past a file size limit fails with EFBIG instead
+        let console = Console(storyToStandardError: settings.storyToStandardError, quiet: settings.quiet)
+        SimulatedDisk.writeDelayMicroseconds.store(settings.writeDelayMicroseconds, ordering: .relaxed)
+        TransferLimits.active = TransferLimits(maxSeconds: nil, maxFileSize: nil, idleSeconds: settings.idleSeconds)
+        let url = URL(string: settings.url ?? "") ?? URL(fileURLWithPath: "/")
+        let exchangeLog = HTTPExchangeLog()
+        exchangeLog.observe { event in
+            if let line = ExchangeStory.line(for: event) { console.line("  app:" + line.drop { $0 == " " }.prepending(" ")) }
+        }
+        let run = LessonRun(url: url, faultFreeURL: url, file: URL(fileURLWithPath: settings.file ?? ""), variant: settings.variant ?? .corrected,
+                            wayName: nil, progress: ProgressBar(console: console), uploadFixture: nil, console: console,
+                            exchangeLog: exchangeLog)
+        let process = AppProcess(settings: settings, console: console, run: run)
+        current = process
+        LifePoints.beforeWaiting.withLock { $0 = { process.saveExchanges() } }
+        // nonisolated(unsafe): the app is called on the main queue only, as UIKit calls an app.
+        nonisolated(unsafe) let app = make(run)
+        DispatchQueue.main.async {
+            app.didFinishLaunching()
+            for identifier in settings.backgroundEventsFor {
+                let handler: @Sendable () -> Void = { process.completionHandlerCalled(for: identifier) }
+                app.handleEventsForBackgroundURLSession(identifier, completionHandler: handler)
+            }
+            process.returned.store(true, ordering: .releasing)
+        }
+        Thread { process.endWhenIdle(app: app) }.start()
+        // The main run loop, as UIApplicationMain runs it: it drains the main queue on the main
+        // thread (dispatchMain() on Linux would drain it on another).
+        while true { _ = RunLoop.main.run(mode: .default, before: .distantFuture) }
+    }
+
+    // MARK: What the sessions tell it
+
+    /// A background session was made; false when one with this identifier exists already.
+    func sessionMade(identifier: String) -> Bool {
+        let count = sessions.withLock { sessions in
+            sessions.madePerIdentifier[identifier, default: 0] += 1
+            return sessions.madePerIdentifier[identifier]!
+        }
+        try? writeWhole(count, to: phone.appReports.appendingPathComponent("sessions-made-\(Self.fileSafe(identifier)).json"))
+        if count > 1 {
+            say("a background session with identifier \"\(identifier)\" already exists: Apple calls what follows undefined, "
+                + "and here this one hears no events")
+        }
+        return count == 1
+    }
+
+    func launchedForEvents(of identifier: String) -> Bool { settings.backgroundEventsFor.contains(identifier) }
+
+    func finishedEvents(of identifier: String) {
+        sessions.withLock { $0.eventsFinishedAt[identifier] = Date() }
+    }
+
+    private func completionHandlerCalled(for identifier: String) {
+        let onMain = Thread.isMainThread
+        let first = sessions.withLock { $0.handlerCalled.insert(identifier).inserted }
+        guard first else { return }
+        say("the completion handler of \(identifier) is called" + (onMain ? ", on the main queue" : ", NOT on the main queue"))
+        try? writeWhole(HandlerReport(onMainQueue: onMain), to: Self.handlerReport(identifier, in: phone))
+    }
+
+    static func handlerReport(_ identifier: String, in phone: PhoneFolder) -> URL {
+        phone.appReports.appendingPathComponent("handler-\(fileSafe(identifier)).json")
+    }
+
+    static func fileSafe(_ identifier: String) -> String {
+        String(identifier.unicodeScalars.map { CharacterSet.alphanumerics.contains($0) || $0 == "." || $0 == "-" ? Character($0) : "_" }.prefix(100))
+    }
+
+    /// A file reached `didFinishDownloadingTo`, through a session of the app's.
+    func handedOver() {
+        let count = sessions.withLock { sessions in
+            sessions.filesHandedOver += 1
+            return sessions.filesHandedOver
+        }
+        try? writeWhole(count, to: phone.appReports.appendingPathComponent("handed-over.json"))
+    }
+
+    /// The system woke the suspended app for events (`wake.json`): the app delegate hears of them
+    /// on the main queue before any session delivers one.
+    func answerWake(app: any BackgroundApp) {
+        let wake = phone.appReports.appendingPathComponent("wake.json")
+        guard let identifiers = readWhole([String].self, from: wake) else { return }
+        try? FileManager.default.removeItem(at: wake)
+        sessions.withLock { sessions in
+            for identifier in identifiers { sessions.eventsFinishedAt[identifier] = nil }
+            sessions.wokenFor.formUnion(identifiers)
+        }
+        for session in sessions.withLock({ $0.background }) where identifiers.contains(session.identifier) {
+            session.expectFinishEvents()
+        }
+        // nonisolated(unsafe): the app is called on the main queue only, as UIKit calls an app.
+        nonisolated(unsafe) let app = app
+        DispatchQueue.main.sync {
+            for identifier in identifiers {
+                let handler: @Sendable () -> Void = { self.completionHandlerCalled(for: identifier) }
+                app.handleEventsForBackgroundURLSession(identifier, completionHandler: handler)
+            }
+        }
+    }
+
+    func adopt(_ session: BackgroundSession) { sessions.withLock { $0.background.append(session) } }
+    func adopt(_ session: URLSession) { sessions.withLock { $0.plain.append(session) } }
+
+    /// The app broke a rule of the API: Apple's raises an exception, which ends the app. Here it
+    /// ends with one line, through the phone, and exit 70.
+    func refuse(_ message: String) -> Never {
+        try? message.write(to: phone.appReports.appendingPathComponent("misuse.txt"), atomically: true, encoding: .utf8)
+        saveExchanges()
+        exit(ExitStatus.misuse.rawValue)
+    }
+
+    // MARK: Ending
+
+    /// Ends the process once the app has nothing left to do for a moment: no transfer of its own
+    /// sessions running, no event due, and each launch for background events answered (or
+    /// waited for long enough).
+    private func endWhenIdle(app: any BackgroundApp) {
+        var quietRounds = 0
+        while true {
+            usleep(50_000)
+            if launchHasReturned { answerWake(app: app) }
+            tapStartOnceTheEventsAreIn(app: app)
+            saveExchanges()
+            if getppid() != PhoneRole.parent { exit(0) }  // the phone is gone
+            quietRounds = isIdle() ? quietRounds + 1 : 0
+            if quietRounds >= 4 { break }
+        }
+        let (called, woken) = sessions.withLock { ($0.handlerCalled, $0.wokenFor) }
+        if !settings.backgroundEventsFor.isEmpty || !woken.isEmpty {
+            for identifier in Set(settings.backgroundEventsFor).union(woken) where !called.contains(identifier) {
+                say("the completion handler of \(identifier) was never called: the system suspends the app all the same")
+            }
+        }
+        saveExchanges()
+        exit(0)
+    }
+
+    /// The user taps Start once the app is up: after the events that waited for its sessions.
+    private func tapStartOnceTheEventsAreIn(app: any BackgroundApp) {
+        guard settings.pressStart, !startTapped, launchHasReturned,
+              sessions.withLock({ $0.background }).allSatisfy(\.hasDeliveredOnce) else { return }
+        startTapped = true
+        // nonisolated(unsafe): the app is called on the main queue only, as UIKit calls an app.
+        nonisolated(unsafe) let app = app
+        DispatchQueue.main.async {
+            self.say("the user taps Start")
+            app.startTapped()
+            self.startHasReturned.store(true, ordering: .releasing)
+        }
+    }
+
+    private var startTapped = false
+    private let startHasReturned = Atomic(false)
+
+    private func isIdle() -> Bool {
+        guard launchHasReturned, !settings.pressStart || startHasReturned.load(ordering: .acquiring) else { return false }
+        let (background, plain, handled, finished, woken) = sessions.withLock {
+            ($0.background, $0.plain, $0.handlerCalled, $0.eventsFinishedAt, $0.wokenFor)
+        }
+        guard background.allSatisfy(\.isIdle), plain.allSatisfy(Self.hasNoRunningTask) else { return false }
+        let waited = Date().timeIntervalSince(launched) >= Self.handlerPatienceSeconds
+        return Set(settings.backgroundEventsFor).union(woken).allSatisfy { identifier in
+            if handled.contains(identifier) { return true }
+            // The events were told, and the app still has a moment to call the handler.
+            if let at = finished[identifier] { return Date().timeIntervalSince(at) >= Self.handlerPatienceSeconds }
+            return waited
+        }
+    }
+
+    private static func hasNoRunningTask(_ session: URLSession) -> Bool {
+        let running = Mutex(0)
+        let answered = DispatchSemaphore(value: 0)
+        session.getAllTasks { tasks in
+            running.withLock { $0 = tasks.filter { $0.state == .running }.count }
+            answered.signal()
+        }
+        guard answered.wait(timeout: .now() + 1) == .success else { return false }
+        return running.withLock { $0 } == 0
+    }
+
+    /// The app's own exchanges (a session that is not a background one), for the phone's record.
+    func saveExchanges() {
+        reportPeakMemory(role: "app", in: phone)
+        let exchanges = run.exchangeLog.exchanges
+        guard !exchanges.isEmpty else { return }
+        try? writeWhole(exchanges, to: phone.root.appendingPathComponent("exchanges-app-\(getpid()).json"))
+    }
+}
+
+struct HandlerReport: Codable {
+    var onMainQueue: Bool
+}
+
+extension LessonRun {
+    /// `URLSession(configuration:delegate:delegateQueue:)` for lesson 09's app. A configuration
+    /// from `background(withIdentifier:)` gives the lab's `BackgroundSession`, whose tasks the
+    /// transfer service runs, on every system: Apple's daemon would not relaunch a command-line
+    /// program. Any other gives a URLSession in the app's own process, which ends with it.
+    public func makeSession(configuration: URLSessionConfiguration, delegate: any URLSessionDownloadDelegate,
+                            delegateQueue: OperationQueue?) -> URLSession {
+        guard let app = AppProcess.current else {
+            preconditionFailure("makeSession(configuration:delegate:delegateQueue:) is lesson 09's, for its app's process")
+        }
+        guard let identifier = configuration.identifier else {
+            let session = URLSession(configuration: configuration,
+                                     delegate: InspectingDelegate(forwardingTo: StoppingAtLifePoints(delegate, phone: app.phone),
+                                                                  recordingIn: exchangeLog),
+                                     delegateQueue: delegateQueue)
+            app.adopt(session)
+            return session
+        }
+        guard !identifier.isEmpty else {
+            app.refuse("a background session needs an identifier: background(withIdentifier:) was given \"\"")
+        }
+        let session = BackgroundSession(identifier: identifier, configuration: configuration, delegate: delegate,
+                                        delegateQueue: delegateQueue, app: app)
+        app.adopt(session)
+        return session
+    }
+}
+
+/// Forwards a download delegate's calls, and holds the transfer at each point of the life script
+/// until the phone has played it: the app's own session downloads in the app's process.
+private final class StoppingAtLifePoints: NSObject, URLSessionDownloadDelegate, Sendable {
+    private let target: any URLSessionDownloadDelegate
+    private let points: LifePoints
+
+    init(_ target: any URLSessionDownloadDelegate, phone: PhoneFolder) {
+        self.target = target
+        points = LifePoints(phone)
+    }
+
+    func urlSession(_ session: URLSession, downloadTask: URLSessionDownloadTask, didWriteData bytesWritten: Int64,
+                    totalBytesWritten: Int64, totalBytesExpectedToWrite: Int64) {
+        // Before the app hears of these bytes: at a point, the app stops where the script says.
+        points.pass(received: totalBytesWritten, of: totalBytesExpectedToWrite)
+        let forward: ((URLSession, URLSessionDownloadTask, Int64, Int64, Int64) -> Void)?
+            = target.urlSession(_:downloadTask:didWriteData:totalBytesWritten:totalBytesExpectedToWrite:)
+        forward?(session, downloadTask, bytesWritten, totalBytesWritten, totalBytesExpectedToWrite)
+    }
+
+    func urlSession(_ session: URLSession, downloadTask: URLSessionDownloadTask, didFinishDownloadingTo location: URL) {
+        AppProcess.current?.handedOver()
+        target.urlSession(session, downloadTask: downloadTask, didFinishDownloadingTo: location)
+    }
+
+    func urlSession(_ session: URLSession, downloadTask: URLSessionDownloadTask, didResumeAtOffset fileOffset: Int64,
+                    expectedTotalBytes: Int64) {
+        let forward: ((URLSession, URLSessionDownloadTask, Int64, Int64) -> Void)?
+            = target.urlSession(_:downloadTask:didResumeAtOffset:expectedTotalBytes:)
+        forward?(session, downloadTask, fileOffset, expectedTotalBytes)
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        let forward: ((URLSession, URLSessionTask, (any Error)?) -> Void)? = target.urlSession(_:task:didCompleteWithError:)
+        forward?(session, task, error)
+    }
+}
+
+extension Substring {
+    func prepending(_ text: String) -> String { text + self }
+}
+
+extension PhoneRole {
+    /// The phone's process id, as this child saw it at start: once it changes, the phone is gone.
+    nonisolated(unsafe) static var parent = getppid()
+}

@@ -1,0 +1,399 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import LabVocabulary
+import Synchronization
+
+/// The app's side of a background session: what `run.makeSession(configuration:delegate:delegateQueue:)`
+/// hands back for a configuration made with `background(withIdentifier:)`. Its tasks run in the
+/// transfer service; this object asks the service for them and delivers their events to the
+/// delegate, as Apple's session does in the app's process.
+///
+/// Its contract, each point after Apple's documentation:
+/// - It needs an identifier and a delegate. A completion handler, a data task or an upload from
+///   memory is refused: the app ends with one line and exit 70, where Apple's raises an exception.
+/// - Made at launch with the identifier of an earlier session, it takes over that session's
+///   tasks: `getAllTasks` lists the ones still running, and the events that waited for the app
+///   are delivered, in order, once the app's launch has returned.
+/// - `didFinishDownloadingTo` gets a file that is deleted as soon as the method returns.
+/// - In a launch for background events, `urlSessionDidFinishEvents(forBackgroundURLSession:)`
+///   follows the last of them.
+/// - A second session with the same identifier gets no events (Apple calls its behaviour
+///   undefined), and the story says so.
+public final class BackgroundSession: URLSession, @unchecked Sendable {
+    // @unchecked: URLSession is an open Foundation class marked @unchecked Sendable; the state
+    // added here is behind a Mutex, and the delegate is called on its serial queue only.
+    let identifier: String
+    private let app: AppProcess
+    private let phone: PhoneFolder
+    private let events: OperationQueue
+    private let downloadDelegate: (any URLSessionDownloadDelegate)?
+    /// Only the first session of an identifier in the app's process hears its events.
+    private let hearsEvents: Bool
+
+    private struct Tasks {
+        var byID: [String: BackgroundDownloadTask] = [:]
+        var nextNumber = 1
+        var invalidated = false
+        /// `urlSessionDidFinishEvents` is due once, in a launch for background events.
+        var finishEventsDue: Bool
+    }
+    private let tasks: Mutex<Tasks>
+
+    init(identifier: String, configuration: URLSessionConfiguration, delegate: (any URLSessionDelegate)?,
+         delegateQueue: OperationQueue?, app: AppProcess) {
+        self.identifier = identifier
+        self.app = app
+        phone = app.phone
+        let queue = delegateQueue ?? OperationQueue()
+        queue.maxConcurrentOperationCount = delegateQueue?.maxConcurrentOperationCount ?? 1
+        events = queue
+        downloadDelegate = delegate as? any URLSessionDownloadDelegate
+        hearsEvents = app.sessionMade(identifier: identifier)
+        let numbers = phone.records().filter { $0.session == identifier }.map(\.number)
+        tasks = Mutex(Tasks(nextNumber: (numbers.max() ?? 0) + 1, finishEventsDue: app.launchedForEvents(of: identifier)))
+        super.init(configuration: configuration, delegate: delegate, delegateQueue: queue)
+        if hearsEvents {
+            Thread { [weak self] in
+                while let session = self, session.deliverEvents() { usleep(20_000) }
+            }.start()
+        }
+    }
+
+    // MARK: The tasks a background session allows
+
+    public override func downloadTask(with url: URL) -> URLSessionDownloadTask {
+        downloadTask(with: URLRequest(url: url))
+    }
+
+    public override func downloadTask(with request: URLRequest) -> URLSessionDownloadTask {
+        let number = tasks.withLock { tasks in
+            defer { tasks.nextNumber += 1 }
+            return tasks.nextNumber
+        }
+        var asked = request
+        // The service asks for the file as it is: a compressed body could not be resumed.
+        asked.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
+        let task = BackgroundDownloadTask(id: UUID().uuidString, number: number, request: asked, session: self)
+        tasks.withLock { $0.byID[task.id] = task }
+        return task
+    }
+
+    /// Continues a task that failed with resume data: the service's partial file goes on.
+    public override func downloadTask(withResumeData resumeData: Data) -> URLSessionDownloadTask {
+        guard let blob = try? JSONDecoder().decode(BackgroundResumeData.self, from: resumeData), let url = URL(string: blob.url) else {
+            app.refuse("downloadTask(withResumeData:): this is not resume data of a background session")
+        }
+        let task = downloadTask(with: URLRequest(url: url)) as! BackgroundDownloadTask
+        task.resumesFrom = blob.task
+        return task
+    }
+
+    public override func downloadTask(with url: URL, completionHandler: @escaping @Sendable (URL?, URLResponse?, (any Error)?) -> Void)
+        -> URLSessionDownloadTask {
+        app.refuse(Self.noCompletionHandlers)
+    }
+
+    public override func downloadTask(with request: URLRequest,
+                                      completionHandler: @escaping @Sendable (URL?, URLResponse?, (any Error)?) -> Void)
+        -> URLSessionDownloadTask {
+        app.refuse(Self.noCompletionHandlers)
+    }
+
+    public override func downloadTask(withResumeData resumeData: Data,
+                                      completionHandler: @escaping @Sendable (URL?, URLResponse?, (any Error)?) -> Void)
+        -> URLSessionDownloadTask {
+        app.refuse(Self.noCompletionHandlers)
+    }
+
+    public override func dataTask(with url: URL, completionHandler: @escaping @Sendable (Data?, URLResponse?, (any Error)?) -> Void)
+        -> URLSessionDataTask {
+        app.refuse(Self.noCompletionHandlers)
+    }
+
+    public override func dataTask(with request: URLRequest,
+                                  completionHandler: @escaping @Sendable (Data?, URLResponse?, (any Error)?) -> Void)
+        -> URLSessionDataTask {
+        app.refuse(Self.noCompletionHandlers)
+    }
+
+    public override func dataTask(with url: URL) -> URLSessionDataTask { app.refuse(Self.downloadsOnly) }
+    public override func dataTask(with request: URLRequest) -> URLSessionDataTask { app.refuse(Self.downloadsOnly) }
+    public override func uploadTask(with request: URLRequest, from bodyData: Data) -> URLSessionUploadTask {
+        app.refuse("uploadTask(with:from:): a background session uploads from a file only, which the lab's transfer service does not carry")
+    }
+    public override func uploadTask(with request: URLRequest, fromFile fileURL: URL) -> URLSessionUploadTask {
+        app.refuse("uploadTask(with:fromFile:): the lab's transfer service carries download tasks only")
+    }
+
+    static let noCompletionHandlers = "completion handler blocks are not supported in background sessions: use a delegate instead"
+    static let downloadsOnly = "data tasks are not supported in background sessions: use a download task and a delegate"
+
+    public override func getAllTasks(completionHandler: @escaping @Sendable ([URLSessionTask]) -> Void) {
+        let running = runningTasks()
+        events.addOperation { completionHandler(running) }
+    }
+
+    public override func getTasksWithCompletionHandler(
+        _ completionHandler: @escaping @Sendable ([URLSessionDataTask], [URLSessionUploadTask], [URLSessionDownloadTask]) -> Void) {
+        let running = runningTasks()
+        events.addOperation { completionHandler([], [], running) }
+    }
+
+    /// The system woke the app for this session's events: `urlSessionDidFinishEvents` follows them.
+    func expectFinishEvents() { tasks.withLock { $0.finishEventsDue = true } }
+
+    public override func finishTasksAndInvalidate() {
+        tasks.withLock { $0.invalidated = true }
+        super.finishTasksAndInvalidate()
+    }
+
+    public override func invalidateAndCancel() {
+        for task in runningTasks() { task.cancel() }
+        tasks.withLock { $0.invalidated = true }
+        super.invalidateAndCancel()
+    }
+
+    /// The tasks the app made and the service has not finished, and those it still runs for an
+    /// earlier launch of the app.
+    private func runningTasks() -> [BackgroundDownloadTask] {
+        adoptEarlierTasks()
+        return tasks.withLock { $0.byID.values.filter { $0.state == .running }.sorted { $0.taskIdentifier < $1.taskIdentifier } }
+    }
+
+    /// Whether anything is left for this session to do: a task not yet ended and told, or an
+    /// event still due.
+    var isIdle: Bool {
+        guard hearsEvents else { return true }
+        if tasks.withLock({ $0.byID.values.contains { !$0.told } }) { return false }
+        return !phone.records().contains { $0.session == identifier && !isTold($0.id) }
+    }
+
+    // MARK: Asking the service
+
+    func send(_ request: ServiceRequest) {
+        do {
+            try request.send(to: phone)
+        } catch {
+            app.refuse("cannot reach the transfer service in \(phone.requests.path): \(describe(error))")
+        }
+    }
+
+    // MARK: Delivering events
+
+    private func adoptEarlierTasks() {
+        let records = phone.records().filter { $0.session == identifier && !isTold($0.id) }
+        tasks.withLock { tasks in
+            for record in records where tasks.byID[record.id] == nil {
+                tasks.byID[record.id] = BackgroundDownloadTask(adopting: record, session: self)
+            }
+        }
+    }
+
+    /// One round: progress of running tasks, then each ended task's events. False once the
+    /// session is invalidated and has nothing left to tell.
+    private func deliverEvents() -> Bool {
+        guard app.launchHasReturned, !app.wakePending else { return true }
+        adoptEarlierTasks()
+        let records = Dictionary(phone.records().filter { $0.session == identifier }.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
+        let live = tasks.withLock { $0.byID.values.filter { !$0.told }.sorted { $0.taskIdentifier < $1.taskIdentifier } }
+        var toldSomething = false
+        for task in live {
+            guard let record = records[task.id] else { continue }
+            task.update(from: record)
+            let onDisk = PartialFile.size(of: record.state == .downloaded ? phone.finishedFile(record.id) : phone.partialFile(record.id))
+            if onDisk > task.reported, record.state != .failed, record.state != .cancelled {
+                let (written, before) = (onDisk - task.reported, task.reported)
+                task.reported = onDisk
+                deliver {
+                    let forward: ((URLSession, URLSessionDownloadTask, Int64, Int64, Int64) -> Void)?
+                        = self.downloadDelegate?.urlSession(_:downloadTask:didWriteData:totalBytesWritten:totalBytesExpectedToWrite:)
+                    forward?(self, task, written, before + written, record.expected)
+                }
+            }
+            guard record.state.hasEnded else { continue }
+            if record.state == .downloaded { handOver(phone.finishedFile(record.id), of: task) }
+            let error = self.error(for: record)
+            deliver {
+                let forward: ((URLSession, URLSessionTask, (any Error)?) -> Void)? = (self.delegate as? any URLSessionTaskDelegate)?
+                    .urlSession(_:task:didCompleteWithError:)
+                forward?(self, task, error)
+            }
+            task.told = true
+            toldSomething = true
+            markTold(record)
+        }
+        let finishEvents: Bool = tasks.withLock { tasks in
+            guard tasks.finishEventsDue, !tasks.byID.values.contains(where: { !$0.told && $0.state != .running }) else { return false }
+            let anythingEnded = !tasks.byID.values.contains { $0.state == .running } || toldSomething
+            guard anythingEnded else { return false }
+            tasks.finishEventsDue = false
+            return true
+        }
+        if finishEvents {
+            deliver { (self.delegate as? any BackgroundSessionDelegate)?.urlSessionDidFinishEvents(forBackgroundURLSession: self) }
+            app.finishedEvents(of: identifier)
+        }
+        deliveredOnce.store(true, ordering: .releasing)
+        return !(tasks.withLock { $0.invalidated } && isIdle)
+    }
+
+    /// A first round of events is done: what waited for the app has been told.
+    var hasDeliveredOnce: Bool { !hearsEvents || deliveredOnce.load(ordering: .acquiring) }
+    private let deliveredOnce = Atomic(false)
+
+    /// `didFinishDownloadingTo` with a link to the service's file in the app's temporary folder,
+    /// removed when the method returns. The service's own file goes only once the task is told,
+    /// so a kill of the app in the middle delivers it again at the next launch.
+    private func handOver(_ file: URL, of task: BackgroundDownloadTask) {
+        let location = phone.appTemporary.appendingPathComponent("CFNetworkDownload_\(task.id.prefix(8)).tmp")
+        try? FileManager.default.removeItem(at: location)
+        do {
+            try FileManager.default.linkItem(at: file, to: location)
+        } catch {
+            app.say("cannot hand the file over: \(describe(error))")
+            return
+        }
+        app.handedOver()
+        deliver { self.downloadDelegate?.urlSession(self, downloadTask: task, didFinishDownloadingTo: location) }
+        if FileManager.default.fileExists(atPath: location.path) {
+            app.say("the system deletes \(location.lastPathComponent): didFinishDownloadingTo has returned")
+            try? FileManager.default.removeItem(at: location)
+        }
+    }
+
+    private func error(for record: TransferRecord) -> (any Error)? {
+        switch record.state {
+        case .failed:
+            var info: [String: Any] = [NSLocalizedDescriptionKey: record.errorMessage ?? "the transfer failed"]
+            // A network failure leaves bytes worth resuming; a disk that refused them does not.
+            if record.failedLocally != true, PartialFile.size(of: phone.partialFile(record.id)) > 0,
+               ResumeState.load(for: phone.partialFile(record.id)) != nil,
+               let blob = try? JSONEncoder().encode(BackgroundResumeData(task: record.id, url: record.url)) {
+                info[URLSessionDownloadTaskResumeData] = blob
+            }
+            return URLError(URLError.Code(rawValue: record.errorCode ?? URLError.unknown.rawValue) ?? .unknown, userInfo: info)
+        case .cancelled:
+            var info: [String: Any] = [NSLocalizedDescriptionKey: record.errorMessage ?? "cancelled"]
+            if let reason = record.cancelledReason { info[NSURLErrorBackgroundTaskCancelledReasonKey] = reason }
+            return URLError(.cancelled, userInfo: info)
+        default:
+            return nil
+        }
+    }
+
+    /// A failed task keeps its record and partial file, which its resume data names; any other
+    /// is gone once told.
+    private func markTold(_ record: TransferRecord) {
+        if record.state == .failed {
+            _ = FileManager.default.createFile(atPath: told(record.id).path, contents: nil)
+        } else {
+            phone.forget(record.id)
+        }
+    }
+
+    private func told(_ id: String) -> URL { phone.tasks.appendingPathComponent(id + ".told") }
+    private func isTold(_ id: String) -> Bool { FileManager.default.fileExists(atPath: told(id).path) }
+
+    /// Runs `call` on the delegate queue and waits for it to return.
+    private func deliver(_ call: @escaping @Sendable () -> Void) {
+        let operation = BlockOperation(block: call)
+        events.addOperations([operation], waitUntilFinished: true)
+    }
+}
+
+/// What a failed background task's resume data holds: the service's task whose partial file the
+/// next task continues. Opaque to the app, as Apple's is.
+struct BackgroundResumeData: Codable {
+    var task: String
+    var url: String
+}
+
+/// A background session's download task, as the app sees it: its state follows the service's
+/// record of it.
+final class BackgroundDownloadTask: URLSessionDownloadTask, @unchecked Sendable {
+    // @unchecked: URLSessionDownloadTask is an open Foundation class; the state added here is
+    // behind a Mutex, or touched by the session's event thread alone (`reported`, `told`).
+    let id: String
+    private let number: Int
+    private let request: URLRequest
+    private weak var owner: BackgroundSession?
+    var resumesFrom: String?
+    var reported: Int64 = 0
+    var told = false
+
+    private struct Shared {
+        var state: URLSessionTask.State
+        var record: TransferRecord?
+    }
+    private let shared: Mutex<Shared>
+
+    init(id: String, number: Int, request: URLRequest, session: BackgroundSession) {
+        self.id = id
+        self.number = number
+        self.request = request
+        owner = session
+        shared = Mutex(Shared(state: .suspended))
+        super.init()
+    }
+
+    /// A task the service runs for an earlier launch of the app.
+    init(adopting record: TransferRecord, session: BackgroundSession) {
+        id = record.id
+        number = record.number
+        request = URLRequest(url: URL(string: record.url) ?? URL(fileURLWithPath: "/"))
+        owner = session
+        shared = Mutex(Shared(state: record.state.hasEnded ? .completed : .running, record: record))
+        super.init()
+    }
+
+    func update(from record: TransferRecord) {
+        shared.withLock { shared in
+            shared.record = record
+            if record.state.hasEnded { shared.state = .completed }
+        }
+    }
+
+    override var taskIdentifier: Int { number }
+    override var originalRequest: URLRequest? { request }
+    override var currentRequest: URLRequest? { request }
+    override var state: URLSessionTask.State { shared.withLock { $0.state } }
+    override var countOfBytesReceived: Int64 { reported }
+    override var countOfBytesExpectedToReceive: Int64 { shared.withLock { $0.record?.expected ?? -1 } }
+
+    override var response: URLResponse? {
+        guard let record = shared.withLock({ $0.record }), let status = record.status,
+              let url = URL(string: record.responseURL ?? record.url) else { return nil }
+        return HTTPURLResponse(url: url, statusCode: status, httpVersion: "HTTP/1.1", headerFields: record.responseHeaders)
+    }
+
+    override func resume() {
+        guard let owner else { return }
+        let first: Bool = shared.withLock { shared in
+            guard shared.state == .suspended else { return false }
+            shared.state = .running
+            return true
+        }
+        guard first else { return }
+        let record = TransferRecord(id: id, number: number, session: owner.identifier, url: request.url?.absoluteString ?? "",
+                                    state: .running)
+        owner.send(ServiceRequest(kind: .create, task: record, resumeFrom: resumesFrom, inBackground: owner.appIsInBackground,
+                                  askedByUser: owner.appTappedStart))
+    }
+
+    override func cancel() {
+        let wasRunning: Bool = shared.withLock { shared in
+            defer { if shared.state != .completed { shared.state = .canceling } }
+            return shared.state == .running
+        }
+        if wasRunning { owner?.send(ServiceRequest(kind: .cancel, taskID: id)) }
+    }
+
+    override func suspend() {}
+}
+
+extension BackgroundSession {
+    var appIsInBackground: Bool { app.inBackground }
+    var appTappedStart: Bool { app.settings.pressStart }
+}

@@ -1,0 +1,240 @@
+import Foundation
+import LabPlatform
+import LabVocabulary
+import Synchronization
+
+// Lesson 09 runs as three processes, each a role of the same executable:
+// - the phone (the lesson as it was started): the system. It launches the app, suspends and ends
+//   it as `--life` says, restarts the transfer service if it dies (as launchd restarts
+//   nsurlsessiond), and relaunches the app when the service has events for it;
+// - the transfer service: nsurlsessiond's stand-in. It runs the background sessions' transfers
+//   and keeps their state on disk;
+// - the app: the lesson's code, with its sessions.
+// They share the phone's folder, next to the downloaded file, and talk through files in it: each
+// file is written whole under a temporary name and renamed, so a kill at any moment leaves either
+// the old file or the new one.
+
+/// The phone's folder, `<file>.phone/`, and what is in it.
+struct PhoneFolder: Sendable {
+    let root: URL
+
+    init(forDownloadTo file: URL) {
+        root = file.deletingLastPathComponent().appendingPathComponent(file.lastPathComponent + ".phone", isDirectory: true)
+    }
+
+    init(root: URL) { self.root = root }
+
+    /// The service's own: one record (`<id>.json`), partial file (`<id>.part`) and finished file
+    /// (`<id>.download`) per task.
+    var tasks: URL { root.appendingPathComponent("service/tasks", isDirectory: true) }
+    /// The apps' requests to the service, one file each, removed once carried out.
+    var requests: URL { root.appendingPathComponent("service/requests", isDirectory: true) }
+    /// The service's process id, for whoever wants to end it.
+    var servicePID: URL { root.appendingPathComponent("service/pid") }
+    /// The app's temporary folder: where `didFinishDownloadingTo` finds its file.
+    var appTemporary: URL { root.appendingPathComponent("app/tmp", isDirectory: true) }
+    /// What the app's process tells the phone: its progress, its completion handler.
+    var appReports: URL { root.appendingPathComponent("app/reports", isDirectory: true) }
+    /// The life script's points: `reached-N` from whoever transfers, `released-N` from the phone.
+    var life: URL { root.appendingPathComponent("life", isDirectory: true) }
+
+    func record(_ id: String) -> URL { tasks.appendingPathComponent(id + ".json") }
+    func partialFile(_ id: String) -> URL { tasks.appendingPathComponent(id + ".part") }
+    func finishedFile(_ id: String) -> URL { tasks.appendingPathComponent(id + ".download") }
+
+    func make() throws {
+        for folder in [tasks, requests, appTemporary, appReports, life] {
+            do {
+                try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            } catch {
+                throw DownloadError.localIO(path: folder.path, reason: "cannot create the phone's folder")
+            }
+        }
+    }
+
+    /// Every task record the service keeps, oldest first.
+    func records() -> [TransferRecord] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: tasks.path)) ?? []
+        return names.filter { $0.hasSuffix(".json") }.compactMap { name in
+            TransferRecord.read(from: tasks.appendingPathComponent(name))
+        }.sorted { $0.number < $1.number }
+    }
+
+    /// Removes a delivered task: its record first, so a kill in between leaves a stray file the
+    /// service sweeps, never a record without its file.
+    func forget(_ id: String) {
+        try? FileManager.default.removeItem(at: record(id))
+        try? FileManager.default.removeItem(at: finishedFile(id))
+        try? FileManager.default.removeItem(at: partialFile(id))
+        ResumeState.remove(for: partialFile(id))
+    }
+}
+
+/// Each child process's peak resident memory, written as it goes: `peak-rss-<role>-<pid>.json`.
+func reportPeakMemory(role: String, in phone: PhoneFolder) {
+    try? writeWhole(Platform.peakResidentBytes(), to: phone.root.appendingPathComponent("peak-rss-\(role)-\(getpid()).json"))
+}
+
+/// Writes `value` as JSON to `url` whole: under a temporary name, then renamed over it.
+func writeWhole<Value: Encodable>(_ value: Value, to url: URL) throws {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys]
+    try encoder.encode(value).write(to: url, options: .atomic)
+}
+
+func readWhole<Value: Decodable>(_ type: Value.Type, from url: URL) -> Value? {
+    guard OutputFile.isRegularFile(url), PartialFile.size(of: url) <= 1 << 20, let data = try? Data(contentsOf: url) else { return nil }
+    return try? JSONDecoder().decode(type, from: data)
+}
+
+/// One background task, as the service keeps it. The service alone writes it, until the task has
+/// ended; then the app's session delivers its events and removes it.
+struct TransferRecord: Codable, Sendable, Equatable {
+    enum State: String, Codable, Sendable {
+        /// Created while the app ran in the background: waits for the rate limiter's delay.
+        case waiting
+        case running
+        /// Whole, in `<id>.download`: `didFinishDownloadingTo` is due, then `didCompleteWithError`.
+        case downloaded
+        case failed
+        case cancelled
+
+        var hasEnded: Bool { self == .downloaded || self == .failed || self == .cancelled }
+    }
+
+    var id: String
+    /// The task's `taskIdentifier`, unique within the session.
+    var number: Int
+    /// The session's identifier.
+    var session: String
+    var url: String
+    var state: State
+    /// The total from the response, once there is one; -1 while unknown.
+    var expected: Int64 = -1
+    var status: Int?
+    var responseURL: String?
+    var responseHeaders: [String: String]?
+    /// Why the task failed or was cancelled, as the error's code and sentence.
+    var errorCode: Int?
+    var errorMessage: String?
+    /// The failure was the disk's (a write or a rename), not the network's.
+    var failedLocally: Bool?
+    /// `NSURLErrorBackgroundTaskCancelledReasonKey`, for a task the system cancelled.
+    var cancelledReason: Int?
+    /// The rate limiter: a task created in the background starts no earlier than this.
+    var notBefore: Date?
+
+    static func read(from url: URL) -> TransferRecord? { readWhole(TransferRecord.self, from: url) }
+}
+
+/// What an app's session asks of the service: one file in `requests/`.
+struct ServiceRequest: Codable, Sendable {
+    enum Kind: String, Codable, Sendable {
+        /// A new task (`task` holds it), or one that continues from resume data (`resumeFrom`).
+        case create
+        /// `cancel()` of one task.
+        case cancel
+        /// The user force-quit the app: every task of the app is cancelled, and none relaunches it.
+        case forceQuit = "force-quit"
+    }
+
+    var kind: Kind
+    var task: TransferRecord?
+    /// The task whose partial file a resumed task continues.
+    var resumeFrom: String?
+    var taskID: String?
+    /// The app was running in the background when it made the task: the rate limiter applies.
+    var inBackground = false
+    /// The launch that made it began with a tap on Start.
+    var askedByUser = false
+
+    /// Queued under a name that sorts in the order the requests were made.
+    func send(to phone: PhoneFolder) throws {
+        let name = String(format: "%.6f-%@.json", Date().timeIntervalSince1970, UUID().uuidString)
+        try writeWhole(self, to: phone.requests.appendingPathComponent(name))
+    }
+}
+
+/// The points of the life script that a transfer stops at until the phone has played them.
+/// Whoever transfers calls `pass(received:of:)` after each write: the service for a background
+/// session, the app itself for any other.
+final class LifePoints: @unchecked Sendable {
+    // @unchecked: used from one delegate queue at a time; the files are the shared state.
+    private let folder: URL
+    private var pending: [Int]
+
+    init(_ phone: PhoneFolder) {
+        folder = phone.life
+        pending = (readWhole([Int].self, from: phone.life.appendingPathComponent("points.json")) ?? []).sorted()
+    }
+
+    /// Called before a transfer waits at a point: the phone may end the process there, and what
+    /// the process recorded so far must be on disk first.
+    static let beforeWaiting = Mutex<(@Sendable () -> Void)?>(nil)
+
+    static func write(_ points: [Int], to phone: PhoneFolder) throws {
+        try writeWhole(points, to: phone.life.appendingPathComponent("points.json"))
+    }
+
+    static func reached(_ point: Int, in phone: PhoneFolder) -> Bool {
+        FileManager.default.fileExists(atPath: phone.life.appendingPathComponent("reached-\(point)").path)
+    }
+
+    static func release(_ point: Int, in phone: PhoneFolder) {
+        _ = FileManager.default.createFile(atPath: phone.life.appendingPathComponent("released-\(point)").path, contents: nil)
+    }
+
+    /// Stops here while a point at or below this share of the file waits for the phone.
+    func pass(received: Int64, of total: Int64) {
+        guard total > 0 else { return }
+        while let point = pending.first, received * 100 >= Int64(point) * total {
+            let released = folder.appendingPathComponent("released-\(point)").path
+            if !FileManager.default.fileExists(atPath: released) {
+                Self.beforeWaiting.withLock { $0 }?()
+                _ = FileManager.default.createFile(atPath: folder.appendingPathComponent("reached-\(point)").path, contents: nil)
+                // The phone plays the event (it may end this very process) and then releases it.
+                while !FileManager.default.fileExists(atPath: released), getppid() == PhoneRole.parent { usleep(2_000) }
+            }
+            pending.removeFirst()
+        }
+    }
+}
+
+/// How a child process finds its role, and what it is told, in its environment.
+enum PhoneRole {
+    static let variable = "DOWNLOAD_LAB_PHONE_ROLE"
+    static let settingsVariable = "DOWNLOAD_LAB_PHONE_SETTINGS"
+}
+
+/// What the phone tells the service and the app when it starts them.
+struct PhoneSettings: Codable, Sendable {
+    var phone: String
+    var storyToStandardError: Bool
+    var quiet: Bool
+    var writeDelayMicroseconds: Int
+    var idleSeconds: Double
+    // The app's:
+    var url: String?
+    var file: String?
+    var variant: Variant?
+    /// The sessions whose events the app is launched for; empty for a launch by the user.
+    var backgroundEventsFor: [String] = []
+    /// The user presses Start once the app has launched.
+    var pressStart = false
+    /// Launched by the system in the background (the rate limiter applies to its new tasks).
+    var inBackground = false
+
+    var folder: PhoneFolder { PhoneFolder(root: URL(fileURLWithPath: phone)) }
+
+    static func fromEnvironment() -> PhoneSettings? {
+        guard let text = ProcessInfo.processInfo.environment[PhoneRole.settingsVariable] else { return nil }
+        return try? JSONDecoder().decode(PhoneSettings.self, from: Data(text.utf8))
+    }
+
+    func environment(role: String) -> [String: String] {
+        var environment = ProcessInfo.processInfo.environment
+        environment[PhoneRole.variable] = role
+        environment[PhoneRole.settingsVariable] = String(decoding: (try? JSONEncoder().encode(self)) ?? Data(), as: UTF8.self)
+        return environment
+    }
+}

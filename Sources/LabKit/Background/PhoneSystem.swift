@@ -1,0 +1,362 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import LabVocabulary
+import Synchronization
+
+/// The phone: what iOS does around lesson 09's app. Each attempt is one tap on Start: the user
+/// launches the app and taps it; then the phone plays the life script, keeps the transfer service
+/// running, and relaunches (or wakes) the app when the service has events for it. The attempt ends
+/// once the app is not running and nothing is left to happen: with the file, or without it, and
+/// then the user may launch the app and tap Start again.
+final class PhoneSystem: LessonDownload, @unchecked Sendable {
+    // @unchecked: used by the harness's one thread.
+    private let run: LessonRun
+    private let phone: PhoneFolder
+    private let settings: PhoneSettings
+    private var eventsLeft: [LifeScript.Event]
+    private var service: Process?
+    private var app: Process?
+    private var appSuspended = false
+    private var record: BackgroundRecord
+    /// Ended tasks the app was already relaunched or woken for: not again.
+    private var relaunchedFor: Set<String> = []
+    /// Each child's exchanges merged into the run's log so far.
+    private var exchangesMerged: [String: Int] = [:]
+    private var stalledSince: Date?
+    private var forceQuitAt: Date?
+    private var attempt = 0
+
+    init(run: LessonRun, life: LifeScript, settings: PhoneSettings) {
+        self.run = run
+        phone = settings.folder
+        self.settings = settings
+        eventsLeft = life.events
+        record = BackgroundRecord(life: life.description)
+    }
+
+    var backgroundRecord: BackgroundRecord { record }
+
+    func downloadFile() -> AttemptResult {
+        attempt += 1
+        do {
+            try phone.make()
+            if attempt == 1 {
+                for name in (try? FileManager.default.contentsOfDirectory(atPath: phone.life.path)) ?? [] {
+                    try? FileManager.default.removeItem(at: phone.life.appendingPathComponent(name))
+                }
+                try LifePoints.write(eventsLeft.compactMap(\.percent), to: phone)
+            }
+            try writeWhole(0, to: backgroundLaunchesFile)
+        } catch {
+            return .failed(DownloadError.localIO(path: phone.root.path, reason: describe(error)))
+        }
+        keepServiceRunning()
+        launchApp(byUser: true, pressStart: true)
+        let result = playUntilQuiet()
+        mergeExchanges()
+        readPeakMemory()
+        if case .finished = result { stopService(removingItsFolder: true) }
+        return result
+    }
+
+    private var backgroundLaunchesFile: URL { phone.root.appendingPathComponent("service/background-launches.json") }
+
+    // MARK: The loop
+
+    private func playUntilQuiet() -> AttemptResult {
+        let handedOverBefore = record.filesHandedOver
+        var quietRounds = 0
+        while true {
+            usleep(10_000)
+            guard keepServiceRunning() else { return .failed(DownloadError.serviceKeepsDying(restarts: record.serviceRestarts)) }
+            if let misuse = reapApp() { return .failed(DownloadError.misuse(misuse)) }
+            playLife()
+            deliverEvents()
+            countWhatTheServiceWasAsked()
+            // Quiet: no app, no transfer, nothing to relaunch for, no event that can still happen.
+            let quiet = app == nil && !serviceHasLiveTasks() && eventsDue().isEmpty && !eventsCanStillHappen()
+            quietRounds = quiet ? quietRounds + 1 : 0
+            if quietRounds >= 5 { break }
+        }
+        if record.filesHandedOver > handedOverBefore { return .finished }
+        // A disk that refuses the bytes refuses them again: no second attempt.
+        if let local = phone.records().last(where: { $0.state == .failed && $0.failedLocally == true }) {
+            return .failed(DownloadError.localIO(path: phone.partialFile(local.id).path, reason: local.errorMessage ?? "the disk refused the file"))
+        }
+        return .failed(DownloadError.appGaveNoFile(
+            "the app's life ended without the file (\(lastWords()))"))
+    }
+
+    private func lastWords() -> String {
+        if record.forceQuits > 0 { return "the user force-quit it" }
+        if let failed = phone.records().last(where: { $0.state == .failed }) { return failed.errorMessage ?? "the transfer failed" }
+        return "the download ended with the app"
+    }
+
+    // MARK: The service
+
+    /// The most restarts of the service in one run: a service that dies at every start (a disk it
+    /// cannot write, say) is not started for ever.
+    static let restartLimit = 100
+
+    /// False once the service has died more often than `restartLimit`.
+    @discardableResult
+    private func keepServiceRunning() -> Bool {
+        if let service, service.isRunning { return true }
+        if let service {
+            guard record.serviceRestarts < Self.restartLimit else { return false }
+            record.serviceRestarts += 1
+            let how = service.terminationReason == .uncaughtSignal ? "signal \(service.terminationStatus)" : "exit \(service.terminationStatus)"
+            run.log("the transfer service ended (\(how)): the system starts it again")
+        }
+        service = start(role: "service", settings: settings)
+        return true
+    }
+
+    private func stopService(removingItsFolder remove: Bool) {
+        // SIGKILL: its state is written to survive one, and a SIGTERM may be blocked in a mask the
+        // service inherited.
+        if let service, service.isRunning {
+            kill(service.processIdentifier, SIGKILL)
+            service.waitUntilExit()
+        }
+        service = nil
+        if remove { try? FileManager.default.removeItem(at: phone.root) }
+    }
+
+    deinit {
+        if let service, service.isRunning { kill(service.processIdentifier, SIGKILL) }
+        if let app, app.isRunning { kill(app.processIdentifier, SIGKILL) }
+    }
+
+    private func serviceHasLiveTasks() -> Bool {
+        phone.records().contains { !$0.state.hasEnded } || !((try? FileManager.default.contentsOfDirectory(atPath: phone.requests.path)) ?? []).isEmpty
+    }
+
+    // MARK: The app
+
+    private func launchApp(byUser: Bool, pressStart: Bool = false, eventsFor identifiers: [String] = []) {
+        var appSettings = settings
+        appSettings.url = run.url.absoluteString
+        appSettings.file = run.file.path
+        appSettings.variant = run.variant
+        appSettings.pressStart = pressStart
+        appSettings.backgroundEventsFor = identifiers
+        appSettings.inBackground = !byUser
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: phone.appReports.path)) ?? [] {
+            try? FileManager.default.removeItem(at: phone.appReports.appendingPathComponent(name))
+        }
+        if byUser {
+            record.launchesByUser += 1
+            // The app is in front: the rate limiter starts again from nothing.
+            try? writeWhole(0, to: backgroundLaunchesFile)
+            run.log(pressStart ? "the user launches the app" : "the user opens the app again")
+        } else {
+            record.relaunchesForEvents += 1
+            let launches = (readWhole(Int.self, from: backgroundLaunchesFile) ?? 0) + 1
+            try? writeWhole(launches, to: backgroundLaunchesFile)
+            run.log("the system relaunches the app in the background for the events of \(identifiers.joined(separator: ", "))")
+        }
+        app = start(role: "app", settings: appSettings)
+        launchedForEvents = identifiers
+        appSuspended = false
+    }
+
+    private var launchedForEvents: [String] = []
+
+    /// The app's process, if it has ended: what its launch came to. A rule it broke is returned.
+    private func reapApp() -> String? {
+        guard let app, !app.isRunning else { return nil }
+        self.app = nil
+        appSuspended = false
+        readAppReports()
+        if app.terminationReason == .exit, app.terminationStatus == ExitStatus.misuse.rawValue {
+            return (try? String(contentsOf: phone.appReports.appendingPathComponent("misuse.txt"), encoding: .utf8))
+                ?? "the app broke a rule of the API"
+        }
+        return nil
+    }
+
+    /// What the app's process left: its sessions, and each completion handler.
+    private func readAppReports() {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: phone.appReports.path)) ?? []
+        for name in names where name.hasPrefix("sessions-made-") {
+            let count = readWhole(Int.self, from: phone.appReports.appendingPathComponent(name)) ?? 0
+            record.mostSessionsPerIdentifier = max(record.mostSessionsPerIdentifier, count)
+        }
+        record.filesHandedOver += readWhole(Int.self, from: phone.appReports.appendingPathComponent("handed-over.json")) ?? 0
+        for identifier in launchedForEvents {
+            if let report = readWhole(HandlerReport.self, from: AppProcess.handlerReport(identifier, in: phone)) {
+                if !report.onMainQueue { record.handlersOffTheMainQueue += 1 }
+            } else {
+                record.handlersNeverCalled += 1
+                run.log("the completion handler for \(identifier) was never called")
+            }
+        }
+        if !launchedForEvents.isEmpty, phone.records().contains(where: { launchedForEvents.contains($0.session) && $0.state.hasEnded && !isTold($0.id) }) {
+            record.launchesWithEventsLeft += 1
+            run.log("events of \(launchedForEvents.joined(separator: ", ")) are still waiting: the app never made the session that receives them")
+        }
+        launchedForEvents = []
+    }
+
+    private func isTold(_ id: String) -> Bool {
+        FileManager.default.fileExists(atPath: phone.tasks.appendingPathComponent(id + ".told").path)
+    }
+
+    // MARK: The life script
+
+    private func eventsCanStillHappen() -> Bool { !eventsLeft.isEmpty }
+
+    private func playLife() {
+        guard let event = eventsLeft.first else { return }
+        guard let percent = event.percent else {
+            // A relaunch with no point comes as soon as the event before it has.
+            eventsLeft.removeFirst()
+            play(event)
+            return
+        }
+        if LifePoints.reached(percent, in: phone) {
+            stalledSince = nil
+            eventsLeft.removeFirst()
+            play(event)
+            if eventsLeft.first?.percent != percent { LifePoints.release(percent, in: phone) }
+            return
+        }
+        // Nothing moves the file on: the app is suspended or gone, and nothing runs in the
+        // service. The system does as it pleases meanwhile: the event comes all the same.
+        let stalled = (app == nil || appSuspended) && !serviceHasLiveTasks()
+        guard stalled else { stalledSince = nil; return }
+        let since = stalledSince ?? Date()
+        stalledSince = since
+        guard Date().timeIntervalSince(since) >= 0.5 else { return }
+        stalledSince = nil
+        eventsLeft.removeFirst()
+        run.log("no download moves at \(percent)%: the app is \(app == nil ? "not running" : "suspended"), and nothing runs in the background")
+        play(event)
+        if eventsLeft.first?.percent != percent { LifePoints.release(percent, in: phone) }
+    }
+
+    private func play(_ event: LifeScript.Event) {
+        let at = event.percent.map { " at \($0)%" } ?? ""
+        switch event.action {
+        case .suspend:
+            guard let app, !appSuspended else { return run.log("\(event): the app is not running in front") }
+            kill(app.processIdentifier, SIGSTOP)
+            appSuspended = true
+            run.log("the user leaves the app\(at): the system suspends it (SIGSTOP)")
+        case .terminate:
+            guard let app else { return run.log("\(event): the app is not running") }
+            kill(app.processIdentifier, SIGKILL)
+            app.waitUntilExit()
+            run.log("the system ends the suspended app\(at) to free memory (SIGKILL)")
+            _ = reapApp()
+        case .forceQuit:
+            guard let app else { return run.log("\(event): the app is not running") }
+            kill(app.processIdentifier, SIGKILL)
+            app.waitUntilExit()
+            record.forceQuits += 1
+            forceQuitAt = Date()
+            run.log("the user force-quits the app\(at) in the app switcher")
+            _ = reapApp()
+            try? ServiceRequest(kind: .forceQuit).send(to: phone)
+        case .relaunch:
+            if let app, appSuspended {
+                kill(app.processIdentifier, SIGCONT)
+                appSuspended = false
+                try? writeWhole(0, to: backgroundLaunchesFile)
+                run.log("the user brings the app back\(at)")
+            } else if app == nil {
+                launchApp(byUser: true)
+            }
+        }
+    }
+
+    // MARK: Events for the app
+
+    /// Ended tasks whose events wait for an app that is not running or is suspended, and that
+    /// the app was not yet relaunched for. A force-quit's cancellations relaunch nothing.
+    private func eventsDue() -> [TransferRecord] {
+        guard app == nil || appSuspended else { return [] }
+        return phone.records().filter { record in
+            record.state.hasEnded && !isTold(record.id) && !relaunchedFor.contains(record.id)
+                && record.cancelledReason != NSURLErrorCancelledReasonUserForceQuitApplication
+        }
+    }
+
+    private func deliverEvents() {
+        let due = eventsDue()
+        guard !due.isEmpty else { return }
+        relaunchedFor.formUnion(due.map(\.id))
+        let identifiers = Array(Set(due.map(\.session))).sorted()
+        if let app, appSuspended {
+            record.wakes += 1
+            try? writeWhole(identifiers, to: phone.appReports.appendingPathComponent("wake.json"))
+            launchedForEvents = identifiers
+            kill(app.processIdentifier, SIGCONT)
+            appSuspended = false
+            run.log("the system wakes the app in the background for the events of \(identifiers.joined(separator: ", "))")
+        } else {
+            launchApp(byUser: false, eventsFor: identifiers)
+        }
+    }
+
+    /// Tasks created, from the service's journal: all of them, and those started after a
+    /// force-quit by a launch where nobody tapped Start.
+    private func countWhatTheServiceWasAsked() {
+        let journal = phone.root.appendingPathComponent("service/created.jsonl")
+        guard let text = try? String(contentsOf: journal, encoding: .utf8) else { return }
+        let entries = text.split(separator: "\n").compactMap { try? JSONDecoder().decode(CreatedTask.self, from: Data($0.utf8)) }
+        record.backgroundTasks = entries.count
+        if let forceQuitAt {
+            record.tasksStartedUnaskedAfterForceQuit = entries.filter { !$0.askedByUser && $0.at > forceQuitAt }.count
+        }
+    }
+
+    // MARK: Processes
+
+    private func start(role: String, settings: PhoneSettings) -> Process? {
+        let process = Process()
+        process.executableURL = Bundle.main.executableURL ?? URL(fileURLWithPath: CommandLine.arguments[0])
+        process.arguments = []
+        process.environment = settings.environment(role: role)
+        process.standardInput = FileHandle.nullDevice
+        do {
+            try process.run()
+            return process
+        } catch {
+            run.log("cannot start the \(role): \(describe(error))")
+            return nil
+        }
+    }
+
+    /// The highest peak of any app process and of any service process so far.
+    private func readPeakMemory() {
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: phone.root.path)) ?? [] where name.hasPrefix("peak-rss-") {
+            let peak = readWhole(Int64.self, from: phone.root.appendingPathComponent(name)) ?? 0
+            if name.hasPrefix("peak-rss-app-") { record.appPeakRSSBytes = max(record.appPeakRSSBytes, peak) }
+            if name.hasPrefix("peak-rss-service-") { record.servicePeakRSSBytes = max(record.servicePeakRSSBytes, peak) }
+        }
+    }
+
+    /// The children's exchanges, added to the run's record once (their story told them already).
+    private func mergeExchanges() {
+        let names = ((try? FileManager.default.contentsOfDirectory(atPath: phone.root.path)) ?? []).filter { $0.hasPrefix("exchanges-") }.sorted()
+        for name in names {
+            guard let exchanges = readWhole([HTTPExchange].self, from: phone.root.appendingPathComponent(name)) else { continue }
+            let merged = exchangesMerged[name, default: 0]
+            guard exchanges.count > merged else { continue }
+            run.exchangeLog.adopt(Array(exchanges[merged...]))
+            exchangesMerged[name] = exchanges.count
+        }
+    }
+}
+
+/// One line of the service's journal of tasks created.
+struct CreatedTask: Codable {
+    var id: String
+    var askedByUser: Bool
+    var at: Date
+}

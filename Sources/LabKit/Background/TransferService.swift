@@ -1,0 +1,360 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import LabVocabulary
+import Synchronization
+
+/// The system's transfer service, as lesson 09 models Apple's: it runs the background sessions'
+/// download tasks in a process of its own, so they go on while the app is suspended, ended or
+/// relaunched.
+///
+/// Its contract, each point after Apple's documentation:
+/// - Its state is on disk and written whole (`TransferRecord`, and `PartialFile`'s sidecar before
+///   the first byte of a response), so a `kill -9` at any moment loses nothing: started again,
+///   it resumes every transfer it owned, with `Range` and `If-Range`.
+/// - It retries network failures itself, resuming where the file ends, up to `attempts` times;
+///   a failure it gives up on keeps the partial file, and the error carries resume data.
+/// - It follows redirects, and asks for the file as it is (`Accept-Encoding: identity`).
+/// - A task created while the app ran in the background waits out the rate limiter's delay.
+/// - A force-quit cancels every task of the app with its reason, and the phone relaunches nothing.
+/// - It ends when the phone that started it has gone.
+final class TransferService: @unchecked Sendable {
+    // @unchecked: the transfers are touched on the service's one loop thread, and each transfer's
+    // own state on its session's serial delegate queue; `transfers` is behind a Mutex.
+    private let phone: PhoneFolder
+    private let console: Console
+    private let exchangeLog = HTTPExchangeLog()
+    private let transfers = Mutex<[String: ServiceTransfer]>([:])
+
+    /// How many times a network failure is tried again before the task fails with resume data.
+    static let attempts = 5
+    /// The rate limiter, scaled down: Apple's first delay was measured at 60 s, doubling with each
+    /// relaunch in the background; the lab's is 1 s, doubling the same way.
+    static let rateLimiterBaseSeconds = 1.0
+
+    private init(phone: PhoneFolder, console: Console) {
+        self.phone = phone
+        self.console = console
+    }
+
+    /// The service process: never returns.
+    static func main(_ settings: PhoneSettings) -> Never {
+        signal(SIGPIPE, SIG_IGN)
+        // Past a file size limit a write fails with EFBIG, which the task reports, instead of
+        // the signal ending the service (and the system starting it again, to be ended again).
+        signal(SIGXFSZ, SIG_IGN)
+        let console = Console(storyToStandardError: settings.storyToStandardError, quiet: settings.quiet)
+        SimulatedDisk.writeDelayMicroseconds.store(settings.writeDelayMicroseconds, ordering: .relaxed)
+        TransferLimits.active = TransferLimits(maxSeconds: nil, maxFileSize: nil, idleSeconds: settings.idleSeconds)
+        let service = TransferService(phone: settings.folder, console: console)
+        service.exchangeLog.observe { event in
+            if let line = ExchangeStory.line(for: event) { console.line("  service:" + line.drop { $0 == " " }.prepending(" ")) }
+        }
+        do {
+            try settings.folder.make()
+            try String(getpid()).write(to: settings.folder.servicePID, atomically: true, encoding: .utf8)
+        } catch {
+            Console.error("transfer service: \(describe(error))")
+            exit(ExitStatus.localIOFailed.rawValue)
+        }
+        LifePoints.beforeWaiting.withLock { $0 = { service.saveExchanges() } }
+        service.recover()
+        var rounds = 0
+        while getppid() == PhoneRole.parent {
+            service.carryOutRequests()
+            service.startTasksWhoseDelayIsOver()
+            rounds += 1
+            if rounds % 20 == 0 { service.saveExchanges() }
+            usleep(10_000)
+        }
+        service.saveExchanges()
+        exit(0)
+    }
+
+    private func say(_ line: String) { console.line("  service: " + line) }
+
+    /// The service's exchanges, for the phone's record of the run.
+    func saveExchanges() {
+        reportPeakMemory(role: "service", in: phone)
+        let exchanges = exchangeLog.exchanges
+        guard !exchanges.isEmpty else { return }
+        try? writeWhole(exchanges, to: phone.root.appendingPathComponent("exchanges-service-\(getpid()).json"))
+    }
+
+    /// One line per task created, appended whole: what the phone counts.
+    private func journal(_ record: TransferRecord, askedByUser: Bool) {
+        guard let line = try? JSONEncoder().encode(CreatedTask(id: record.id, askedByUser: askedByUser, at: Date())) else { return }
+        let file = phone.root.appendingPathComponent("service/created.jsonl")
+        if !FileManager.default.fileExists(atPath: file.path) { _ = FileManager.default.createFile(atPath: file.path, contents: nil) }
+        guard let handle = try? FileHandle(forWritingTo: file) else { return }
+        defer { try? handle.close() }
+        _ = try? handle.seekToEnd()
+        try? handle.write(contentsOf: line + Data("\n".utf8))
+    }
+
+    /// After a start, or a restart after a crash: every task that was running runs again, from
+    /// where its partial file ends. Files of tasks with no record are swept.
+    private func recover() {
+        let records = phone.records()
+        let known = Set(records.map(\.id))
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: phone.tasks.path)) ?? [] {
+            let id = String(name.prefix { $0 != "." })
+            if !known.contains(id) { try? FileManager.default.removeItem(at: phone.tasks.appendingPathComponent(name)) }
+        }
+        for var record in records where record.state == .running {
+            // Killed between the rename and the record: the file is whole.
+            if PartialFile.size(of: phone.finishedFile(record.id)) > 0 || FileManager.default.fileExists(atPath: phone.finishedFile(record.id).path) {
+                record.state = .downloaded
+                try? writeWhole(record, to: phone.record(record.id))
+                continue
+            }
+            say("task \(record.number) of \(record.session) was running: it goes on from byte \(PartialFile.size(of: phone.partialFile(record.id)))")
+            start(record)
+        }
+    }
+
+    private func carryOutRequests() {
+        let names = ((try? FileManager.default.contentsOfDirectory(atPath: phone.requests.path)) ?? []).sorted()
+        for name in names where name.hasSuffix(".json") {
+            let file = phone.requests.appendingPathComponent(name)
+            if let request = readWhole(ServiceRequest.self, from: file) { carryOut(request) }
+            // Carried out before it is removed: a kill in between carries it out again, and each
+            // request is idempotent.
+            try? FileManager.default.removeItem(at: file)
+        }
+    }
+
+    private func carryOut(_ request: ServiceRequest) {
+        switch request.kind {
+        case .create:
+            guard var record = request.task, TransferRecord.read(from: phone.record(record.id)) == nil else { return }
+            if let old = request.resumeFrom, let oldRecord = TransferRecord.read(from: phone.record(old)), oldRecord.url == record.url {
+                // Resume data names a failed task: its partial file, and its sidecar, continue here.
+                try? FileManager.default.moveItem(at: phone.partialFile(old), to: phone.partialFile(record.id))
+                try? FileManager.default.moveItem(at: ResumeState.sidecar(for: phone.partialFile(old)),
+                                                  to: ResumeState.sidecar(for: phone.partialFile(record.id)))
+                phone.forget(old)
+            }
+            let delay = request.inBackground ? rateLimiterDelay() : 0
+            if delay > 0 {
+                record.state = .waiting
+                record.notBefore = Date().addingTimeInterval(delay)
+                say("task \(record.number) was created in the background: the rate limiter holds it \(String(format: "%g", delay)) s")
+            } else {
+                record.state = .running
+            }
+            do {
+                try writeWhole(record, to: phone.record(record.id))
+            } catch {
+                say("cannot keep task \(record.number): \(describe(error))")
+                return
+            }
+            journal(record, askedByUser: request.askedByUser)
+            if record.state == .running { start(record) }
+        case .cancel:
+            guard let id = request.taskID else { return }
+            cancel(id, reason: nil, message: "cancelled")
+        case .forceQuit:
+            let live = phone.records().filter { !$0.state.hasEnded }
+            if !live.isEmpty { say("the user force-quit the app: \(live.count) task\(live.count == 1 ? "" : "s") cancelled, and the app is not relaunched") }
+            for record in live {
+                cancel(record.id, reason: NSURLErrorCancelledReasonUserForceQuitApplication,
+                       message: "cancelled: the user force-quit the app")
+            }
+        }
+    }
+
+    /// The delay before a task created in the background may start: nothing after a launch by the
+    /// user; then 1 s, doubled with every relaunch in the background since (the phone counts them).
+    private func rateLimiterDelay() -> TimeInterval {
+        let relaunches = readWhole(Int.self, from: phone.root.appendingPathComponent("service/background-launches.json")) ?? 0
+        guard relaunches > 0 else { return 0 }
+        return Self.rateLimiterBaseSeconds * pow(2, Double(min(relaunches, 16) - 1))
+    }
+
+    private func startTasksWhoseDelayIsOver() {
+        let now = Date()
+        for var record in phone.records() where record.state == .waiting && (record.notBefore ?? now) <= now {
+            record.state = .running
+            try? writeWhole(record, to: phone.record(record.id))
+            start(record)
+        }
+    }
+
+    private func start(_ record: TransferRecord) {
+        guard let url = URL(string: record.url) else { return }
+        let transfer = ServiceTransfer(record: record, url: url, phone: phone, log: exchangeLog, say: say) { [weak self] id in
+            _ = self?.transfers.withLock { $0.removeValue(forKey: id) }
+        }
+        transfers.withLock { $0[record.id] = transfer }
+        transfer.start()
+    }
+
+    private func cancel(_ id: String, reason: Int?, message: String) {
+        guard var record = TransferRecord.read(from: phone.record(id)), !record.state.hasEnded else { return }
+        transfers.withLock { $0.removeValue(forKey: id) }?.stop()
+        record.state = .cancelled
+        record.errorCode = URLError.cancelled.rawValue
+        record.errorMessage = message
+        record.cancelledReason = reason
+        try? writeWhole(record, to: phone.record(id))
+        // No resume data comes with a cancel: the partial file is of no more use.
+        try? FileManager.default.removeItem(at: phone.partialFile(id))
+        ResumeState.remove(for: phone.partialFile(id))
+    }
+}
+
+/// One task's transfer in the service: lesson 04's corrected data task, with `PartialFile`'s
+/// resume rules, tried again after network failures.
+private final class ServiceTransfer: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+    // @unchecked: URLSession wants a Sendable delegate; every callback runs on the transfer's
+    // serial delegate queue, and `stopped` is atomic.
+    private var record: TransferRecord
+    private let phone: PhoneFolder
+    private let partial: PartialFile
+    private let log: HTTPExchangeLog
+    private let say: @Sendable (String) -> Void
+    private let ended: @Sendable (String) -> Void
+    private let lifePoints: LifePoints
+    private var session: URLSession?
+    private var task: URLSessionDataTask?
+    private var handle: FileHandle?
+    private var failure: (any Error)?
+    private var tries = 0
+    private let stopped = Atomic(false)
+    /// Chunks received and not yet written: a slow disk slows the sender, and memory stays flat.
+    static let chunksInFlight = 64
+    /// The body is written 256 KiB at a time, not chunk by chunk (libcurl hands over 16 KiB): a
+    /// tenth of the writes, which on a slow disk each cost their time.
+    static let writeSize = 256 << 10
+    private var pending = Data()
+
+    init(record: TransferRecord, url: URL, phone: PhoneFolder, log: HTTPExchangeLog, say: @escaping @Sendable (String) -> Void,
+         ended: @escaping @Sendable (String) -> Void) {
+        self.record = record
+        self.phone = phone
+        self.log = log
+        self.say = say
+        self.ended = ended
+        partial = PartialFile(url: url, file: phone.partialFile(record.id), log: { say($0) }, reportProgress: { _, _ in })
+        lifePoints = LifePoints(phone)
+    }
+
+    func start() {
+        guard !stopped.load(ordering: .relaxed) else { return }
+        tries += 1
+        failure = nil
+        let session = URLSession(configuration: .lab, delegate: InspectingDelegate(forwardingTo: self, recordingIn: log),
+                                 delegateQueue: BoundedOperationQueue(capacity: Self.chunksInFlight))
+        self.session = session
+        let task = session.dataTask(with: partial.nextRequest())
+        self.task = task
+        task.resume()
+    }
+
+    /// Cancelled, or the app force-quit: the task stops at once and says nothing more.
+    func stop() {
+        stopped.store(true, ordering: .relaxed)
+        task?.cancelAtOnce()
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+                    completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void) {
+        switch partial.decide(response) {
+        case .append(let offset): open(at: offset)
+        case .replace: open(at: 0)
+        case .complete: break
+        case .reject(let error): failure = error
+        }
+        if failure == nil, let response = response as? HTTPURLResponse {
+            record.status = response.statusCode
+            record.responseURL = response.url?.absoluteString
+            record.responseHeaders = response.allHeaderFields.reduce(into: [:]) { headers, field in
+                headers[String(describing: field.key)] = String(describing: field.value)
+            }
+            record.expected = partial.total
+            // The record says what the app's task will show as its response.
+            do { try writeWhole(record, to: phone.record(record.id)) } catch { failure = error }
+        }
+        completionHandler(failure == nil ? .allow : .cancel)
+    }
+
+    private func open(at offset: Int64) {
+        do { handle = try partial.openForWriting(at: offset) } catch { failure = error }
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        guard handle != nil, failure == nil, !stopped.load(ordering: .relaxed) else { return }
+        pending.append(data)
+        guard pending.count >= Self.writeSize else { return }
+        if !flush() { dataTask.cancelAtOnce() }
+    }
+
+    /// Writes what has gathered since the last write; false (and `failure` set) when the disk
+    /// refuses it. A kill loses at most `writeSize` bytes that were never on disk: the resume
+    /// asks for them again.
+    @discardableResult
+    private func flush() -> Bool {
+        guard let handle, !pending.isEmpty else { return true }
+        defer { pending.removeAll(keepingCapacity: true) }
+        do {
+            try partial.append(pending, through: handle)
+            lifePoints.pass(received: partial.written, of: partial.total)
+            return true
+        } catch {
+            failure = error
+            return false
+        }
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        if !stopped.load(ordering: .relaxed) { flush() }
+        try? handle?.close()
+        handle = nil
+        session.finishTasksAndInvalidate()
+        guard !stopped.load(ordering: .relaxed) else { return }
+        if let problem = failure ?? error {
+            if Self.isWorthRetrying(problem), tries < TransferService.attempts {
+                let wait = 0.2 * pow(2, Double(tries - 1))
+                say("task \(record.number): \(describe(problem)); trying again in \(String(format: "%g", wait)) s, from byte \(PartialFile.size(of: phone.partialFile(record.id)))")
+                DispatchQueue.global().asyncAfter(deadline: .now() + wait) { self.start() }
+                return
+            }
+            record.state = .failed
+            record.errorCode = (problem as? URLError)?.errorCode ?? URLError.unknown.rawValue
+            record.errorMessage = describe(problem)
+            record.failedLocally = exitStatus(for: problem) == .localIOFailed
+            if record.failedLocally == true, case DownloadError.localIO(_, let reason)? = problem as? DownloadError {
+                record.errorMessage = reason
+            }
+            say("task \(record.number) failed: \(describe(problem))")
+        } else {
+            partial.finished()
+            do {
+                if !FileManager.default.fileExists(atPath: phone.partialFile(record.id).path) {
+                    _ = FileManager.default.createFile(atPath: phone.partialFile(record.id).path, contents: nil)
+                }
+                try FileManager.default.moveItem(at: phone.partialFile(record.id), to: phone.finishedFile(record.id))
+                record.state = .downloaded
+                say("task \(record.number) of \(record.session) downloaded: \(ByteFormat.grouped(PartialFile.size(of: phone.finishedFile(record.id)))) bytes")
+            } catch {
+                record.state = .failed
+                record.errorMessage = describe(error)
+                record.failedLocally = true
+            }
+        }
+        try? writeWhole(record, to: phone.record(record.id))
+        ended(record.id)
+    }
+
+    /// A network failure, or a server that sent another version mid-way: the service tries again.
+    /// An answer such as a 404 is final.
+    private static func isWorthRetrying(_ error: any Error) -> Bool {
+        if let error = error as? DownloadError {
+            if case .partialFileReplaced = error { return true }
+            return false
+        }
+        return error is URLError
+    }
+}

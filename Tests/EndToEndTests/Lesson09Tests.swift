@@ -1,0 +1,248 @@
+import Foundation
+import LabCatalogue
+import LabFixtures
+import LabKit
+import LabServer
+import LabVocabulary
+import Testing
+
+/// Lesson 09 end to end: the phone, the app's processes and the transfer service, against a lab
+/// server in this process that counts what it sends.
+@Suite(.serialized)
+struct Lesson09Tests {
+    static let executable = LessonID.backgroundSession.executable
+
+    /// One run against `server`: the run's record, what the server sent for it, and the output.
+    struct Ran {
+        var finished: ChildProcess.Finished
+        var record: LessonResult?
+        var gets: [LoggedRequest]
+        var size: Int64
+        var output: URL
+
+        var bytesSentTwice: Int64 { gets.reduce(0) { $0 + $1.bodyBytesSent } - size }
+    }
+
+    static func run(_ arguments: [String], size: Int64, faults: String? = nil, server: LabServer, output: URL? = nil,
+                    timeout: TimeInterval = 120) throws -> Ran {
+        let fixture = Fixture(name: "lesson-09.bin", size: size)
+        let token = "l09-\(UUID().uuidString.prefix(8))"
+        let output = try output ?? scratchDirectory().appendingPathComponent("lesson-09.bin")
+        let finished = try ChildProcess.run(executable, [
+            "--url", server.url(for: fixture, faults: faults, run: token).absoluteString, "--sha256", fixture.sha256Hex(),
+            "--output", output.path, "--json",
+        ] + arguments, timeout: timeout)
+        let record = try? finished.result()
+        return Ran(finished: finished, record: record, gets: server.gets(run: token),
+                   size: size, output: output)
+    }
+
+    /// The lesson's own story: suspended at 20%, ended at 50%, finished by the service, relaunched
+    /// once, the file moved, the handler called on the main queue; at most 1 MiB sent twice.
+    @Test func defaultStoryIsRelaunchedOnceAndSendsLittleTwice() throws {
+        let server = try LabServer.start()
+        defer { server.stop() }
+        let ran = try Self.run([], size: 16 << 20, server: server)
+        #expect(ran.finished.status == 0, "\(ran.finished.stderr)")
+        let record = try #require(ran.record)
+        #expect(record.verified)
+        let life = try #require(record.background)
+        #expect(life.life == "suspend@20%,terminate@50%")
+        #expect(life.launchesByUser == 1 && life.relaunchesForEvents == 1, "\(life)")
+        #expect(life.handlersNeverCalled == 0 && life.handlersOffTheMainQueue == 0 && life.launchesWithEventsLeft == 0)
+        #expect(life.backgroundTasks == 1 && life.filesHandedOver == 1 && life.mostSessionsPerIdentifier == 1)
+        #expect(ran.bytesSentTwice <= 1 << 20, "the server sent \(ran.bytesSentTwice) bytes twice")
+        let story = ran.finished.stderr
+        for line in ["the user leaves the app at 20%: the system suspends it (SIGSTOP)",
+                     "the system ends the suspended app at 50% to free memory (SIGKILL)",
+                     "the system relaunches the app in the background for the events of com.example.download-lab.lesson-09",
+                     "app: the completion handler of com.example.download-lab.lesson-09 is called, on the main queue"] {
+            #expect(story.contains(line), "\(line)\n\(story)")
+        }
+        // The phone's folder goes with a finished download: nothing is left to resume.
+        #expect(!FileManager.default.fileExists(atPath: ran.output.path + ".phone"))
+    }
+
+    /// A force-quit cancels the task with its reason and relaunches nothing; the next launch
+    /// (the user taps Start again) downloads the file from byte 0.
+    @Test func forceQuitIsReportedWithItsReasonAndNotRelaunched() throws {
+        let server = try LabServer.start()
+        defer { server.stop() }
+        let ran = try Self.run(["--life", "force-quit@30%"], size: 8 << 20, server: server)
+        #expect(ran.finished.status == 0, "\(ran.finished.stderr)")
+        let record = try #require(ran.record)
+        let life = try #require(record.background)
+        #expect(life.forceQuits == 1 && life.relaunchesForEvents == 0 && life.wakes == 0, "\(life)")
+        #expect(life.tasksStartedUnaskedAfterForceQuit == 0)
+        #expect(record.attempts == 2)
+        #expect(ran.finished.stderr.contains("service: the user force-quit the app: 1 task cancelled, and the app is not relaunched"))
+        #expect(ran.finished.stderr.contains("cancelled because the user force-quit the app (NSURLErrorBackgroundTaskCancelledReasonKey: "
+                                             + "userForceQuitApplication)"), "\(ran.finished.stderr)")
+        #expect(ran.gets.count == 2 && ran.gets[1].range == nil, "\(ran.gets.map(\.range))")
+
+        // With one attempt only, the run ends there: no file, and no relaunch.
+        let once = try Self.run(["--life", "force-quit@30%", "--max-attempts", "1"], size: 8 << 20, server: server)
+        #expect(once.finished.status == ExitStatus.transferFailed.rawValue)
+        #expect(once.finished.stderr.hasSuffix("\(Self.executable): gave up after 1 attempts: "
+                                               + "the app's life ended without the file (the user force-quit it)\n"),
+                "\(once.finished.stderr.suffix(300))")
+        #expect(once.record?.background?.relaunchesForEvents == 0)
+        #expect(!FileManager.default.fileExists(atPath: once.output.path))
+    }
+
+    /// The article's default session dies with the app: the next Start downloads from byte 0.
+    @Test func articleStartsOverFromByteZeroAfterTermination() throws {
+        let server = try LabServer.start()
+        defer { server.stop() }
+        let size: Int64 = 16 << 20
+        let ran = try Self.run(["--variant", "article", "--life", "terminate@50%"], size: size, server: server)
+        #expect(ran.finished.status == 0, "\(ran.finished.stderr)")
+        #expect(ran.record?.background?.backgroundTasks == 0)
+        #expect(ran.gets.count == 2, "\(ran.gets.map(\.range))")
+        #expect(ran.gets.allSatisfy { $0.range == nil })
+        // The first transfer was past half the file when the app was ended, and all of it is lost.
+        #expect(ran.gets[0].bodyBytesSent >= size / 2 && ran.gets[1].bodyBytesSent == size, "\(ran.gets.map(\.bodyBytesSent))")
+    }
+
+    /// `kill -9` of the transfer service at seeded random moments, 20 times: the system starts it
+    /// again, it resumes what it owned, and every run ends exact.
+    @Test func serviceKilledTwentyTimesEndsExact() throws {
+        let server = try LabServer.start()
+        defer { server.stop() }
+        var generator = SplitMix64(seed: 0x09_5EED)
+        var landed = 0
+        let size: Int64 = 12 << 20
+        for round in 0..<20 {
+            let fixture = Fixture(name: "lesson-09.bin", size: size)
+            let token = "l09-kill-\(round)-\(UUID().uuidString.prefix(8))"
+            let output = try scratchDirectory().appendingPathComponent("kill.bin")
+            // Slow enough that a kill lands during the transfer as often as around it.
+            let faults = Array(repeating: "throttle:16MiB", count: 8).joined(separator: ",")
+            let url = server.url(for: fixture, faults: faults, run: token).absoluteString
+            let lesson = try ChildProcess(Self.executable, ["--url", url, "--sha256", fixture.sha256Hex(), "--output", output.path, "--json"])
+            try lesson.start()
+            let delay = Double(generator.next() % 1_000) / 1_000
+            Thread.sleep(forTimeInterval: delay)
+            let pidFile = output.path + ".phone/service/pid"
+            if let text = try? String(contentsOfFile: pidFile, encoding: .utf8), let pid = Int32(text), kill(pid, SIGKILL) == 0 {
+                landed += 1
+            }
+            let finished = lesson.wait(timeout: 60)
+            #expect(finished.status == 0, "round \(round), kill after \(delay) s: \(finished.stderr.suffix(600))")
+            #expect(try FileDigest.sha256Hex(of: output) == fixture.sha256Hex(), "round \(round)")
+            let sent = server.gets(run: token).reduce(0) { $0 + $1.bodyBytesSent }
+            #expect(sent - size <= 1 << 20, "round \(round): \(sent - size) bytes sent twice")
+        }
+        #expect(landed >= 15, "only \(landed) kills found a service running")
+    }
+
+    /// 1 GiB through a slow disk: the phone, the app and the service each stay under 64 MB.
+    @Test func oneGibibyteOnASlowDiskStaysFlatInEveryProcess() throws {
+        let server = try LabServer.start()
+        defer { server.stop() }
+        let ran = try Self.run(["--write-delay-us", "200"], size: 1 << 30, server: server, timeout: 600)
+        #expect(ran.finished.status == 0, "\(ran.finished.stderr.suffix(600))")
+        let record = try #require(ran.record)
+        let life = try #require(record.background)
+        let limit: Int64 = 64_000_000
+        #expect(record.peakRSSBytes < limit && life.appPeakRSSBytes < limit && life.servicePeakRSSBytes < limit,
+                "phone \(record.peakRSSBytes), app \(life.appPeakRSSBytes), service \(life.servicePeakRSSBytes)")
+        #expect(life.appPeakRSSBytes > 0 && life.servicePeakRSSBytes > 0)
+        #expect(life.relaunchesForEvents == 1)
+    }
+
+    @Test(arguments: [
+        ("jump@20%", "unknown event \"jump@20%\""),
+        ("suspend", "\"suspend\" needs a point in the file, e.g. suspend@30%"),
+        ("terminate@0%", "the point must be a percentage from 1% to 99%"),
+        ("terminate@50%,suspend@20%", "suspend@20% comes after an event at 50%: the percentages must not go down"),
+        ("suspend@20%,,relaunch", "an empty event"),
+    ])
+    func badLifeScriptsAreOneLineAndExit64(script: String, says: String) throws {
+        let finished = try ChildProcess.run(Self.executable, ["--life", script], timeout: 30)
+        #expect(finished.status == ExitStatus.usage.rawValue)
+        #expect(finished.stderr.split(separator: "\n").count == 1 && finished.stderr.contains(says), "\(finished.stderr)")
+        #expect(finished.stdout.isEmpty)
+    }
+
+    @Test func lifeIsLesson09sAlone() throws {
+        let finished = try ChildProcess.run(LessonID.outputStream.executable, ["--life", "suspend@20%"], timeout: 30)
+        #expect(finished.status == ExitStatus.usage.rawValue)
+        #expect(finished.stderr == "lesson-03-outputstream: --life is lesson 09's: it scripts what happens to the app\n")
+    }
+
+    /// Apple's background session raises an exception for a completion handler and for a missing
+    /// identifier; the lab's ends the run with one line and exit 70.
+    @Test(arguments: [
+        ("self.session.downloadTask(with: self.run.url).resume()",
+         "self.session.downloadTask(with: self.run.url) { _, _, _ in }.resume()",
+         "completion handler blocks are not supported in background sessions: use a delegate instead"),
+        ("URLSessionConfiguration.background(withIdentifier: App.sessionIdentifier)",
+         "URLSessionConfiguration.background(withIdentifier: \"\")",
+         "a background session needs an identifier: background(withIdentifier:) was given \"\""),
+    ])
+    func misusedBackgroundSessionsAreOneLineAndExit70(piece: String, replacement: String, says: String) throws {
+        let lesson = try #require(Catalogue.lesson(.backgroundSession))
+        var files = try ExerciseTests.correctedFiles(lesson)
+        let student = try #require(files[ExerciseSource.studentFile])
+        try #require(student.contains(piece))
+        files[ExerciseSource.studentFile] = student.replacingOccurrences(of: piece, with: replacement)
+        try ExerciseTests.withExerciseFiles(lesson, holding: files) {
+            let checked = try ExerciseTests.lab(["exercise", "check", "09", "--json"])
+            let record = try #require(try ExerciseTests.records(checked.stdout).first)
+            #expect(!record.passed && record.detail.contains("exit 70 (misuse)"), "\(record.detail)")
+            let finished = try ChildProcess.run(LessonID.backgroundSession.exerciseExecutable, ["--size", "1MiB"], timeout: 60)
+            #expect(finished.status == ExitStatus.misuse.rawValue)
+            let lines = finished.stderr.split(separator: "\n")
+            #expect(lines.count == 1 && lines.first == "\(LessonID.backgroundSession.exerciseExecutable): \(says)"[...], "\(finished.stderr)")
+        }
+    }
+
+    /// Each rule broken alone, in otherwise corrected code, shows its own symptom, and only the
+    /// symptoms that follow from it: events never delivered leave the handler uncalled and the
+    /// file downloaded again.
+    @Test(arguments: [
+        // A default session breaks every rule, and no longer resumes after a kill.
+        ("default-session", "URLSessionConfiguration.background(withIdentifier: App.sessionIdentifier)", "URLSessionConfiguration.default",
+         ["default-session", "file-moved-later", "no-session-at-launch", "handler-never-called", "retries-force-quit", "session-per-download",
+          "resumes-after-kill"]),
+        ("file-moved-later", "try FileManager.default.moveItem(at: location, to: run.file)",
+         "let file = run.file; DispatchQueue.global().asyncAfter(deadline: .now() + 0.3) { try? FileManager.default.moveItem(at: location, to: file) }",
+         ["file-moved-later"]),
+        ("no-session-at-launch", "background(withIdentifier: App.sessionIdentifier)", "background(withIdentifier: App.sessionIdentifier + UUID().uuidString)",
+         ["no-session-at-launch", "handler-never-called", "default-session"]),
+        ("handler-never-called", "self.backgroundCompletionHandler?()", "_ = self.backgroundCompletionHandler", ["handler-never-called"]),
+        ("retries-force-quit", "if error.backgroundTaskCancelledReason == .userForceQuitApplication {",
+         "if true { return session.downloadTask(with: run.url).resume() }\n        if false {", ["retries-force-quit"]),
+        ("session-per-download", "self.session.downloadTask(with: self.run.url).resume()",
+         "self.run.makeSession(configuration: .background(withIdentifier: App.sessionIdentifier), delegate: self, delegateQueue: nil).downloadTask(with: self.run.url).resume()",
+         ["session-per-download"]),
+    ])
+    func eachBrokenRuleShowsItsOwnSymptom(check: String, piece: String, replacement: String, shown: [String]) throws {
+        let records = try ExerciseTests.checkCorrected("09", replacing: piece, with: replacement)
+        let seen = Set(records.filter { $0.symptomSeen == true }.map(\.check))
+        #expect(seen == Set(shown), "\(records.map { "\($0.check): \($0.detail)" })")
+        let record = try #require(records.first { $0.check == check })
+        #expect(!record.passed && record.status == .stillThere, "\(record.detail)")
+    }
+}
+
+extension LabServer {
+    /// The GETs of one run token, oldest first.
+    func gets(run token: String) -> [LoggedRequest] {
+        requestLog.filter { $0.method == .get && $0.target.hasSuffix("run=\(token)") }
+    }
+}
+
+/// A seeded generator, so a run of random moments can be played again.
+private struct SplitMix64: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
