@@ -74,6 +74,27 @@ public enum ExerciseSource {
         ])
     }
 
+    /// What decides the exit status: what an attempt returns, or for lesson 09, whose app returns
+    /// nothing, what the phone sees of its life.
+    static func howItEnds(_ lesson: LessonDefects) -> [String] {
+        guard lesson.id != .backgroundSession else {
+            return [
+                "/// How the program ends is checked too. The phone around your app judges it from outside:",
+                "/// the file the app moved, the transfer service's tasks, the completion handler it was given.",
+                "///     no file when the app's life is over, and no attempt left                 exit 69",
+                "///     a completion handler or a data task given to a background session       exit 70",
+                "///     a file called done that is not the server's                               exit 65",
+            ]
+        }
+        return [
+            "/// How the program ends is checked too. Return `.failed(error)` with LabKit's `DownloadError`",
+            "/// and the lab gives the lesson's exit status and a one-line message:",
+            "///     .httpStatus, .lengthMismatch, .contentRangeMismatch, .tooLargeForMemory   exit 69",
+            "///     .localIO (a write failed: the disk is full)                               exit 74",
+            "///     a file called done that is not the server's                               exit 65",
+        ]
+    }
+
     static func header(for lesson: LessonDefects) -> [String] {
         [
             "/// Exercise \(lesson.number): the article's code from \(lessonFolder(for: lesson))/\(studentFile), with",
@@ -84,11 +105,7 @@ public enum ExerciseSource {
             "///     swift run lab exercise watch \(lesson.number)   check again on every save",
             "///     swift run lab exercise reset \(lesson.number)   back to this starting code",
             "///",
-            "/// How the program ends is checked too. Return `.failed(error)` with LabKit's `DownloadError`",
-            "/// and the lab gives the lesson's exit status and a one-line message:",
-            "///     .httpStatus, .lengthMismatch, .contentRangeMismatch, .tooLargeForMemory   exit 69",
-            "///     .localIO (a write failed: the disk is full)                               exit 74",
-            "///     a file called done that is not the server's                               exit 65",
+        ] + howItEnds(lesson) + [
             "///",
             "/// Swift 6 checks data races. A completion handler or a delegate callback runs on another",
             "/// thread, so the compiler refuses a plain `var` that it changes. The lessons keep such state",

@@ -104,6 +104,26 @@ struct Lesson09Tests {
         #expect(ran.gets[0].bodyBytesSent >= size / 2 && ran.gets[1].bodyBytesSent == size, "\(ran.gets.map(\.bodyBytesSent))")
     }
 
+    /// The service gives up after five drops, while the app is gone: the relaunched app resumes
+    /// from the error's resume data, and its task, made in the background, waits out the rate
+    /// limiter's first delay.
+    @Test func aTaskMadeInTheBackgroundWaitsForTheRateLimiter() throws {
+        let server = try LabServer.start()
+        defer { server.stop() }
+        let size: Int64 = 16 << 20
+        let ran = try Self.run(["--life", "suspend@10%,terminate@15%"], size: size,
+                               faults: "drop:30pct,drop:10pct,drop:10pct,drop:10pct,drop:10pct", server: server)
+        #expect(ran.finished.status == 0, "\(ran.finished.stderr)")
+        let story = ran.finished.stderr
+        #expect(story.contains("service: task 1 failed: transfer closed with"), "\(story)")
+        #expect(story.contains("resuming from its resume data"))
+        #expect(story.contains("service: task 2 was created in the background: the rate limiter holds it 1 s"), "\(story)")
+        // Six GETs: five dropped, each resumed where the last one broke, then the rest.
+        #expect(ran.gets.count == 6 && ran.gets.dropFirst().allSatisfy { $0.status == 206 }, "\(ran.gets.map(\.range))")
+        #expect(ran.bytesSentTwice <= 1 << 20)
+        #expect(ran.record?.background?.relaunchesForEvents == 1)
+    }
+
     /// `kill -9` of the transfer service at seeded random moments, 20 times: the system starts it
     /// again, it resumes what it owned, and every run ends exact.
     @Test func serviceKilledTwentyTimesEndsExact() throws {
@@ -163,6 +183,17 @@ struct Lesson09Tests {
         #expect(finished.status == ExitStatus.usage.rawValue)
         #expect(finished.stderr.split(separator: "\n").count == 1 && finished.stderr.contains(says), "\(finished.stderr)")
         #expect(finished.stdout.isEmpty)
+    }
+
+    /// `--max-filesize` holds in the service's transfers too: one line, exit 69, no second try.
+    @Test func maxFilesizeHoldsInTheService() throws {
+        let server = try LabServer.start()
+        defer { server.stop() }
+        let ran = try Self.run(["--max-filesize", "1MiB"], size: 8 << 20, server: server)
+        #expect(ran.finished.status == ExitStatus.transferFailed.rawValue)
+        #expect(ran.finished.stderr.hasSuffix("\(Self.executable): gave up: the server announces 8,388,608 bytes, more than "
+                                              + "--max-filesize 1,048,576\n"), "\(ran.finished.stderr.suffix(300))")
+        #expect(ran.gets.count == 1 && ran.record?.attempts == 1)
     }
 
     @Test func lifeIsLesson09sAlone() throws {

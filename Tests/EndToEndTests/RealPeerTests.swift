@@ -173,6 +173,41 @@ struct RealPeerTests {
         #expect(try FileDigest.sha256Hex(of: output) == fixture.sha256Hex())
     }
 
+    /// Lesson 09 against nginx: the transfer service is killed with `kill -9` midway; the system
+    /// starts it again, it resumes with Range and If-Range, the app is relaunched, and the file
+    /// is exact.
+    @Test(.enabled(if: runningInCI || executable(named: "nginx") != nil,
+                   "nginx is not installed; the real-peer test is skipped (apt-get install nginx)"))
+    func backgroundServiceKilledMidwayAgainstNginx() throws {
+        let nginx = try Nginx(rate: "8m")
+        let size: Int64 = (24 << 20) + 12_345
+        let fixture = Fixture(name: "peer", size: size)
+        try writeFixture(fixture, prefix: size, to: nginx.root.appendingPathComponent("odd.bin"))
+        let scratch = try scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let output = scratch.appendingPathComponent("odd.bin")
+        let tasks = URL(fileURLWithPath: output.path + ".phone/service/tasks")
+        let lesson = try ChildProcess(LessonID.backgroundSession.executable,
+                                      ["--url", nginx.url("odd.bin"), "--sha256", fixture.sha256Hex(), "--output", output.path, "--json"])
+        try lesson.start()
+        func partialBytes() -> Int64 {
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: tasks.path)) ?? []
+            return names.filter { $0.hasSuffix(".part") }.map { fileSize(tasks.appendingPathComponent($0)) }.max() ?? 0
+        }
+        let deadline = Date().addingTimeInterval(20)
+        while partialBytes() < 4 << 20 && lesson.process.isRunning && Date() < deadline { usleep(10_000) }
+        let pid = try #require(Int32((try? String(contentsOfFile: output.path + ".phone/service/pid", encoding: .utf8)) ?? ""))
+        #expect(kill(pid, SIGKILL) == 0)
+        let finished = lesson.wait(timeout: 120)
+        #expect(finished.status == 0, "\(finished.stderr.suffix(800))")
+        let result = try finished.result()
+        #expect(result.verified)
+        #expect(result.background?.serviceRestarts == 1 && result.background?.relaunchesForEvents == 1, "\(String(describing: result.background))")
+        #expect(result.resumedFrom.count == 1 && result.resumedFrom[0] >= 4 << 20, "\(result.resumedFrom)")
+        #expect(finished.stderr.contains("the transfer service ended (signal 9): the system starts it again"))
+        #expect(try FileDigest.sha256Hex(of: output) == fixture.sha256Hex())
+    }
+
     /// The embedded server's Range support, checked by a client the lab did not write.
     @Test(.enabled(if: executable(named: "curl") != nil, "curl is not installed; skipped"))
     func curlResumesToIdenticalBytes() throws {

@@ -6,7 +6,7 @@ import Testing
 /// here, with the file and the name.
 @Suite("LabKit's folders are layers")
 struct KitLayersTests {
-    static let layers = ["Support", "Inspector", "Downloading", "Harness"]
+    static let layers = ["Support", "Inspector", "Downloading", "Harness", "Background"]
     static let kit = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("Sources/LabKit")

@@ -6,10 +6,10 @@
 ///     swift run lab exercise watch 09   check again on every save
 ///     swift run lab exercise reset 09   back to this starting code
 ///
-/// How the program ends is checked too. Return `.failed(error)` with LabKit's `DownloadError`
-/// and the lab gives the lesson's exit status and a one-line message:
-///     .httpStatus, .lengthMismatch, .contentRangeMismatch, .tooLargeForMemory   exit 69
-///     .localIO (a write failed: the disk is full)                               exit 74
+/// How the program ends is checked too. The phone around your app judges it from outside:
+/// the file the app moved, the transfer service's tasks, the completion handler it was given.
+///     no file when the app's life is over, and no attempt left                 exit 69
+///     a completion handler or a data task given to a background session       exit 70
 ///     a file called done that is not the server's                               exit 65
 ///
 /// Swift 6 checks data races. A completion handler or a delegate callback runs on another

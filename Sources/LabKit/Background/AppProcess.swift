@@ -72,12 +72,12 @@ final class AppProcess: @unchecked Sendable {
     func say(_ line: String) { console.line("  app: " + line) }
 
     /// The app process: never returns.
-    static func main(_ settings: PhoneSettings, lesson: LessonID, make: (LessonRun) -> any BackgroundApp) -> Never {
+    static func main(_ settings: PhoneSettings, make: (LessonRun) -> any BackgroundApp) -> Never {
         signal(SIGPIPE, SIG_IGN)
         signal(SIGXFSZ, SIG_IGN)  // a write past a file size limit fails with EFBIG instead
         let console = Console(storyToStandardError: settings.storyToStandardError, quiet: settings.quiet)
         SimulatedDisk.writeDelayMicroseconds.store(settings.writeDelayMicroseconds, ordering: .relaxed)
-        TransferLimits.active = TransferLimits(maxSeconds: nil, maxFileSize: nil, idleSeconds: settings.idleSeconds)
+        TransferLimits.active = settings.limits
         let url = URL(string: settings.url ?? "") ?? URL(fileURLWithPath: "/")
         let exchangeLog = HTTPExchangeLog()
         exchangeLog.observe { event in

@@ -268,7 +268,7 @@ public final class BackgroundSession: URLSession, @unchecked Sendable {
         case .failed:
             var info: [String: Any] = [NSLocalizedDescriptionKey: record.errorMessage ?? "the transfer failed"]
             // A network failure leaves bytes worth resuming; a disk that refused them does not.
-            if record.failedLocally != true, PartialFile.size(of: phone.partialFile(record.id)) > 0,
+            if record.failure == .network, PartialFile.size(of: phone.partialFile(record.id)) > 0,
                ResumeState.load(for: phone.partialFile(record.id)) != nil,
                let blob = try? JSONEncoder().encode(BackgroundResumeData(task: record.id, url: record.url)) {
                 info[URLSessionDownloadTaskResumeData] = blob

@@ -102,6 +102,15 @@ struct TransferRecord: Codable, Sendable, Equatable {
         var hasEnded: Bool { self == .downloaded || self == .failed || self == .cancelled }
     }
 
+    enum Failure: String, Codable, Sendable {
+        /// The server or the network: the bytes so far are worth resuming, with resume data.
+        case network
+        /// The disk refused a write or a rename: trying again refuses again.
+        case disk
+        /// A response passed `--max-filesize`.
+        case limit
+    }
+
     var id: String
     /// The task's `taskIdentifier`, unique within the session.
     var number: Int
@@ -117,8 +126,8 @@ struct TransferRecord: Codable, Sendable, Equatable {
     /// Why the task failed or was cancelled, as the error's code and sentence.
     var errorCode: Int?
     var errorMessage: String?
-    /// The failure was the disk's (a write or a rename), not the network's.
-    var failedLocally: Bool?
+    /// Whose failure it was, for a task that failed.
+    var failure: Failure?
     /// `NSURLErrorBackgroundTaskCancelledReasonKey`, for a task the system cancelled.
     var cancelledReason: Int?
     /// The rate limiter: a task created in the background starts no earlier than this.
@@ -200,8 +209,11 @@ final class LifePoints: @unchecked Sendable {
     }
 }
 
-/// How a child process finds its role, and what it is told, in its environment.
-enum PhoneRole {
+/// What a child of the phone is: it finds its role, and what it is told, in its environment.
+enum PhoneRole: String, Sendable {
+    case app
+    case service
+
     static let variable = "DOWNLOAD_LAB_PHONE_ROLE"
     static let settingsVariable = "DOWNLOAD_LAB_PHONE_SETTINGS"
 }
@@ -213,6 +225,8 @@ struct PhoneSettings: Codable, Sendable {
     var quiet: Bool
     var writeDelayMicroseconds: Int
     var idleSeconds: Double
+    /// `--max-filesize`: the most one response may announce or bring.
+    var maxFileSize: Int64?
     // The app's:
     var url: String?
     var file: String?
@@ -231,9 +245,12 @@ struct PhoneSettings: Codable, Sendable {
         return try? JSONDecoder().decode(PhoneSettings.self, from: Data(text.utf8))
     }
 
-    func environment(role: String) -> [String: String] {
+    /// The limits a child applies to its own transfers (`--max-time` is the phone's to keep).
+    var limits: TransferLimits { TransferLimits(maxSeconds: nil, maxFileSize: maxFileSize, idleSeconds: idleSeconds) }
+
+    func environment(role: PhoneRole) -> [String: String] {
         var environment = ProcessInfo.processInfo.environment
-        environment[PhoneRole.variable] = role
+        environment[PhoneRole.variable] = role.rawValue
         environment[PhoneRole.settingsVariable] = String(decoding: (try? JSONEncoder().encode(self)) ?? Data(), as: UTF8.self)
         return environment
     }

@@ -28,12 +28,14 @@ final class PhoneSystem: LessonDownload, @unchecked Sendable {
     private var forceQuitAt: Date?
     private var attempt = 0
 
-    init(run: LessonRun, life: LifeScript, settings: PhoneSettings) {
+    init(run: LessonRun, background: BackgroundRun) {
         self.run = run
-        phone = settings.folder
-        self.settings = settings
-        eventsLeft = life.events
-        record = BackgroundRecord(life: life.description)
+        phone = PhoneFolder(forDownloadTo: run.file)
+        settings = PhoneSettings(phone: phone.root.path, storyToStandardError: background.storyToStandardError, quiet: background.quiet,
+                                 writeDelayMicroseconds: background.writeDelayMicroseconds,
+                                 idleSeconds: background.limits.idleSeconds, maxFileSize: background.limits.maxFileSize)
+        eventsLeft = background.life.events
+        record = BackgroundRecord(life: background.life.description)
     }
 
     var backgroundRecord: BackgroundRecord { record }
@@ -81,9 +83,11 @@ final class PhoneSystem: LessonDownload, @unchecked Sendable {
             if quietRounds >= 5 { break }
         }
         if record.filesHandedOver > handedOverBefore { return .finished }
-        // A disk that refuses the bytes refuses them again: no second attempt.
-        if let local = phone.records().last(where: { $0.state == .failed && $0.failedLocally == true }) {
-            return .failed(DownloadError.localIO(path: phone.partialFile(local.id).path, reason: local.errorMessage ?? "the disk refused the file"))
+        // A disk that refuses the bytes, or a response past the limit, does so again: no second attempt.
+        if let failed = phone.records().last(where: { $0.state == .failed && $0.failure != .network }) {
+            let reason = failed.errorMessage ?? "the transfer failed"
+            return .failed(failed.failure == .disk ? DownloadError.localIO(path: phone.partialFile(failed.id).path, reason: reason)
+                                                   : DownloadError.responseTooLarge(reason))
         }
         return .failed(DownloadError.appGaveNoFile(
             "the app's life ended without the file (\(lastWords()))"))
@@ -111,7 +115,7 @@ final class PhoneSystem: LessonDownload, @unchecked Sendable {
             let how = service.terminationReason == .uncaughtSignal ? "signal \(service.terminationStatus)" : "exit \(service.terminationStatus)"
             run.log("the transfer service ended (\(how)): the system starts it again")
         }
-        service = start(role: "service", settings: settings)
+        service = start(.service, settings: settings)
         return true
     }
 
@@ -159,7 +163,7 @@ final class PhoneSystem: LessonDownload, @unchecked Sendable {
             try? writeWhole(launches, to: backgroundLaunchesFile)
             run.log("the system relaunches the app in the background for the events of \(identifiers.joined(separator: ", "))")
         }
-        app = start(role: "app", settings: appSettings)
+        app = start(.app, settings: appSettings)
         launchedForEvents = identifiers
         appSuspended = false
     }
@@ -317,7 +321,7 @@ final class PhoneSystem: LessonDownload, @unchecked Sendable {
 
     // MARK: Processes
 
-    private func start(role: String, settings: PhoneSettings) -> Process? {
+    private func start(_ role: PhoneRole, settings: PhoneSettings) -> Process? {
         let process = Process()
         process.executableURL = Bundle.main.executableURL ?? URL(fileURLWithPath: CommandLine.arguments[0])
         process.arguments = []

@@ -46,7 +46,7 @@ final class TransferService: @unchecked Sendable {
         signal(SIGXFSZ, SIG_IGN)
         let console = Console(storyToStandardError: settings.storyToStandardError, quiet: settings.quiet)
         SimulatedDisk.writeDelayMicroseconds.store(settings.writeDelayMicroseconds, ordering: .relaxed)
-        TransferLimits.active = TransferLimits(maxSeconds: nil, maxFileSize: nil, idleSeconds: settings.idleSeconds)
+        TransferLimits.active = settings.limits
         let service = TransferService(phone: settings.folder, console: console)
         service.exchangeLog.observe { event in
             if let line = ExchangeStory.line(for: event) { console.line("  service:" + line.drop { $0 == " " }.prepending(" ")) }
@@ -134,6 +134,7 @@ final class TransferService: @unchecked Sendable {
                 try? FileManager.default.moveItem(at: phone.partialFile(old), to: phone.partialFile(record.id))
                 try? FileManager.default.moveItem(at: ResumeState.sidecar(for: phone.partialFile(old)),
                                                   to: ResumeState.sidecar(for: phone.partialFile(record.id)))
+                record.expected = oldRecord.expected
                 phone.forget(old)
             }
             let delay = request.inBackground ? rateLimiterDelay() : 0
@@ -229,6 +230,8 @@ private final class ServiceTransfer: NSObject, URLSessionDataDelegate, @unchecke
     /// tenth of the writes, which on a slow disk each cost their time.
     static let writeSize = 256 << 10
     private var pending = Data()
+    /// Where the current response's body starts in the file.
+    private var responseStart: Int64 = 0
 
     init(record: TransferRecord, url: URL, phone: PhoneFolder, log: HTTPExchangeLog, say: @escaping @Sendable (String) -> Void,
          ended: @escaping @Sendable (String) -> Void) {
@@ -262,11 +265,12 @@ private final class ServiceTransfer: NSObject, URLSessionDataDelegate, @unchecke
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
                     completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void) {
         switch partial.decide(response) {
-        case .append(let offset): open(at: offset)
-        case .replace: open(at: 0)
+        case .append(let offset): open(at: offset); responseStart = offset
+        case .replace: open(at: 0); responseStart = 0
         case .complete: break
         case .reject(let error): failure = error
         }
+        if failure == nil { failure = passedTheLimit() }
         if failure == nil, let response = response as? HTTPURLResponse {
             record.status = response.statusCode
             record.responseURL = response.url?.absoluteString
@@ -300,12 +304,24 @@ private final class ServiceTransfer: NSObject, URLSessionDataDelegate, @unchecke
         defer { pending.removeAll(keepingCapacity: true) }
         do {
             try partial.append(pending, through: handle)
+            if let passed = passedTheLimit() { throw passed }
             lifePoints.pass(received: partial.written, of: partial.total)
             return true
         } catch {
             failure = error
             return false
         }
+    }
+
+    /// `--max-filesize`: one response may announce, or bring, no more than it.
+    private func passedTheLimit() -> DownloadError? {
+        guard let limit = TransferLimits.active.maxFileSize else { return nil }
+        if partial.total > limit {
+            return .responseTooLarge("the server announces \(ByteFormat.grouped(partial.total)) bytes, more than --max-filesize "
+                                     + ByteFormat.grouped(limit))
+        }
+        guard partial.written - responseStart > limit else { return nil }
+        return .responseTooLarge("the server sent more than --max-filesize \(ByteFormat.grouped(limit)) bytes in one response")
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
@@ -324,9 +340,15 @@ private final class ServiceTransfer: NSObject, URLSessionDataDelegate, @unchecke
             record.state = .failed
             record.errorCode = (problem as? URLError)?.errorCode ?? URLError.unknown.rawValue
             record.errorMessage = describe(problem)
-            record.failedLocally = exitStatus(for: problem) == .localIOFailed
-            if record.failedLocally == true, case DownloadError.localIO(_, let reason)? = problem as? DownloadError {
+            switch problem as? DownloadError {
+            case .localIO(_, let reason)?:
+                record.failure = .disk
                 record.errorMessage = reason
+            case .responseTooLarge(let reason)?:
+                record.failure = .limit
+                record.errorMessage = reason
+            default:
+                record.failure = exitStatus(for: problem) == .localIOFailed ? .disk : .network
             }
             say("task \(record.number) failed: \(describe(problem))")
         } else {
@@ -341,7 +363,7 @@ private final class ServiceTransfer: NSObject, URLSessionDataDelegate, @unchecke
             } catch {
                 record.state = .failed
                 record.errorMessage = describe(error)
-                record.failedLocally = true
+                record.failure = .disk
             }
         }
         try? writeWhole(record, to: phone.record(record.id))

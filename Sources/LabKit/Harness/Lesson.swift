@@ -73,14 +73,22 @@ public struct LessonRun: Sendable {
     }
 }
 
+/// Lesson 09's run, as the harness knows it: the life script, what the phone's processes are
+/// told from the command line, and what the phone saw (Background/ does the rest).
 final class BackgroundRun: Sendable {
     let life: LifeScript
-    let settings: PhoneSettings
+    let storyToStandardError: Bool
+    let quiet: Bool
+    let writeDelayMicroseconds: Int
+    let limits: TransferLimits
     let record = Mutex<BackgroundRecord?>(nil)
 
-    init(life: LifeScript, settings: PhoneSettings) {
+    init(life: LifeScript, storyToStandardError: Bool, quiet: Bool, writeDelayMicroseconds: Int, limits: TransferLimits) {
         self.life = life
-        self.settings = settings
+        self.storyToStandardError = storyToStandardError
+        self.quiet = quiet
+        self.writeDelayMicroseconds = writeDelayMicroseconds
+        self.limits = limits
     }
 }
 
@@ -198,35 +206,7 @@ public struct Lesson<Way: LessonWay & ExpressibleByArgument> {
         upload.runAttempts(startServer) { run, way in makeUpload(run, way).uploadFile }
     }
 
-    /// Runs lesson 09, whose app lives in a process of its own: this process is the phone, which
-    /// starts the app's process and the transfer service's (this same program, in those roles)
-    /// and exits with an `ExitStatus` once the app's life has brought the file, or has not.
-    public func run(startingServer startServer: @escaping () throws -> any LessonServer,
-                    _ makeApp: (LessonRun) -> any BackgroundApp) -> Never {
-        if let role = ProcessInfo.processInfo.environment[PhoneRole.variable] {
-            guard let settings = PhoneSettings.fromEnvironment() else {
-                Console.error("\(command): \(PhoneRole.variable) is set, but not what the phone tells its processes")
-                exit(ExitStatus.usage.rawValue)
-            }
-            switch role {
-            case "service": TransferService.main(settings)
-            case "app": AppProcess.main(settings, lesson: id, make: makeApp)
-            default:
-                Console.error("\(command): \(PhoneRole.variable)=\(role) is no role of the phone's")
-                exit(ExitStatus.usage.rawValue)
-            }
-        }
-        runAttempts(startServer) { run, _ in
-            guard let background = run.background else { preconditionFailure("lesson 09's run has no phone") }
-            let phone = PhoneSystem(run: run, life: background.life, settings: background.settings)
-            return {
-                defer { background.record.withLock { $0 = phone.backgroundRecord } }
-                return phone.downloadFile()
-            }
-        }
-    }
-
-    private func runAttempts(_ startServer: @escaping () throws -> any LessonServer,
+    func runAttempts(_ startServer: @escaping () throws -> any LessonServer,
                              _ makeStrategy: (LessonRun, Way) -> () -> AttemptResult) -> Never {
         // Past a file size limit (`ulimit -f`) the kernel kills a writer with SIGXFSZ, with no word
         // said. Ignored, the write fails with EFBIG instead, and the lesson reports it.

@@ -39,9 +39,8 @@ struct LessonProcess<Way: LessonWay & ExpressibleByArgument> {
         if lesson.id == .backgroundSession {
             let life = options.life ?? .story
             console.line("  life: \(life.events.isEmpty ? "nothing happens to the app" : life.description)")
-            run.background = BackgroundRun(life: life, settings: PhoneSettings(
-                phone: PhoneFolder(forDownloadTo: file).root.path, storyToStandardError: options.json, quiet: options.quiet,
-                writeDelayMicroseconds: options.writeDelayMicroseconds, idleSeconds: Double(options.idleTimeout)))
+            run.background = BackgroundRun(life: life, storyToStandardError: options.json, quiet: options.quiet,
+                                           writeDelayMicroseconds: options.writeDelayMicroseconds, limits: options.limits)
         }
         if let fixture = run.uploadFixture { try write(fixture, to: file) }
         let attempt = makeStrategy(run)
@@ -109,7 +108,8 @@ struct LessonProcess<Way: LessonWay & ExpressibleByArgument> {
         repeat {
             attempts += 1
             ending.attemptsMade.store(attempts, ordering: .relaxed)
-            if attempts > 1 { console.line("↻ attempt \(attempts): Resume") }
+            // Lesson 09's attempt is a launch by the user: the app's life, not a Resume button.
+            if attempts > 1 { console.line("↻ attempt \(attempts): " + (lesson.id == .backgroundSession ? "the user taps Start again" : "Resume")) }
             run.progress.beginAttempt()
             let (receivedBefore, exchangesBefore) = (log.bodyBytesReceived, log.exchanges.count)
             let fileBytesBefore = PartialFile.size(of: run.file)
