@@ -59,8 +59,8 @@ struct CompareTests {
         #expect(results.settings.scenarios == [.clean, .dropResume, .ignoreRange])
         #expect(results.environment.serverKind == .embedded)
         #expect(results.environment.cores == ProcessInfo.processInfo.activeProcessorCount)
-        // 9 lessons × 2 variants × 2 sizes clean, then 8 downloading lessons × 2 variants × 2 fault scenarios.
-        #expect(results.runs.count == 9 * 2 * 2 + 8 * 2 * 2)
+        // 10 lessons × 2 variants × 2 sizes clean, then 9 downloading lessons × 2 variants × 2 fault scenarios.
+        #expect(results.runs.count == 10 * 2 * 2 + 9 * 2 * 2)
         #expect(results.runs.allSatisfy { $0.repetitions.count == 1 })
         let kinds = Set(results.references.map(\.kind))
         #expect(kinds.isSuperset(of: [.curl, .foundationFloor, .formUpload, .loopbackLimit, .diskLimit]), "\(kinds)")
@@ -343,7 +343,7 @@ struct CompareKillAndChangeTests {
 struct CompareUsageTests {
     @Test(arguments: [
         (["--sizes", "12XB"], "lab compare: --sizes: "),
-        (["--lessons", "09"], "lab compare: --lessons: no lesson \"09\"; there are 00-small-file, 01-in-memory, 02-filehandle, 03-outputstream, 04-session-data-task, 05-download-task-resume, 06-runloop-thread, 07-multipart-upload, 08-async-await\n"),
+        (["--lessons", "10"], "lab compare: --lessons: no lesson \"10\"; there are 00-small-file, 01-in-memory, 02-filehandle, 03-outputstream, 04-session-data-task, 05-download-task-resume, 06-runloop-thread, 07-multipart-upload, 08-async-await, 09-background-session\n"),
         (["--lessons", "exercise-03-outputstream"], "lab compare: --lessons: no lesson \"exercise-03-outputstream\"; there are "),
         (["--scenarios", "flood"], "lab compare: --scenarios: no scenario \"flood\"; there are clean, drop-resume, kill-rerun, ignore-range, entity-changed, slow-disk, crowded\n"),
         (["--server", "ftp://example.com"], "lab compare: --server must be an http:// or https:// URL with a host, got \"ftp://example.com\"\n"),
