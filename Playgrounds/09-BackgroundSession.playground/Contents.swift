@@ -64,8 +64,8 @@ final class AppDownloads: NSObject, URLSessionDownloadDelegate, @unchecked Senda
         print("  failed: \(error.localizedDescription)")
     }
 
-    // iOS calls this once every event that waited for the app is delivered (Foundation on macOS
-    // and Linux has no such call; the lab's lesson 09 makes it).
+    // The system calls this once every event that waited for the app is delivered (Foundation on
+    // Linux has no such call; the lab's lesson 09 makes it).
     func urlSessionDidFinishEvents(forBackgroundURLSession session: URLSession) {
         DispatchQueue.main.async {
             self.backgroundCompletionHandler?()

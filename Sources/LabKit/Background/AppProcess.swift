@@ -19,15 +19,6 @@ public protocol BackgroundApp: AnyObject {
     func startTapped()
 }
 
-/// iOS's `urlSessionDidFinishEvents(forBackgroundURLSession:)`, which `URLSessionDelegate` has on
-/// iOS only: Foundation on Linux and on macOS lack it. Lesson 09's delegate adopts this protocol
-/// where an iOS app's would adopt `URLSessionDownloadDelegate`, and the method is the same.
-public protocol BackgroundSessionDelegate: URLSessionDownloadDelegate {
-    /// Every event that waited for the app has been delivered: call the system's completion
-    /// handler now, on the main queue.
-    func urlSessionDidFinishEvents(forBackgroundURLSession session: URLSession)
-}
-
 /// The app's process: it launches the lesson's `BackgroundApp`, runs its main queue, and ends
 /// once the app has nothing left to do (what iOS would suspend), telling the phone what it saw.
 final class AppProcess: @unchecked Sendable {

@@ -41,6 +41,14 @@ public final class BackgroundSession: URLSession, @unchecked Sendable {
     }
     private let tasks: Mutex<Tasks>
 
+    #if !canImport(FoundationNetworking)
+    private let ownConfiguration: URLSessionConfiguration
+    private let ownDelegate: (any URLSessionDelegate)?
+    public override var configuration: URLSessionConfiguration { ownConfiguration }
+    public override var delegate: (any URLSessionDelegate)? { ownDelegate }
+    public override var delegateQueue: OperationQueue { events }
+    #endif
+
     init(identifier: String, configuration: URLSessionConfiguration, delegate: (any URLSessionDelegate)?,
          delegateQueue: OperationQueue?, app: AppProcess) {
         self.identifier = identifier
@@ -53,7 +61,15 @@ public final class BackgroundSession: URLSession, @unchecked Sendable {
         hearsEvents = app.sessionMade(identifier: identifier)
         let numbers = phone.records().filter { $0.session == identifier }.map(\.number)
         tasks = Mutex(Tasks(nextNumber: (numbers.max() ?? 0) + 1, finishEventsDue: app.launchedForEvents(of: identifier)))
+        #if canImport(FoundationNetworking)
         super.init(configuration: configuration, delegate: delegate, delegateQueue: queue)
+        #else
+        // Apple's URLSession(configuration:delegate:delegateQueue:) is a class method, which a
+        // subclass cannot call: the session keeps the three itself (the getters below).
+        ownConfiguration = configuration
+        ownDelegate = delegate
+        super.init()
+        #endif
         if hearsEvents {
             Thread { [weak self] in
                 while let session = self, session.deliverEvents() { usleep(20_000) }
@@ -232,7 +248,7 @@ public final class BackgroundSession: URLSession, @unchecked Sendable {
             return true
         }
         if finishEvents {
-            deliver { (self.delegate as? any BackgroundSessionDelegate)?.urlSessionDidFinishEvents(forBackgroundURLSession: self) }
+            deliver { tellEventsFinished(to: self.delegate, session: self) }
             app.finishedEvents(of: identifier)
         }
         deliveredOnce.store(true, ordering: .releasing)
@@ -271,7 +287,7 @@ public final class BackgroundSession: URLSession, @unchecked Sendable {
             if record.failure == .network, PartialFile.size(of: phone.partialFile(record.id)) > 0,
                ResumeState.load(for: phone.partialFile(record.id)) != nil,
                let blob = try? JSONEncoder().encode(BackgroundResumeData(task: record.id, url: record.url)) {
-                info[URLSessionDownloadTaskResumeData] = blob
+                info[downloadTaskResumeDataKey] = blob
             }
             return URLError(URLError.Code(rawValue: record.errorCode ?? URLError.unknown.rawValue) ?? .unknown, userInfo: info)
         case .cancelled:

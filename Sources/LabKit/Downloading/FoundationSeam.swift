@@ -11,7 +11,8 @@ import FoundationNetworking
 //   below;
 // - `URLSession.bytes(for:)` and `URLSession.AsyncBytes`: BodyChunks.swift;
 // - `Stream.getBoundStreams(withBufferSize:inputStream:outputStream:)`: BoundStreams.swift;
-// - `URLSessionConfiguration.background(withIdentifier:)` and `URLError.backgroundTaskCancelledReason`:
+// - `URLSessionConfiguration.background(withIdentifier:)`, `URLError.backgroundTaskCancelledReason`
+//   and `urlSessionDidFinishEvents(forBackgroundURLSession:)` (`BackgroundSessionDelegate`):
 //   below. (Lesson 09's background session itself is the lab's on every system: Background/.)
 // What the operating system spells differently (memory, threads, sockets) is LabPlatform's.
 
@@ -43,6 +44,23 @@ extension URLSessionConfiguration {
     }
 }
 
+/// Apple's `URLSessionDelegate` has `urlSessionDidFinishEvents(forBackgroundURLSession:)` (iOS 7,
+/// macOS 11); Foundation on Linux lacks it. Lesson 09's delegate adopts this protocol, which on
+/// Apple's systems is `URLSessionDownloadDelegate` itself, and the method is the same.
+public protocol BackgroundSessionDelegate: URLSessionDownloadDelegate {
+    /// Every event that waited for the app has been delivered: call the system's completion
+    /// handler now, on the main queue.
+    func urlSessionDidFinishEvents(forBackgroundURLSession session: URLSession)
+}
+
+/// The `userInfo` key of a failed download task's resume data.
+let downloadTaskResumeDataKey = URLSessionDownloadTaskResumeData
+
+/// The session has delivered every event that waited for the app.
+func tellEventsFinished(to delegate: (any URLSessionDelegate)?, session: URLSession) {
+    (delegate as? any BackgroundSessionDelegate)?.urlSessionDidFinishEvents(forBackgroundURLSession: session)
+}
+
 extension URLError {
     /// Apple's reasons a background task was cancelled (`NSURLErrorBackgroundTaskCancelledReasonKey`).
     public enum BackgroundTaskCancelledReason: Int, Sendable {
@@ -59,6 +77,17 @@ extension URLError {
 #else
 /// Apple's systems: URLSession itself.
 typealias SessionWithResumeData = URLSession
+
+/// Apple's systems: `URLSessionDelegate` has `urlSessionDidFinishEvents(forBackgroundURLSession:)`.
+public typealias BackgroundSessionDelegate = URLSessionDownloadDelegate
+
+/// The `userInfo` key of a failed download task's resume data: Apple's name for it.
+let downloadTaskResumeDataKey = NSURLSessionDownloadTaskResumeData
+
+/// The session has delivered every event that waited for the app: Apple's optional method.
+func tellEventsFinished(to delegate: (any URLSessionDelegate)?, session: URLSession) {
+    delegate?.urlSessionDidFinishEvents?(forBackgroundURLSession: session)
+}
 
 /// Apple's sessions tell nobody: the story shows no session lines there.
 func tellDownloadSessionLifecycle(to log: @escaping @Sendable (String) -> Void) {}
