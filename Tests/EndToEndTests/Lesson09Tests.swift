@@ -196,6 +196,65 @@ struct Lesson09Tests {
         #expect(ran.gets.count == 1 && ran.record?.attempts == 1)
     }
 
+    /// A link planted where the phone's folder goes is refused in one line: nothing is written
+    /// through it.
+    @Test func aLinkInPlaceOfThePhoneFolderIsRefused() throws {
+        let scratch = try scratchDirectory()
+        let elsewhere = scratch.appendingPathComponent("elsewhere")
+        try FileManager.default.createDirectory(at: elsewhere, withIntermediateDirectories: true)
+        let output = scratch.appendingPathComponent("f.bin")
+        try FileManager.default.createSymbolicLink(atPath: output.path + ".phone", withDestinationPath: elsewhere.path)
+        let finished = try ChildProcess.run(Self.executable, ["--size", "1MiB", "--output", output.path, "--quiet"], timeout: 60)
+        #expect(finished.status == ExitStatus.localIOFailed.rawValue)
+        #expect(finished.stderr.split(separator: "\n").count == 1 && finished.stderr.contains("is not a folder (a link, or a file)"),
+                "\(finished.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: elsewhere.path).isEmpty)
+    }
+
+    /// Records and requests planted in the service's folder with ids that lead out of it name no
+    /// file: the run ignores them, ends exact, and the files outside are untouched.
+    @Test func plantedIdsNameNoFileOutsideTheFolder() throws {
+        let scratch = try scratchDirectory()
+        let output = scratch.appendingPathComponent("f.bin")
+        let victim = scratch.appendingPathComponent("victim")
+        try Data("keep me".utf8).write(to: victim)
+        let service = URL(fileURLWithPath: output.path + ".phone/service")
+        for folder in ["tasks", "requests"] {
+            try FileManager.default.createDirectory(at: service.appendingPathComponent(folder), withIntermediateDirectories: true)
+        }
+        try Data().write(to: URL(fileURLWithPath: output.path + ".phone/.download-lab-phone"))
+        let session = "com.example.download-lab.lesson-09"
+        let record = #"{"id":"../../../victim","number":1,"session":"\#(session)","url":"http://127.0.0.1:9/x","state":"downloaded","expected":-1}"#
+        try Data(record.utf8).write(to: service.appendingPathComponent("tasks/planted.json"))
+        let request = #"{"kind":"create","inBackground":false,"askedByUser":true,"task":{"id":"../../../made","number":9,"session":"\#(session)","url":"http://127.0.0.1:9/x","state":"running","expected":-1}}"#
+        try Data(request.utf8).write(to: service.appendingPathComponent("requests/0-planted.json"))
+        let finished = try ChildProcess.run(Self.executable, ["--size", "1MiB", "--life", "", "--output", output.path, "--quiet"], timeout: 60)
+        #expect(finished.status == 0, "\(finished.stderr)")
+        #expect(try String(contentsOf: victim, encoding: .utf8) == "keep me")
+        #expect(!FileManager.default.fileExists(atPath: scratch.appendingPathComponent("made.json").path))
+        #expect(!FileManager.default.fileExists(atPath: scratch.appendingPathComponent("made.part").path))
+    }
+
+    /// A task an earlier run left for another URL is forgotten, with a line, and never saved as
+    /// this URL's file.
+    @Test func aTaskForAnotherURLIsForgotten() throws {
+        let server = try LabServer.start()
+        defer { server.stop() }
+        let output = try scratchDirectory().appendingPathComponent("f.bin")
+        let tasks = URL(fileURLWithPath: output.path + ".phone/service/tasks")
+        try FileManager.default.createDirectory(at: tasks, withIntermediateDirectories: true)
+        try Data().write(to: URL(fileURLWithPath: output.path + ".phone/.download-lab-phone"))
+        let id = UUID().uuidString
+        let record = #"{"id":"\#(id)","number":1,"session":"com.example.download-lab.lesson-09","url":"http://127.0.0.1:9/other.bin","state":"running","expected":-1}"#
+        try Data(record.utf8).write(to: tasks.appendingPathComponent("\(id).json"))
+        try Data(repeating: 7, count: 4096).write(to: tasks.appendingPathComponent("\(id).part"))
+        let ran = try Self.run(["--life", ""], size: 2 << 20, server: server, output: output)
+        #expect(ran.finished.status == 0, "\(ran.finished.stderr)")
+        #expect(ran.finished.stderr.contains("1 task an earlier run left for another URL (http://127.0.0.1:9/other.bin) is forgotten"),
+                "\(ran.finished.stderr)")
+        #expect(ran.gets.count == 1 && ran.gets[0].range == nil)
+    }
+
     @Test func lifeIsLesson09sAlone() throws {
         let finished = try ChildProcess.run(LessonID.outputStream.executable, ["--life", "suspend@20%"], timeout: 30)
         #expect(finished.status == ExitStatus.usage.rawValue)

@@ -64,6 +64,7 @@ final class AppProcess: @unchecked Sendable {
 
     /// The app process: never returns.
     static func main(_ settings: PhoneSettings, make: (LessonRun) -> any BackgroundApp) -> Never {
+        PhoneRole.phone = settings.phoneProcess
         signal(SIGPIPE, SIG_IGN)
         signal(SIGXFSZ, SIG_IGN)  // a write past a file size limit fails with EFBIG instead
         let console = Console(storyToStandardError: settings.storyToStandardError, quiet: settings.quiet)
@@ -189,7 +190,7 @@ final class AppProcess: @unchecked Sendable {
             if launchHasReturned { answerWake(app: app) }
             tapStartOnceTheEventsAreIn(app: app)
             saveExchanges()
-            if getppid() != PhoneRole.parent { exit(0) }  // the phone is gone
+            if !PhoneRole.phoneIsAlive { exit(0) }  // the phone is gone
             quietRounds = isIdle() ? quietRounds + 1 : 0
             if quietRounds >= 4 { break }
         }
@@ -329,7 +330,3 @@ extension Substring {
     func prepending(_ text: String) -> String { text + self }
 }
 
-extension PhoneRole {
-    /// The phone's process id, as this child saw it at start: once it changes, the phone is gone.
-    nonisolated(unsafe) static var parent = getppid()
-}

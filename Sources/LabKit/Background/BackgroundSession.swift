@@ -271,8 +271,9 @@ public final class BackgroundSession: URLSession, @unchecked Sendable {
             app.say("cannot hand the file over: \(describe(error))")
             return
         }
-        app.handedOver()
         deliver { self.downloadDelegate?.urlSession(self, downloadTask: task, didFinishDownloadingTo: location) }
+        // Counted once the method has returned: an app that dies inside it gets the file again.
+        app.handedOver()
         if FileManager.default.fileExists(atPath: location.path) {
             app.say("the system deletes \(location.lastPathComponent): didFinishDownloadingTo has returned")
             try? FileManager.default.removeItem(at: location)
@@ -336,7 +337,12 @@ final class BackgroundDownloadTask: URLSessionDownloadTask, @unchecked Sendable 
     private let request: URLRequest
     private weak var owner: BackgroundSession?
     var resumesFrom: String?
-    var reported: Int64 = 0
+    /// Bytes told to the delegate so far; read from any thread (`countOfBytesReceived`).
+    private let reportedBytes = Atomic<Int64>(0)
+    var reported: Int64 {
+        get { reportedBytes.load(ordering: .relaxed) }
+        set { reportedBytes.store(newValue, ordering: .relaxed) }
+    }
     var told = false
 
     private struct Shared {

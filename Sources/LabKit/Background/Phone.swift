@@ -42,21 +42,61 @@ struct PhoneFolder: Sendable {
     func partialFile(_ id: String) -> URL { tasks.appendingPathComponent(id + ".part") }
     func finishedFile(_ id: String) -> URL { tasks.appendingPathComponent(id + ".download") }
 
+    /// Makes the folders that are missing. Each one, from the root down, must be a folder of its
+    /// own: a link planted in its place (to another user's files, say) is refused, so nothing is
+    /// written or deleted through it.
     func make() throws {
-        for folder in [tasks, requests, appTemporary, appReports, life] {
-            do {
-                try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-            } catch {
-                throw DownloadError.localIO(path: folder.path, reason: "cannot create the phone's folder")
+        try claimRoot()
+        let parts = [root, root.appendingPathComponent("service"), tasks, requests,
+                     root.appendingPathComponent("app"), appTemporary, appReports, life]
+        for folder in parts {
+            if mkdir(folder.path, 0o700) != 0, errno != EEXIST {
+                throw DownloadError.localIO(path: folder.path, reason: "cannot create the phone's folder: \(String(cString: strerror(errno)))")
+            }
+            var facts = stat()
+            guard lstat(folder.path, &facts) == 0, facts.st_mode & S_IFMT == S_IFDIR else {
+                throw DownloadError.localIO(path: folder.path, reason: "the phone's folder is not a folder (a link, or a file): it is left alone")
             }
         }
+    }
+
+    /// The lab's mark in a phone folder it made: a folder of that name without it is not the
+    /// lab's (it is refused, and so never emptied or removed).
+    var mark: URL { root.appendingPathComponent(".download-lab-phone") }
+
+    /// Makes the root with its mark, or checks an existing one: empty (a kill came between the
+    /// folder and its mark) or marked.
+    private func claimRoot() throws {
+        if mkdir(root.path, 0o700) != 0, errno != EEXIST {
+            throw DownloadError.localIO(path: root.path, reason: "cannot create the phone's folder: \(String(cString: strerror(errno)))")
+        }
+        var facts = stat()
+        guard lstat(root.path, &facts) == 0, facts.st_mode & S_IFMT == S_IFDIR else {
+            throw DownloadError.localIO(path: root.path, reason: "the phone's folder is not a folder (a link, or a file): it is left alone")
+        }
+        if OutputFile.isRegularFile(mark) { return }
+        guard ((try? FileManager.default.contentsOfDirectory(atPath: root.path)) ?? ["?"]).isEmpty else {
+            throw DownloadError.localIO(path: root.path, reason: "a folder of this name is there and is not the lab's: it is left alone")
+        }
+        guard FileManager.default.createFile(atPath: mark.path, contents: nil) else {
+            throw DownloadError.localIO(path: mark.path, reason: "cannot mark the phone's folder")
+        }
+    }
+
+    /// A task's id names its files, so it must be one the phone's session would make: a UUID.
+    /// An id from a planted file (`../../x`) names no file at all.
+    static func isTaskID(_ id: String) -> Bool {
+        UUID(uuidString: id)?.uuidString == id
     }
 
     /// Every task record the service keeps, oldest first.
     func records() -> [TransferRecord] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: tasks.path)) ?? []
         return names.filter { $0.hasSuffix(".json") }.compactMap { name in
-            TransferRecord.read(from: tasks.appendingPathComponent(name))
+            // A record is the file of its own id, and nothing else.
+            guard let record = TransferRecord.read(from: tasks.appendingPathComponent(name)),
+                  Self.isTaskID(record.id), name == record.id + ".json" else { return nil }
+            return record
         }.sorted { $0.number < $1.number }
     }
 
@@ -132,6 +172,9 @@ struct TransferRecord: Codable, Sendable, Equatable {
     var cancelledReason: Int?
     /// The rate limiter: a task created in the background starts no earlier than this.
     var notBefore: Date?
+    /// A task made from resume data continues this task's partial file, which it takes over
+    /// (again, after a crash in between).
+    var continues: String?
 
     static func read(from url: URL) -> TransferRecord? { readWhole(TransferRecord.self, from: url) }
 }
@@ -157,10 +200,14 @@ struct ServiceRequest: Codable, Sendable {
     /// The launch that made it began with a tap on Start.
     var askedByUser = false
 
-    /// Queued under a name that sorts in the order the requests were made.
-    func send(to phone: PhoneFolder) throws {
+    /// Queued under a name that sorts in the order the requests were made; the file is returned,
+    /// which the service removes once it has carried the request out.
+    @discardableResult
+    func send(to phone: PhoneFolder) throws -> URL {
         let name = String(format: "%.6f-%@.json", Date().timeIntervalSince1970, UUID().uuidString)
-        try writeWhole(self, to: phone.requests.appendingPathComponent(name))
+        let file = phone.requests.appendingPathComponent(name)
+        try writeWhole(self, to: file)
+        return file
     }
 }
 
@@ -196,13 +243,14 @@ final class LifePoints: @unchecked Sendable {
     /// Stops here while a point at or below this share of the file waits for the phone.
     func pass(received: Int64, of total: Int64) {
         guard total > 0 else { return }
-        while let point = pending.first, received * 100 >= Int64(point) * total {
+        // In Double: a server's total may be near Int64.max, where the product would overflow.
+        while let point = pending.first, Double(received) * 100 >= Double(point) * Double(total) {
             let released = folder.appendingPathComponent("released-\(point)").path
             if !FileManager.default.fileExists(atPath: released) {
                 Self.beforeWaiting.withLock { $0 }?()
                 _ = FileManager.default.createFile(atPath: folder.appendingPathComponent("reached-\(point)").path, contents: nil)
                 // The phone plays the event (it may end this very process) and then releases it.
-                while !FileManager.default.fileExists(atPath: released), getppid() == PhoneRole.parent { usleep(2_000) }
+                while !FileManager.default.fileExists(atPath: released), PhoneRole.phoneIsAlive { usleep(2_000) }
             }
             pending.removeFirst()
         }
@@ -216,17 +264,25 @@ enum PhoneRole: String, Sendable {
 
     static let variable = "DOWNLOAD_LAB_PHONE_ROLE"
     static let settingsVariable = "DOWNLOAD_LAB_PHONE_SETTINGS"
+
+    /// The phone that started this process, from its settings (set first thing in a child).
+    nonisolated(unsafe) static var phone: Int32 = 0
+    static var phoneIsAlive: Bool { getppid() == phone }
 }
 
 /// What the phone tells the service and the app when it starts them.
 struct PhoneSettings: Codable, Sendable {
     var phone: String
+    /// The phone's process id: once a child's parent is another, the phone is gone.
+    var phoneProcess: Int32 = getpid()
     var storyToStandardError: Bool
     var quiet: Bool
     var writeDelayMicroseconds: Int
     var idleSeconds: Double
     /// `--max-filesize`: the most one response may announce or bring.
     var maxFileSize: Int64?
+    /// `--disk-full-after`: what the service's simulated disk takes.
+    var diskCapacity: Int64?
     // The app's:
     var url: String?
     var file: String?
@@ -251,6 +307,8 @@ struct PhoneSettings: Codable, Sendable {
     func environment(role: PhoneRole) -> [String: String] {
         var environment = ProcessInfo.processInfo.environment
         environment[PhoneRole.variable] = role.rawValue
+        // A child that crashes says so in one line through the phone, not in a backtrace.
+        environment["SWIFT_BACKTRACE"] = "enable=no"
         environment[PhoneRole.settingsVariable] = String(decoding: (try? JSONEncoder().encode(self)) ?? Data(), as: UTF8.self)
         return environment
     }

@@ -26,6 +26,7 @@ final class PhoneSystem: LessonDownload, @unchecked Sendable {
     private var exchangesMerged: [String: Int] = [:]
     private var stalledSince: Date?
     private var forceQuitAt: Date?
+    private var forceQuitSinceTheUserLaunchedIt = false
     private var attempt = 0
 
     init(run: LessonRun, background: BackgroundRun) {
@@ -33,7 +34,8 @@ final class PhoneSystem: LessonDownload, @unchecked Sendable {
         phone = PhoneFolder(forDownloadTo: run.file)
         settings = PhoneSettings(phone: phone.root.path, storyToStandardError: background.storyToStandardError, quiet: background.quiet,
                                  writeDelayMicroseconds: background.writeDelayMicroseconds,
-                                 idleSeconds: background.limits.idleSeconds, maxFileSize: background.limits.maxFileSize)
+                                 idleSeconds: background.limits.idleSeconds, maxFileSize: background.limits.maxFileSize,
+                                 diskCapacity: background.diskCapacity)
         eventsLeft = background.life.events
         record = BackgroundRecord(life: background.life.description)
     }
@@ -45,22 +47,36 @@ final class PhoneSystem: LessonDownload, @unchecked Sendable {
         do {
             try phone.make()
             if attempt == 1 {
+                forgetTasksForOtherURLs()
                 for name in (try? FileManager.default.contentsOfDirectory(atPath: phone.life.path)) ?? [] {
                     try? FileManager.default.removeItem(at: phone.life.appendingPathComponent(name))
                 }
                 try LifePoints.write(eventsLeft.compactMap(\.percent), to: phone)
             }
             try writeWhole(0, to: backgroundLaunchesFile)
+        } catch let error as DownloadError {
+            return .failed(error)
         } catch {
             return .failed(DownloadError.localIO(path: phone.root.path, reason: describe(error)))
         }
-        keepServiceRunning()
+        guard keepServiceRunning() else { return .failed(DownloadError.serviceKeepsDying(restarts: record.serviceRestarts)) }
         launchApp(byUser: true, pressStart: true)
         let result = playUntilQuiet()
         mergeExchanges()
         readPeakMemory()
-        if case .finished = result { stopService(removingItsFolder: true) }
+        // The folder goes once the file is in place; without it, what is left stays for the next run.
+        if case .finished = result, FileManager.default.fileExists(atPath: run.file.path) { stopService(removingItsFolder: true) }
         return result
+    }
+
+    /// Tasks an earlier run left for another URL (another server, another file) are no use to
+    /// this one: the service is not running yet, and they are forgotten with a line.
+    private func forgetTasksForOtherURLs() {
+        let stale = phone.records().filter { $0.url != run.url.absoluteString }
+        guard !stale.isEmpty else { return }
+        run.log("\(stale.count) task\(stale.count == 1 ? "" : "s") an earlier run left for another URL (\(ShownURL.brief(stale[0].url))) "
+                + "\(stale.count == 1 ? "is" : "are") forgotten")
+        for task in stale { phone.forget(task.id) }
     }
 
     private var backgroundLaunchesFile: URL { phone.root.appendingPathComponent("service/background-launches.json") }
@@ -75,6 +91,7 @@ final class PhoneSystem: LessonDownload, @unchecked Sendable {
             guard keepServiceRunning() else { return .failed(DownloadError.serviceKeepsDying(restarts: record.serviceRestarts)) }
             if let misuse = reapApp() { return .failed(DownloadError.misuse(misuse)) }
             playLife()
+            endASuspendedAppThatNothingMoves()
             deliverEvents()
             countWhatTheServiceWasAsked()
             // Quiet: no app, no transfer, nothing to relaunch for, no event that can still happen.
@@ -116,7 +133,7 @@ final class PhoneSystem: LessonDownload, @unchecked Sendable {
             run.log("the transfer service ended (\(how)): the system starts it again")
         }
         service = start(.service, settings: settings)
-        return true
+        return service != nil
     }
 
     private func stopService(removingItsFolder remove: Bool) {
@@ -136,7 +153,8 @@ final class PhoneSystem: LessonDownload, @unchecked Sendable {
     }
 
     private func serviceHasLiveTasks() -> Bool {
-        phone.records().contains { !$0.state.hasEnded } || !((try? FileManager.default.contentsOfDirectory(atPath: phone.requests.path)) ?? []).isEmpty
+        phone.records().contains { !$0.state.hasEnded }
+            || ((try? FileManager.default.contentsOfDirectory(atPath: phone.requests.path)) ?? []).contains { $0.hasSuffix(".json") }
     }
 
     // MARK: The app
@@ -154,6 +172,7 @@ final class PhoneSystem: LessonDownload, @unchecked Sendable {
         }
         if byUser {
             record.launchesByUser += 1
+            forceQuitSinceTheUserLaunchedIt = false
             // The app is in front: the rate limiter starts again from nothing.
             try? writeWhole(0, to: backgroundLaunchesFile)
             run.log(pressStart ? "the user launches the app" : "the user opens the app again")
@@ -212,6 +231,25 @@ final class PhoneSystem: LessonDownload, @unchecked Sendable {
 
     // MARK: The life script
 
+    /// No event is left, the app is suspended and nothing runs in the service: iOS would end the
+    /// app sooner or later to free memory, and so does the phone, after half a second.
+    private func endASuspendedAppThatNothingMoves() {
+        guard eventsLeft.isEmpty, let app, appSuspended, !serviceHasLiveTasks(), eventsDue().isEmpty else {
+            if eventsLeft.isEmpty { idleSuspendedSince = nil }
+            return
+        }
+        let since = idleSuspendedSince ?? Date()
+        idleSuspendedSince = since
+        guard Date().timeIntervalSince(since) >= 0.5 else { return }
+        idleSuspendedSince = nil
+        kill(app.processIdentifier, SIGKILL)
+        app.waitUntilExit()
+        run.log("the system ends the suspended app to free memory (SIGKILL): nothing of it runs in the background")
+        _ = reapApp()
+    }
+
+    private var idleSuspendedSince: Date?
+
     private func eventsCanStillHappen() -> Bool { !eventsLeft.isEmpty }
 
     private func playLife() {
@@ -253,9 +291,10 @@ final class PhoneSystem: LessonDownload, @unchecked Sendable {
             run.log("the user leaves the app\(at): the system suspends it (SIGSTOP)")
         case .terminate:
             guard let app else { return run.log("\(event): the app is not running") }
+            let wasSuspended = appSuspended
             kill(app.processIdentifier, SIGKILL)
             app.waitUntilExit()
-            run.log("the system ends the suspended app\(at) to free memory (SIGKILL)")
+            run.log("the system ends the \(wasSuspended ? "suspended " : "")app\(at) to free memory (SIGKILL)")
             _ = reapApp()
         case .forceQuit:
             guard let app else { return run.log("\(event): the app is not running") }
@@ -265,7 +304,13 @@ final class PhoneSystem: LessonDownload, @unchecked Sendable {
             forceQuitAt = Date()
             run.log("the user force-quits the app\(at) in the app switcher")
             _ = reapApp()
-            try? ServiceRequest(kind: .forceQuit).send(to: phone)
+            forceQuitSinceTheUserLaunchedIt = true
+            // Carried out before the transfer goes on past this point: a transfer that finished in
+            // between would not be cancelled.
+            if let request = try? ServiceRequest(kind: .forceQuit).send(to: phone) {
+                let deadline = Date().addingTimeInterval(5)
+                while FileManager.default.fileExists(atPath: request.path), service?.isRunning == true, Date() < deadline { usleep(5_000) }
+            }
         case .relaunch:
             if let app, appSuspended {
                 kill(app.processIdentifier, SIGCONT)
@@ -283,7 +328,8 @@ final class PhoneSystem: LessonDownload, @unchecked Sendable {
     /// Ended tasks whose events wait for an app that is not running or is suspended, and that
     /// the app was not yet relaunched for. A force-quit's cancellations relaunch nothing.
     private func eventsDue() -> [TransferRecord] {
-        guard app == nil || appSuspended else { return [] }
+        // After a force-quit the system relaunches nothing until the user launches the app.
+        guard app == nil || appSuspended, !forceQuitSinceTheUserLaunchedIt else { return [] }
         return phone.records().filter { record in
             record.state.hasEnded && !isTold(record.id) && !relaunchedFor.contains(record.id)
                 && record.cancelledReason != NSURLErrorCancelledReasonUserForceQuitApplication

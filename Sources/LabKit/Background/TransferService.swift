@@ -40,12 +40,14 @@ final class TransferService: @unchecked Sendable {
 
     /// The service process: never returns.
     static func main(_ settings: PhoneSettings) -> Never {
+        PhoneRole.phone = settings.phoneProcess
         signal(SIGPIPE, SIG_IGN)
         // Past a file size limit a write fails with EFBIG, which the task reports, instead of
         // the signal ending the service (and the system starting it again, to be ended again).
         signal(SIGXFSZ, SIG_IGN)
         let console = Console(storyToStandardError: settings.storyToStandardError, quiet: settings.quiet)
         SimulatedDisk.writeDelayMicroseconds.store(settings.writeDelayMicroseconds, ordering: .relaxed)
+        if let capacity = settings.diskCapacity { SimulatedDisk.capacity.store(Int(capacity), ordering: .relaxed) }
         TransferLimits.active = settings.limits
         let service = TransferService(phone: settings.folder, console: console)
         service.exchangeLog.observe { event in
@@ -61,7 +63,7 @@ final class TransferService: @unchecked Sendable {
         LifePoints.beforeWaiting.withLock { $0 = { service.saveExchanges() } }
         service.recover()
         var rounds = 0
-        while getppid() == PhoneRole.parent {
+        while PhoneRole.phoneIsAlive {
             service.carryOutRequests()
             service.startTasksWhoseDelayIsOver()
             rounds += 1
@@ -87,6 +89,7 @@ final class TransferService: @unchecked Sendable {
         guard let line = try? JSONEncoder().encode(CreatedTask(id: record.id, askedByUser: askedByUser, at: Date())) else { return }
         let file = phone.root.appendingPathComponent("service/created.jsonl")
         if !FileManager.default.fileExists(atPath: file.path) { _ = FileManager.default.createFile(atPath: file.path, contents: nil) }
+        guard OutputFile.isRegularFile(file) else { return }  // a planted link is not followed
         guard let handle = try? FileHandle(forWritingTo: file) else { return }
         defer { try? handle.close() }
         _ = try? handle.seekToEnd()
@@ -97,11 +100,14 @@ final class TransferService: @unchecked Sendable {
     /// where its partial file ends. Files of tasks with no record are swept.
     private func recover() {
         let records = phone.records()
-        let known = Set(records.map(\.id))
+        let known = Set(records.map(\.id) + records.compactMap(\.continues))
         for name in (try? FileManager.default.contentsOfDirectory(atPath: phone.tasks.path)) ?? [] {
             let id = String(name.prefix { $0 != "." })
-            if !known.contains(id) { try? FileManager.default.removeItem(at: phone.tasks.appendingPathComponent(name)) }
+            let file = phone.tasks.appendingPathComponent(name)
+            // Only a regular file of a task the service no longer knows: never a folder or a link.
+            if PhoneFolder.isTaskID(id), !known.contains(id), OutputFile.isRegularFile(file) { try? FileManager.default.removeItem(at: file) }
         }
+        for record in records where !record.state.hasEnded { takeOverPartialFile(of: record) }
         for var record in records where record.state == .running {
             // Killed between the rename and the record: the file is whole.
             if PartialFile.size(of: phone.finishedFile(record.id)) > 0 || FileManager.default.fileExists(atPath: phone.finishedFile(record.id).path) {
@@ -128,14 +134,14 @@ final class TransferService: @unchecked Sendable {
     private func carryOut(_ request: ServiceRequest) {
         switch request.kind {
         case .create:
-            guard var record = request.task, TransferRecord.read(from: phone.record(record.id)) == nil else { return }
-            if let old = request.resumeFrom, let oldRecord = TransferRecord.read(from: phone.record(old)), oldRecord.url == record.url {
-                // Resume data names a failed task: its partial file, and its sidecar, continue here.
-                try? FileManager.default.moveItem(at: phone.partialFile(old), to: phone.partialFile(record.id))
-                try? FileManager.default.moveItem(at: ResumeState.sidecar(for: phone.partialFile(old)),
-                                                  to: ResumeState.sidecar(for: phone.partialFile(record.id)))
+            guard var record = request.task, PhoneFolder.isTaskID(record.id), URL(string: record.url)?.scheme.map({ ["http", "https"].contains($0.lowercased()) }) == true,
+                  TransferRecord.read(from: phone.record(record.id)) == nil else { return }
+            if let old = request.resumeFrom, PhoneFolder.isTaskID(old), let oldRecord = TransferRecord.read(from: phone.record(old)),
+               oldRecord.url == record.url {
+                // Resume data names a failed task: its partial file goes on here. The record says so
+                // first, so a crash before the move finishes it at the restart.
+                record.continues = old
                 record.expected = oldRecord.expected
-                phone.forget(old)
             }
             let delay = request.inBackground ? rateLimiterDelay() : 0
             if delay > 0 {
@@ -152,9 +158,10 @@ final class TransferService: @unchecked Sendable {
                 return
             }
             journal(record, askedByUser: request.askedByUser)
+            takeOverPartialFile(of: record)
             if record.state == .running { start(record) }
         case .cancel:
-            guard let id = request.taskID else { return }
+            guard let id = request.taskID, PhoneFolder.isTaskID(id) else { return }
             cancel(id, reason: nil, message: "cancelled")
         case .forceQuit:
             let live = phone.records().filter { !$0.state.hasEnded }
@@ -172,6 +179,20 @@ final class TransferService: @unchecked Sendable {
         let relaunches = readWhole(Int.self, from: phone.root.appendingPathComponent("service/background-launches.json")) ?? 0
         guard relaunches > 0 else { return 0 }
         return Self.rateLimiterBaseSeconds * pow(2, Double(min(relaunches, 16) - 1))
+    }
+
+    /// Moves the partial file and its sidecar of the task `record` continues, if they are still
+    /// there, and forgets that task. Idempotent: a restart does it again.
+    private func takeOverPartialFile(of record: TransferRecord) {
+        guard let old = record.continues, PhoneFolder.isTaskID(old) else { return }
+        if OutputFile.isRegularFile(phone.partialFile(old)) {
+            try? FileManager.default.removeItem(at: phone.partialFile(record.id))
+            try? FileManager.default.moveItem(at: phone.partialFile(old), to: phone.partialFile(record.id))
+            ResumeState.remove(for: phone.partialFile(record.id))
+            try? FileManager.default.moveItem(at: ResumeState.sidecar(for: phone.partialFile(old)),
+                                              to: ResumeState.sidecar(for: phone.partialFile(record.id)))
+        }
+        phone.forget(old)
     }
 
     private func startTasksWhoseDelayIsOver() {
@@ -210,7 +231,7 @@ final class TransferService: @unchecked Sendable {
 /// resume rules, tried again after network failures.
 private final class ServiceTransfer: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     // @unchecked: URLSession wants a Sendable delegate; every callback runs on the transfer's
-    // serial delegate queue, and `stopped` is atomic.
+    // serial delegate queue, and `current` is behind a Mutex.
     private var record: TransferRecord
     private let phone: PhoneFolder
     private let partial: PartialFile
@@ -218,12 +239,13 @@ private final class ServiceTransfer: NSObject, URLSessionDataDelegate, @unchecke
     private let say: @Sendable (String) -> Void
     private let ended: @Sendable (String) -> Void
     private let lifePoints: LifePoints
-    private var session: URLSession?
-    private var task: URLSessionDataTask?
+    /// The current data task, and whether the transfer was stopped: `stop()` comes from the
+    /// service's loop while a retry starts on another thread.
+    private let current = Mutex<(task: URLSessionDataTask?, stopped: Bool)>((nil, false))
     private var handle: FileHandle?
     private var failure: (any Error)?
     private var tries = 0
-    private let stopped = Atomic(false)
+    private var isStopped: Bool { current.withLock { $0.stopped } }
     /// Chunks received and not yet written: a slow disk slows the sender, and memory stays flat.
     static let chunksInFlight = 64
     /// The body is written 256 KiB at a time, not chunk by chunk (libcurl hands over 16 KiB): a
@@ -245,20 +267,32 @@ private final class ServiceTransfer: NSObject, URLSessionDataDelegate, @unchecke
     }
 
     func start() {
-        guard !stopped.load(ordering: .relaxed) else { return }
+        guard !isStopped else { return }
+        // The partial file is written where it is, never through a link planted in its place.
+        let file = phone.partialFile(record.id)
+        if FileManager.default.fileExists(atPath: file.path) || (try? FileManager.default.destinationOfSymbolicLink(atPath: file.path)) != nil,
+           !OutputFile.isRegularFile(file) {
+            try? FileManager.default.removeItem(at: file)
+        }
         tries += 1
         failure = nil
         let session = URLSession(configuration: .lab, delegate: InspectingDelegate(forwardingTo: self, recordingIn: log),
                                  delegateQueue: BoundedOperationQueue(capacity: Self.chunksInFlight))
-        self.session = session
         let task = session.dataTask(with: partial.nextRequest())
-        self.task = task
+        let stoppedMeanwhile = current.withLock { current in
+            if !current.stopped { current.task = task }
+            return current.stopped
+        }
+        guard !stoppedMeanwhile else { return session.invalidateAndCancel() }
         task.resume()
     }
 
     /// Cancelled, or the app force-quit: the task stops at once and says nothing more.
     func stop() {
-        stopped.store(true, ordering: .relaxed)
+        let task = current.withLock { current in
+            current.stopped = true
+            return current.task
+        }
         task?.cancelAtOnce()
     }
 
@@ -289,7 +323,7 @@ private final class ServiceTransfer: NSObject, URLSessionDataDelegate, @unchecke
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        guard handle != nil, failure == nil, !stopped.load(ordering: .relaxed) else { return }
+        guard handle != nil, failure == nil, !isStopped else { return }
         pending.append(data)
         guard pending.count >= Self.writeSize else { return }
         if !flush() { dataTask.cancelAtOnce() }
@@ -325,11 +359,11 @@ private final class ServiceTransfer: NSObject, URLSessionDataDelegate, @unchecke
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
-        if !stopped.load(ordering: .relaxed) { flush() }
+        if !isStopped { flush() }
         try? handle?.close()
         handle = nil
         session.finishTasksAndInvalidate()
-        guard !stopped.load(ordering: .relaxed) else { return }
+        guard !isStopped else { return }
         if let problem = failure ?? error {
             if Self.isWorthRetrying(problem), tries < TransferService.attempts {
                 let wait = 0.2 * pow(2, Double(tries - 1))
@@ -352,12 +386,14 @@ private final class ServiceTransfer: NSObject, URLSessionDataDelegate, @unchecke
             }
             say("task \(record.number) failed: \(describe(problem))")
         } else {
-            partial.finished()
             do {
                 if !FileManager.default.fileExists(atPath: phone.partialFile(record.id).path) {
                     _ = FileManager.default.createFile(atPath: phone.partialFile(record.id).path, contents: nil)
                 }
+                // Renamed first, then the sidecar goes: a crash in between leaves the whole file,
+                // which the restart finds, never a partial file without its sidecar.
                 try FileManager.default.moveItem(at: phone.partialFile(record.id), to: phone.finishedFile(record.id))
+                partial.finished()
                 record.state = .downloaded
                 say("task \(record.number) of \(record.session) downloaded: \(ByteFormat.grouped(PartialFile.size(of: phone.finishedFile(record.id)))) bytes")
             } catch {

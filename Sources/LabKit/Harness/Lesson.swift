@@ -81,9 +81,12 @@ final class BackgroundRun: Sendable {
     let quiet: Bool
     let writeDelayMicroseconds: Int
     let limits: TransferLimits
+    let diskCapacity: Int64?
     let record = Mutex<BackgroundRecord?>(nil)
 
-    init(life: LifeScript, storyToStandardError: Bool, quiet: Bool, writeDelayMicroseconds: Int, limits: TransferLimits) {
+    init(life: LifeScript, storyToStandardError: Bool, quiet: Bool, writeDelayMicroseconds: Int, limits: TransferLimits,
+         diskCapacity: Int64?) {
+        self.diskCapacity = diskCapacity
         self.life = life
         self.storyToStandardError = storyToStandardError
         self.quiet = quiet

@@ -40,7 +40,8 @@ struct LessonProcess<Way: LessonWay & ExpressibleByArgument> {
             let life = options.life ?? .story
             console.line("  life: \(life.events.isEmpty ? "nothing happens to the app" : life.description)")
             run.background = BackgroundRun(life: life, storyToStandardError: options.json, quiet: options.quiet,
-                                           writeDelayMicroseconds: options.writeDelayMicroseconds, limits: options.limits)
+                                           writeDelayMicroseconds: options.writeDelayMicroseconds, limits: options.limits,
+                                           diskCapacity: options.diskFullAfter?.bytes)
         }
         if let fixture = run.uploadFixture { try write(fixture, to: file) }
         let attempt = makeStrategy(run)
