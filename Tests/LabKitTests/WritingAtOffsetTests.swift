@@ -39,4 +39,28 @@ struct WritingAtOffsetTests {
     @Test func offsetZeroReplacesTheFile() throws {
         #expect(try write("new", at: 0, over: "an older, longer file") == "new")
     }
+
+    /// A link planted at the path, to a file or to nothing yet, is never written through: the
+    /// open fails in the same call, and what the link points to stays as it was.
+    @Test(arguments: [true, false])
+    func aLinkInPlaceOfTheFileIsNotWrittenThrough(targetExists: Bool) throws {
+        let target = FileManager.default.temporaryDirectory.appendingPathComponent("at-offset-target-\(UUID().uuidString)")
+        defer {
+            try? FileManager.default.removeItem(at: file)
+            try? FileManager.default.removeItem(at: target)
+        }
+        if targetExists { try Data("victim".utf8).write(to: target) }
+        try FileManager.default.createSymbolicLink(at: file, withDestinationURL: target)
+        let partial = PartialFile(url: URL(string: "http://127.0.0.1/x")!, file: file, log: { _ in }, reportProgress: { _, _ in })
+        #expect {
+            _ = try partial.openForWriting(at: 0)
+        } throws: { error in
+            "\(error)".contains("cannot open it for writing: a symbolic link is in its place, and no file is written through one")
+        }
+        if targetExists {
+            #expect(String(decoding: try Data(contentsOf: target), as: UTF8.self) == "victim")
+        } else {
+            #expect(!FileManager.default.fileExists(atPath: target.path))
+        }
+    }
 }
