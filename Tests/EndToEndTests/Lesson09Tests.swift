@@ -24,7 +24,7 @@ struct Lesson09Tests {
     }
 
     static func run(_ arguments: [String], size: Int64, faults: String? = nil, server: LabServer, output: URL? = nil,
-                    timeout: TimeInterval = 120) throws -> Ran {
+                    timeout: TimeInterval = 120, executable: String = executable) throws -> Ran {
         let fixture = Fixture(name: "lesson-09.bin", size: size)
         let token = "l09-\(UUID().uuidString.prefix(8))"
         let output = try output ?? scratchDirectory().appendingPathComponent("lesson-09.bin")
@@ -312,6 +312,47 @@ struct Lesson09Tests {
             let lines = finished.stderr.split(separator: "\n")
             #expect(lines.count == 1 && lines.first == "\(LessonID.backgroundSession.exerciseExecutable): \(says)"[...], "\(finished.stderr)")
         }
+    }
+
+    /// `cancel(byProducingResumeData:)` on a background task, a Pause in otherwise corrected
+    /// code: the service stops and keeps the partial file, `didCompleteWithError` carries the
+    /// resume data and the handler gets the same blob after it, and the task the app makes from
+    /// it goes on with a 206 from where the file ends. The file is exact.
+    @Test func aPauseHandsBackResumeDataThatContinuesTheFile() throws {
+        let lesson = try #require(Catalogue.lesson(.backgroundSession))
+        var files = try ExerciseTests.correctedFiles(lesson)
+        let student = try #require(files[ExerciseSource.studentFile])
+        let start = "self.session.downloadTask(with: self.run.url).resume()"
+        try #require(student.contains(start))
+        files[ExerciseSource.studentFile] = student.replacingOccurrences(of: start, with: """
+            let task = self.session.downloadTask(with: self.run.url)
+                        task.resume()
+                        DispatchQueue.main.asyncAfter(deadline: .now() + 0.4) {
+                            task.cancel(byProducingResumeData: { data in self.run.log("paused: \\(data?.count ?? 0) bytes of resume data") })
+                        }
+            """)
+        let server = try LabServer.start()
+        defer { server.stop() }
+        let size: Int64 = 8 << 20
+        let ran = try ExerciseTests.withExerciseFiles(lesson, holding: files) {
+            _ = try ExerciseTests.lab(["exercise", "check", "09", "--json"])
+            return try Self.run(["--life", ""], size: size, faults: "throttle:4MiB", server: server,
+                                executable: LessonID.backgroundSession.exerciseExecutable)
+        }
+        #expect(ran.finished.status == 0, "\(ran.finished.stderr)")
+        #expect(try #require(ran.record).verified)
+        let story = ran.finished.stderr
+        #expect(story.contains("service: task 1 cancelled for resume data: its "), "\(story)")
+        #expect(story.contains("the download failed (cancelled): resuming from its resume data"), "\(story)")
+        #expect(story.contains("paused: ") && !story.contains("paused: 0 bytes of resume data"), "\(story)")
+        // The handler comes after didCompleteWithError, which resumed already.
+        let resumedAt = try #require(story.range(of: "resuming from its resume data"))
+        let pausedAt = try #require(story.range(of: "paused: "))
+        #expect(resumedAt.lowerBound < pausedAt.lowerBound)
+        #expect(ran.gets.count == 2, "\(ran.gets.map(\.range))")
+        let resumedFrom = try #require(ran.gets.last?.range.flatMap(RangeHeader.start(of:)))
+        #expect(resumedFrom > 0 && resumedFrom < size && ran.gets.last?.status == 206, "\(ran.gets.map(\.range))")
+        #expect(ran.bytesSentTwice <= 1 << 20, "the server sent \(ran.bytesSentTwice) bytes twice")
     }
 
     /// Each rule broken alone, in otherwise corrected code, shows its own symptom, and only the

@@ -236,6 +236,10 @@ public final class BackgroundSession: URLSession, @unchecked Sendable {
                     .urlSession(_:task:didCompleteWithError:)
                 forward?(self, task, error)
             }
+            if let handler = task.takeResumeDataHandler() {
+                let resumeData = (error as? URLError)?.downloadTaskResumeData
+                deliver { handler.call(resumeData) }
+            }
             task.told = true
             toldSomething = true
             markTold(record)
@@ -285,25 +289,28 @@ public final class BackgroundSession: URLSession, @unchecked Sendable {
         case .failed:
             var info: [String: Any] = [NSLocalizedDescriptionKey: record.errorMessage ?? "the transfer failed"]
             // A network failure leaves bytes worth resuming; a disk that refused them does not.
-            if record.failure == .network, PartialFile.size(of: phone.partialFile(record.id)) > 0,
-               ResumeState.load(for: phone.partialFile(record.id)) != nil,
-               let blob = try? JSONEncoder().encode(BackgroundResumeData(task: record.id, url: record.url)) {
-                info[downloadTaskResumeDataKey] = blob
-            }
+            if record.failure == .network, let blob = resumeData(for: record) { info[downloadTaskResumeDataKey] = blob }
             return URLError(URLError.Code(rawValue: record.errorCode ?? URLError.unknown.rawValue) ?? .unknown, userInfo: info)
         case .cancelled:
             var info: [String: Any] = [NSLocalizedDescriptionKey: record.errorMessage ?? "cancelled"]
             if let reason = record.cancelledReason { info[NSURLErrorBackgroundTaskCancelledReasonKey] = reason }
+            if record.keptForResume == true, let blob = resumeData(for: record) { info[downloadTaskResumeDataKey] = blob }
             return URLError(.cancelled, userInfo: info)
         default:
             return nil
         }
     }
 
-    /// A failed task keeps its record and partial file, which its resume data names; any other
-    /// is gone once told.
+    /// The blob that names `record`'s partial file, when it holds bytes that can be resumed.
+    private func resumeData(for record: TransferRecord) -> Data? {
+        guard PartialFile.size(of: phone.partialFile(record.id)) > 0, ResumeState.load(for: phone.partialFile(record.id)) != nil else { return nil }
+        return try? JSONEncoder().encode(BackgroundResumeData(task: record.id, url: record.url))
+    }
+
+    /// A task that failed, or was cancelled for resume data, keeps its record and partial file,
+    /// which its resume data names; any other is gone once told.
     private func markTold(_ record: TransferRecord) {
-        if record.state == .failed {
+        if record.state == .failed || record.keptForResume == true {
             _ = FileManager.default.createFile(atPath: told(record.id).path, contents: nil)
         } else {
             phone.forget(record.id)
@@ -312,6 +319,9 @@ public final class BackgroundSession: URLSession, @unchecked Sendable {
 
     private func told(_ id: String) -> URL { phone.tasks.appendingPathComponent(id + ".told") }
     private func isTold(_ id: String) -> Bool { FileManager.default.fileExists(atPath: told(id).path) }
+
+    /// Runs `call` on the delegate queue, later.
+    func onDelegateQueue(_ call: @escaping @Sendable () -> Void) { events.addOperation(call) }
 
     /// Runs `call` on the delegate queue and waits for it to return.
     private func deliver(_ call: @escaping @Sendable () -> Void) {
@@ -411,6 +421,31 @@ final class BackgroundDownloadTask: URLSessionDownloadTask, @unchecked Sendable 
         }
         if wasRunning { owner?.send(ServiceRequest(kind: .cancel, taskID: id)) }
     }
+
+    /// Stops the task and hands back resume data, once the service has stopped it: the same
+    /// blob as a failed task's error carries, which `downloadTask(withResumeData:)` continues.
+    /// The handler runs on the delegate queue after `didCompleteWithError`; nil for a task that
+    /// is not running.
+    override func cancel(byProducingResumeData completionHandler: @escaping ResumeDataCompletion) {
+        let handler = ResumeDataHandler(completionHandler)
+        let wasRunning: Bool = shared.withLock { shared in
+            defer { if shared.state != .completed { shared.state = .canceling } }
+            return shared.state == .running
+        }
+        guard let owner else { return }
+        guard wasRunning else { return owner.onDelegateQueue { handler.call(nil) } }
+        resumeDataHandler.withLock { $0 = handler }
+        owner.send(ServiceRequest(kind: .cancelByProducingResumeData, taskID: id))
+    }
+
+    /// The handler of `cancel(byProducingResumeData:)`, taken once.
+    func takeResumeDataHandler() -> ResumeDataHandler? {
+        resumeDataHandler.withLock { handler in
+            defer { handler = nil }
+            return handler
+        }
+    }
+    private let resumeDataHandler = Mutex<ResumeDataHandler?>(nil)
 
     override func suspend() {}
 }

@@ -170,6 +170,9 @@ struct TransferRecord: Codable, Sendable, Equatable {
     var failure: Failure?
     /// `NSURLErrorBackgroundTaskCancelledReasonKey`, for a task the system cancelled.
     var cancelledReason: Int?
+    /// Cancelled with `cancel(byProducingResumeData:)`: the partial file stays for the resume
+    /// data, as a failed task's does.
+    var keptForResume: Bool?
     /// The rate limiter: a task created in the background starts no earlier than this.
     var notBefore: Date?
     /// A task made from resume data continues this task's partial file, which it takes over
@@ -186,6 +189,8 @@ struct ServiceRequest: Codable, Sendable {
         case create
         /// `cancel()` of one task.
         case cancel
+        /// `cancel(byProducingResumeData:)` of one task: it stops, and its partial file stays.
+        case cancelByProducingResumeData = "cancel-by-producing-resume-data"
         /// The user force-quit the app: every task of the app is cancelled, and none relaunches it.
         case forceQuit = "force-quit"
     }

@@ -160,9 +160,9 @@ final class TransferService: @unchecked Sendable {
             journal(record, askedByUser: request.askedByUser)
             takeOverPartialFile(of: record)
             if record.state == .running { start(record) }
-        case .cancel:
+        case .cancel, .cancelByProducingResumeData:
             guard let id = request.taskID, PhoneFolder.isTaskID(id) else { return }
-            cancel(id, reason: nil, message: "cancelled")
+            cancel(id, reason: nil, message: "cancelled", keepingPartialFile: request.kind == .cancelByProducingResumeData)
         case .forceQuit:
             let live = phone.records().filter { !$0.state.hasEnded }
             if !live.isEmpty { say("the user force-quit the app: \(live.count) task\(live.count == 1 ? "" : "s") cancelled, and the app is not relaunched") }
@@ -213,15 +213,21 @@ final class TransferService: @unchecked Sendable {
         transfer.start()
     }
 
-    private func cancel(_ id: String, reason: Int?, message: String) {
+    /// Stops a task and records it as cancelled. Its partial file goes, unless the app asked for
+    /// resume data: then it stays for the task the resume data makes.
+    private func cancel(_ id: String, reason: Int?, message: String, keepingPartialFile: Bool = false) {
         guard var record = TransferRecord.read(from: phone.record(id)), !record.state.hasEnded else { return }
         transfers.withLock { $0.removeValue(forKey: id) }?.stop()
         record.state = .cancelled
         record.errorCode = URLError.cancelled.rawValue
         record.errorMessage = message
         record.cancelledReason = reason
+        if keepingPartialFile {
+            record.keptForResume = true
+            say("task \(record.number) cancelled for resume data: its \(ByteFormat.grouped(PartialFile.size(of: phone.partialFile(id)))) bytes stay")
+        }
         try? writeWhole(record, to: phone.record(id))
-        // No resume data comes with a cancel: the partial file is of no more use.
+        guard !keepingPartialFile else { return }
         try? FileManager.default.removeItem(at: phone.partialFile(id))
         ResumeState.remove(for: phone.partialFile(id))
     }
@@ -242,6 +248,9 @@ private final class ServiceTransfer: NSObject, URLSessionDataDelegate, @unchecke
     /// The current data task, and whether the transfer was stopped: `stop()` comes from the
     /// service's loop while a retry starts on another thread.
     private let current = Mutex<(task: URLSessionDataTask?, stopped: Bool)>((nil, false))
+    /// Held while a batch is written: once `stop()` has taken it, no byte more reaches the file,
+    /// which the task that resume data makes may already continue.
+    private let writing = Mutex(())
     private var handle: FileHandle?
     private var failure: (any Error)?
     private var tries = 0
@@ -294,6 +303,7 @@ private final class ServiceTransfer: NSObject, URLSessionDataDelegate, @unchecke
             return current.task
         }
         task?.cancelAtOnce()
+        writing.withLock { _ in }
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
@@ -337,7 +347,12 @@ private final class ServiceTransfer: NSObject, URLSessionDataDelegate, @unchecke
         guard let handle, !pending.isEmpty else { return true }
         defer { pending.removeAll(keepingCapacity: true) }
         do {
-            try partial.append(pending, through: handle)
+            let wrote = try writing.withLock { _ -> Bool in
+                guard !isStopped else { return false }
+                try partial.append(pending, through: handle)
+                return true
+            }
+            guard wrote else { return true }
             if let passed = passedTheLimit() { throw passed }
             lifePoints.pass(received: partial.written, of: partial.total)
             return true

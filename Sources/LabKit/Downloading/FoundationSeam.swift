@@ -20,6 +20,9 @@ import FoundationNetworking
 /// Linux: LabKit's URLSession, whose download tasks keep the resume data contract.
 typealias SessionWithResumeData = ResumableDownloadSession
 
+/// The handler `cancel(byProducingResumeData:)` takes: Foundation on Linux's is not `@Sendable`.
+public typealias ResumeDataCompletion = (Data?) -> Void
+
 /// LabKit's download sessions tell `log` when they are made and when they are invalidated.
 func tellDownloadSessionLifecycle(to log: @escaping @Sendable (String) -> Void) {
     ResumableDownloadSession.tellLifecycle(to: log)
@@ -77,6 +80,9 @@ extension URLError {
 #else
 /// Apple's systems: URLSession itself.
 typealias SessionWithResumeData = URLSession
+
+/// The handler `cancel(byProducingResumeData:)` takes: `@Sendable` in Apple's header.
+public typealias ResumeDataCompletion = @Sendable (Data?) -> Void
 
 /// Apple's systems: `URLSessionDelegate` has `urlSessionDidFinishEvents(forBackgroundURLSession:)`.
 public typealias BackgroundSessionDelegate = URLSessionDownloadDelegate

@@ -654,14 +654,6 @@ public final class ResumableDownloadTask: URLSessionDownloadTask, @unchecked Sen
     }
 }
 
-/// The handler of one `cancel(byProducingResumeData:)`, kept until the transfer has stopped.
-private final class ResumeDataHandler: @unchecked Sendable {
-    // @unchecked: Foundation's signature takes a handler that is not @Sendable. It is called
-    // once, on the session's delegate queue, after the Mutex that held it has let it go.
-    let call: (Data?) -> Void
-    init(_ call: @escaping (Data?) -> Void) { self.call = call }
-}
-
 extension URLError {
     /// The resume data a failed or paused download task's error carries, as on Apple's systems,
     /// where swift-corelibs-foundation's `URLError` lacks it.
