@@ -43,6 +43,20 @@ import Testing
     /// Once one run has hung, the others are not started: each would hang as long, and a stuck
     /// build would hold the whole suite for hours.
     static func lab(_ arguments: [String], timeout: TimeInterval = 600) throws -> ChildProcess.Finished {
+        try exclusively { try runLab(arguments, timeout: timeout) }
+    }
+
+    /// The exercise folders are the package's own, shared by every suite that writes code into
+    /// them (this one, the catalogue's, lesson 09's, the class's): one test at a time uses them,
+    /// whatever its suite. Recursive, as `withExerciseFiles` runs `lab` inside.
+    static func exclusively<T>(_ body: () throws -> T) rethrows -> T {
+        exerciseFolders.lock()
+        defer { exerciseFolders.unlock() }
+        return try body()
+    }
+    private static let exerciseFolders = NSRecursiveLock()
+
+    private static func runLab(_ arguments: [String], timeout: TimeInterval) throws -> ChildProcess.Finished {
         if aRunHung.withLock({ $0 }) {
             throw LabHung(description: "not run: an earlier `lab exercise` outlived its time limit")
         }
@@ -80,6 +94,10 @@ import Testing
 
     /// Runs `body` with the exercise's files named in `files` replaced, and puts them back.
     static func withExerciseFiles<T>(_ lesson: LessonDefects, holding files: [String: String], _ body: () throws -> T) throws -> T {
+        try exclusively { try withFilesReplaced(lesson, holding: files, body) }
+    }
+
+    private static func withFilesReplaced<T>(_ lesson: LessonDefects, holding files: [String: String], _ body: () throws -> T) throws -> T {
         let folder = packageRoot.appendingPathComponent(ExerciseSource.folder(for: lesson))
         var originals: [URL: Data] = [:]
         defer { for (file, data) in originals { try? data.write(to: file) } }
@@ -118,6 +136,10 @@ import Testing
     }
 
     @Test func startingCodeIsMadeFromTheArticleVariant() throws {
+        try Self.exclusively { try startingCodeOfEveryExerciseIsMadeFromItsArticle() }
+    }
+
+    private func startingCodeOfEveryExerciseIsMadeFromItsArticle() throws {
         for lesson in Catalogue.lessons {
             let folder = Self.packageRoot.appendingPathComponent(ExerciseSource.folder(for: lesson))
             let made = try Self.startingFiles(lesson)

@@ -4,6 +4,7 @@ import LabFixtures
 import LabKit
 import LabServer
 import LabVocabulary
+import Synchronization
 import Testing
 
 /// Lesson 09 end to end: the phone, the app's processes and the transfer service, against a lab
@@ -296,6 +297,9 @@ struct Lesson09Tests {
         ("URLSessionConfiguration.background(withIdentifier: App.sessionIdentifier)",
          "URLSessionConfiguration.background(withIdentifier: \"\")",
          "a background session needs an identifier: background(withIdentifier:) was given \"\""),
+        ("self.session.downloadTask(with: self.run.url).resume()",
+         "self.session.uploadTask(with: URLRequest(url: self.run.url), from: Data(\"photo\".utf8)).resume()",
+         "uploadTask(with:from:): a background session uploads from a file only: use uploadTask(with:fromFile:)"),
     ])
     func misusedBackgroundSessionsAreOneLineAndExit70(piece: String, replacement: String, says: String) throws {
         let lesson = try #require(Catalogue.lesson(.backgroundSession))
@@ -353,6 +357,141 @@ struct Lesson09Tests {
         let resumedFrom = try #require(ran.gets.last?.range.flatMap(RangeHeader.start(of:)))
         #expect(resumedFrom > 0 && resumedFrom < size && ran.gets.last?.status == 206, "\(ran.gets.map(\.range))")
         #expect(ran.bytesSentTwice <= 1 << 20, "the server sent \(ran.bytesSentTwice) bytes twice")
+    }
+
+    /// Corrected code that, on Start, uploads a body file of `mebibytes` MiB of 7s as one
+    /// multipart part, logs the progress's end, the server's answer and the upload's end, then
+    /// downloads as usual; run as the exercise's executable with `arguments`. `meanwhile` gets
+    /// the output's path while the run goes on.
+    static func runUploadingApp(mebibytes: Int, arguments: [String], server: LabServer,
+                                meanwhile: (URL) throws -> Void = { _ in }) throws -> Ran {
+        let lesson = try #require(Catalogue.lesson(.backgroundSession))
+        var files = try ExerciseTests.correctedFiles(lesson)
+        var student = try #require(files[ExerciseSource.studentFile])
+        let pieces = [
+            ("BackgroundSessionDelegate, @unchecked Sendable {", "BackgroundSessionDelegate, URLSessionDataDelegate, @unchecked Sendable {"),
+            ("self.session.downloadTask(with: self.run.url).resume()", """
+                let body = FileManager.default.temporaryDirectory.appendingPathComponent("lesson-09-upload-\\(getpid()).body")
+                FileManager.default.createFile(atPath: body.path, contents: nil)
+                let out = try! FileHandle(forWritingTo: body)
+                out.write(Data("--lab-boundary\\r\\nContent-Disposition: form-data; name=\\"file\\"; filename=\\"photo.bin\\"\\r\\n\\r\\n".utf8))
+                for _ in 0..<\(mebibytes) { out.write(Data(repeating: 7, count: 1 << 20)) }
+                out.write(Data("\\r\\n--lab-boundary--\\r\\n".utf8))
+                try! out.close()
+                var request = URLRequest(url: URL(string: "/upload", relativeTo: self.run.url)!.absoluteURL)
+                request.httpMethod = "POST"
+                request.setValue("multipart/form-data; boundary=lab-boundary", forHTTPHeaderField: "Content-Type")
+                self.session.uploadTask(with: request, fromFile: body).resume()
+                """),
+            ("    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {\n", """
+                    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+                        run.log("the server answered: " + String(decoding: data, as: UTF8.self))
+                    }
+
+                    func urlSession(_ session: URLSession, task: URLSessionTask, didSendBodyData bytesSent: Int64, totalBytesSent: Int64,
+                                    totalBytesExpectedToSend: Int64) {
+                        if totalBytesSent == totalBytesExpectedToSend { run.log("sent all \\(totalBytesSent) bytes") }
+                    }
+
+                    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+                        if task is URLSessionUploadTask, error == nil {
+                            run.log("the upload is done (\\((task.response as? HTTPURLResponse)?.statusCode ?? 0)): now the download")
+                            return session.downloadTask(with: run.url).resume()
+                        }
+
+                """),
+        ]
+        for (piece, replacement) in pieces {
+            try #require(student.contains(piece), "\(piece)")
+            student = student.replacingOccurrences(of: piece, with: replacement)
+        }
+        files[ExerciseSource.studentFile] = student
+        return try ExerciseTests.withExerciseFiles(lesson, holding: files) {
+            _ = try ExerciseTests.lab(["exercise", "check", "09", "--json"])
+            let fixture = Fixture(name: "lesson-09.bin", size: 4 << 20)
+            let token = "l09-\(UUID().uuidString.prefix(8))"
+            let output = try scratchDirectory().appendingPathComponent("lesson-09.bin")
+            let process = try ChildProcess(LessonID.backgroundSession.exerciseExecutable, [
+                "--url", server.url(for: fixture, run: token).absoluteString, "--sha256", fixture.sha256Hex(),
+                "--output", output.path, "--json",
+            ] + arguments)
+            try process.start()
+            try meanwhile(output)
+            let finished = process.wait(timeout: 120)
+            return Ran(finished: finished, record: try? finished.result(), gets: server.gets(run: token), size: fixture.size, output: output)
+        }
+    }
+
+    /// The digest of `mebibytes` MiB of 7s: the part the uploading app sends.
+    static func partDigest(mebibytes: Int) throws -> String {
+        let part = try scratchDirectory().appendingPathComponent("part.bin")
+        try Data(repeating: 7, count: mebibytes << 20).write(to: part)
+        return try FileDigest.sha256Hex(of: part)
+    }
+
+    /// An upload task from a file: the service sends it while the app is suspended at 20% and
+    /// ended at 50% of it, the relaunched app hears the server's answer and the upload's end,
+    /// then downloads as usual. The server received the file's exact bytes, once.
+    @Test func anUploadFromAFileGoesOnWhileTheAppIsAway() throws {
+        let server = try LabServer.start()
+        defer { server.stop() }
+        let ran = try Self.runUploadingApp(mebibytes: 6, arguments: [], server: server)
+        #expect(ran.finished.status == 0, "\(ran.finished.stderr)")
+        #expect(try #require(ran.record).verified)
+        let posts = server.requestLog.filter { $0.method.rawValue == "POST" }
+        #expect(posts.count == 1 && posts.first?.status == 200, "\(posts)")
+        let sent = try #require(posts.first?.uploadedFiles.first)
+        let digest = try Self.partDigest(mebibytes: 6)
+        #expect(sent.bytes == 6 << 20 && sent.sha256Hex == digest)
+        let story = ran.finished.stderr
+        for line in [
+            "the user leaves the app at 20%: the system suspends it (SIGSTOP)",
+            "the system ends the suspended app at 50% to free memory (SIGKILL)",
+            "upload task 1 of com.example.download-lab.lesson-09 sent ",
+            "the system relaunches the app in the background for the events of com.example.download-lab.lesson-09",
+            "sent all ", "the server answered: ", sent.sha256Hex, "the upload is done (200): now the download",
+            "moved the file to ", "4,194,304 on disk",
+        ] {
+            #expect(story.contains(line), "\(line)\n\(story)")
+        }
+        let life = try #require(ran.record?.background)
+        #expect(life.handlersNeverCalled == 0 && life.launchesWithEventsLeft == 0, "\(life)")
+    }
+
+    /// The service killed in the middle of an upload: started again, it sends the whole file
+    /// again (an upload cannot be resumed), and the server's last answer is for the exact bytes.
+    @Test func anUploadInterruptedByAServiceKillIsSentAgain() throws {
+        let server = try LabServer.start()
+        defer { server.stop() }
+        let killed = Atomic(false)
+        let ran = try Self.runUploadingApp(mebibytes: 256, arguments: ["--life", ""], server: server) { output in
+            let tasks = URL(fileURLWithPath: output.path + ".phone/service/tasks")
+            let deadline = Date().addingTimeInterval(60)
+            while Date() < deadline, !killed.load(ordering: .relaxed) {
+                let names = (try? FileManager.default.contentsOfDirectory(atPath: tasks.path)) ?? []
+                for name in names where name.hasSuffix(".json") {
+                    guard let data = try? Data(contentsOf: tasks.appendingPathComponent(name)),
+                          let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+                          let sent = object["sent"] as? Int, sent >= 32 << 20, sent < 200 << 20,
+                          let text = try? String(contentsOfFile: output.path + ".phone/service/pid", encoding: .utf8),
+                          let pid = Int32(text), kill(pid, SIGKILL) == 0 else { continue }
+                    killed.store(true, ordering: .relaxed)
+                }
+                usleep(2_000)
+            }
+        }
+        let landed = killed.load(ordering: .relaxed)
+        #expect(landed)
+        #expect(ran.finished.status == 0, "\(ran.finished.stderr.suffix(1500))")
+        #expect(try #require(ran.record).verified)
+        #expect(ran.finished.stderr.contains("upload task 1 of com.example.download-lab.lesson-09 was running: it is sent again from its start"),
+                "\(ran.finished.stderr.suffix(1500))")
+        let answered = server.requestLog.filter { $0.method.rawValue == "POST" && $0.status == 200 }
+        #expect(answered.count == 1, "\(server.requestLog.filter { $0.method.rawValue == "POST" })")
+        let sent = try #require(answered.first?.uploadedFiles.first)
+        let digest = try Self.partDigest(mebibytes: 256)
+        #expect(sent.bytes == 256 << 20 && sent.sha256Hex == digest)
+        #expect(try #require(ran.record?.background).serviceRestarts == 1)
     }
 
     /// Each rule broken alone, in otherwise corrected code, shows its own symptom, and only the

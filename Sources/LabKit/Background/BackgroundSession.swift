@@ -29,11 +29,12 @@ public final class BackgroundSession: URLSession, @unchecked Sendable {
     private let phone: PhoneFolder
     private let events: OperationQueue
     private let downloadDelegate: (any URLSessionDownloadDelegate)?
+    private let dataDelegate: (any URLSessionDataDelegate)?
     /// Only the first session of an identifier in the app's process hears its events.
     private let hearsEvents: Bool
 
     private struct Tasks {
-        var byID: [String: BackgroundDownloadTask] = [:]
+        var byID: [String: any BackgroundTask] = [:]
         var nextNumber = 1
         var invalidated = false
         /// `urlSessionDidFinishEvents` is due once, in a launch for background events.
@@ -58,6 +59,7 @@ public final class BackgroundSession: URLSession, @unchecked Sendable {
         queue.maxConcurrentOperationCount = delegateQueue?.maxConcurrentOperationCount ?? 1
         events = queue
         downloadDelegate = delegate as? any URLSessionDownloadDelegate
+        dataDelegate = delegate as? any URLSessionDataDelegate
         hearsEvents = app.sessionMade(identifier: identifier)
         let numbers = phone.records().filter { $0.session == identifier }.map(\.number)
         tasks = Mutex(Tasks(nextNumber: (numbers.max() ?? 0) + 1, finishEventsDue: app.launchedForEvents(of: identifier)))
@@ -84,16 +86,29 @@ public final class BackgroundSession: URLSession, @unchecked Sendable {
     }
 
     public override func downloadTask(with request: URLRequest) -> URLSessionDownloadTask {
+        var asked = request
+        // The service asks for the file as it is: a compressed body could not be resumed.
+        asked.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
+        let task = BackgroundDownloadTask(core: makeCore(asked, uploading: nil))
+        tasks.withLock { $0.byID[task.core.id] = task }
+        return task
+    }
+
+    /// Sends the file at `fileURL` as the request's body. The service reads it where it is, so it
+    /// must stay there until the task ends.
+    public override func uploadTask(with request: URLRequest, fromFile fileURL: URL) -> URLSessionUploadTask {
+        guard fileURL.isFileURL else { app.refuse("uploadTask(with:fromFile:): \(fileURL.absoluteString) is not a file URL") }
+        let task = BackgroundUploadTask(core: makeCore(request, uploading: fileURL))
+        tasks.withLock { $0.byID[task.core.id] = task }
+        return task
+    }
+
+    private func makeCore(_ request: URLRequest, uploading file: URL?) -> BackgroundTaskCore {
         let number = tasks.withLock { tasks in
             defer { tasks.nextNumber += 1 }
             return tasks.nextNumber
         }
-        var asked = request
-        // The service asks for the file as it is: a compressed body could not be resumed.
-        asked.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
-        let task = BackgroundDownloadTask(id: UUID().uuidString, number: number, request: asked, session: self)
-        tasks.withLock { $0.byID[task.id] = task }
-        return task
+        return BackgroundTaskCore(id: UUID().uuidString, number: number, request: request, uploadFile: file, session: self)
     }
 
     /// Continues a task that failed with resume data: the service's partial file goes on.
@@ -102,7 +117,7 @@ public final class BackgroundSession: URLSession, @unchecked Sendable {
             app.refuse("downloadTask(withResumeData:): this is not resume data of a background session")
         }
         let task = downloadTask(with: URLRequest(url: url)) as! BackgroundDownloadTask
-        task.resumesFrom = blob.task
+        task.core.resumesFrom = blob.task
         return task
     }
 
@@ -137,10 +152,7 @@ public final class BackgroundSession: URLSession, @unchecked Sendable {
     public override func dataTask(with url: URL) -> URLSessionDataTask { app.refuse(Self.downloadsOnly) }
     public override func dataTask(with request: URLRequest) -> URLSessionDataTask { app.refuse(Self.downloadsOnly) }
     public override func uploadTask(with request: URLRequest, from bodyData: Data) -> URLSessionUploadTask {
-        app.refuse("uploadTask(with:from:): a background session uploads from a file only, which the lab's transfer service does not carry")
-    }
-    public override func uploadTask(with request: URLRequest, fromFile fileURL: URL) -> URLSessionUploadTask {
-        app.refuse("uploadTask(with:fromFile:): the lab's transfer service carries download tasks only")
+        app.refuse("uploadTask(with:from:): a background session uploads from a file only: use uploadTask(with:fromFile:)")
     }
 
     static let noCompletionHandlers = "completion handler blocks are not supported in background sessions: use a delegate instead"
@@ -154,7 +166,9 @@ public final class BackgroundSession: URLSession, @unchecked Sendable {
     public override func getTasksWithCompletionHandler(
         _ completionHandler: @escaping @Sendable ([URLSessionDataTask], [URLSessionUploadTask], [URLSessionDownloadTask]) -> Void) {
         let running = runningTasks()
-        events.addOperation { completionHandler([], [], running) }
+        let uploads = running.compactMap { $0 as? URLSessionUploadTask }
+        let downloads = running.compactMap { $0 as? URLSessionDownloadTask }
+        events.addOperation { completionHandler([], uploads, downloads) }
     }
 
     /// The system woke the app for this session's events: `urlSessionDidFinishEvents` follows them.
@@ -173,7 +187,7 @@ public final class BackgroundSession: URLSession, @unchecked Sendable {
 
     /// The tasks the app made and the service has not finished, and those it still runs for an
     /// earlier launch of the app.
-    private func runningTasks() -> [BackgroundDownloadTask] {
+    private func runningTasks() -> [URLSessionTask] {
         adoptEarlierTasks()
         return tasks.withLock { $0.byID.values.filter { $0.state == .running }.sorted { $0.taskIdentifier < $1.taskIdentifier } }
     }
@@ -182,7 +196,7 @@ public final class BackgroundSession: URLSession, @unchecked Sendable {
     /// event still due.
     var isIdle: Bool {
         guard hearsEvents else { return true }
-        if tasks.withLock({ $0.byID.values.contains { !$0.told } }) { return false }
+        if tasks.withLock({ $0.byID.values.contains { !$0.core.told } }) { return false }
         return !phone.records().contains { $0.session == identifier && !isTold($0.id) }
     }
 
@@ -202,7 +216,8 @@ public final class BackgroundSession: URLSession, @unchecked Sendable {
         let records = phone.records().filter { $0.session == identifier && !isTold($0.id) }
         tasks.withLock { tasks in
             for record in records where tasks.byID[record.id] == nil {
-                tasks.byID[record.id] = BackgroundDownloadTask(adopting: record, session: self)
+                let core = BackgroundTaskCore(adopting: record, session: self)
+                tasks.byID[record.id] = record.upload == nil ? BackgroundDownloadTask(core: core) : BackgroundUploadTask(core: core)
             }
         }
     }
@@ -213,39 +228,36 @@ public final class BackgroundSession: URLSession, @unchecked Sendable {
         guard app.launchHasReturned, !app.wakePending else { return true }
         adoptEarlierTasks()
         let records = Dictionary(phone.records().filter { $0.session == identifier }.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
-        let live = tasks.withLock { $0.byID.values.filter { !$0.told }.sorted { $0.taskIdentifier < $1.taskIdentifier } }
+        let live = tasks.withLock { $0.byID.values.filter { !$0.core.told }.sorted { $0.taskIdentifier < $1.taskIdentifier } }
         var toldSomething = false
         for task in live {
-            guard let record = records[task.id] else { continue }
-            task.update(from: record)
-            let onDisk = PartialFile.size(of: record.state == .downloaded ? phone.finishedFile(record.id) : phone.partialFile(record.id))
-            if onDisk > task.reported, record.state != .failed, record.state != .cancelled {
-                let (written, before) = (onDisk - task.reported, task.reported)
-                task.reported = onDisk
-                deliver {
-                    let forward: ((URLSession, URLSessionDownloadTask, Int64, Int64, Int64) -> Void)?
-                        = self.downloadDelegate?.urlSession(_:downloadTask:didWriteData:totalBytesWritten:totalBytesExpectedToWrite:)
-                    forward?(self, task, written, before + written, record.expected)
-                }
+            let core = task.core
+            guard let record = records[core.id] else { continue }
+            core.update(from: record)
+            if let download = task as? BackgroundDownloadTask {
+                tellProgress(of: download, record: record)
+            } else if let upload = task as? BackgroundUploadTask {
+                tellProgress(of: upload, record: record)
             }
             guard record.state.hasEnded else { continue }
-            if record.state == .downloaded { handOver(phone.finishedFile(record.id), of: task) }
+            if record.state == .downloaded, let download = task as? BackgroundDownloadTask { handOver(phone.finishedFile(record.id), of: download) }
+            if record.state == .uploaded, let upload = task as? BackgroundUploadTask { tellAnswer(phone.answerFile(record.id), of: upload) }
             let error = self.error(for: record)
             deliver {
                 let forward: ((URLSession, URLSessionTask, (any Error)?) -> Void)? = (self.delegate as? any URLSessionTaskDelegate)?
                     .urlSession(_:task:didCompleteWithError:)
                 forward?(self, task, error)
             }
-            if let handler = task.takeResumeDataHandler() {
+            if let handler = (task as? BackgroundDownloadTask)?.takeResumeDataHandler() {
                 let resumeData = (error as? URLError)?.downloadTaskResumeData
                 deliver { handler.call(resumeData) }
             }
-            task.told = true
+            core.told = true
             toldSomething = true
             markTold(record)
         }
         let finishEvents: Bool = tasks.withLock { tasks in
-            guard tasks.finishEventsDue, !tasks.byID.values.contains(where: { !$0.told && $0.state != .running }) else { return false }
+            guard tasks.finishEventsDue, !tasks.byID.values.contains(where: { !$0.core.told && $0.state != .running }) else { return false }
             let anythingEnded = !tasks.byID.values.contains { $0.state == .running } || toldSomething
             guard anythingEnded else { return false }
             tasks.finishEventsDue = false
@@ -259,6 +271,44 @@ public final class BackgroundSession: URLSession, @unchecked Sendable {
         return !(tasks.withLock { $0.invalidated } && isIdle)
     }
 
+    /// `didWriteData` for the bytes the service's file has grown by since the last round.
+    private func tellProgress(of task: BackgroundDownloadTask, record: TransferRecord) {
+        let onDisk = PartialFile.size(of: record.state == .downloaded ? phone.finishedFile(record.id) : phone.partialFile(record.id))
+        guard onDisk > task.core.reported, record.state != .failed, record.state != .cancelled else { return }
+        let (written, before) = (onDisk - task.core.reported, task.core.reported)
+        task.core.reported = onDisk
+        deliver {
+            let forward: ((URLSession, URLSessionDownloadTask, Int64, Int64, Int64) -> Void)?
+                = self.downloadDelegate?.urlSession(_:downloadTask:didWriteData:totalBytesWritten:totalBytesExpectedToWrite:)
+            forward?(self, task, written, before + written, record.expected)
+        }
+    }
+
+    /// `didSendBodyData` for the bytes the service has sent since the last round.
+    private func tellProgress(of task: BackgroundUploadTask, record: TransferRecord) {
+        guard let sent = record.sent, sent > task.core.reported, record.state != .failed, record.state != .cancelled else { return }
+        let (now, before) = (sent - task.core.reported, task.core.reported)
+        task.core.reported = sent
+        deliver {
+            let forward: ((URLSession, URLSessionTask, Int64, Int64, Int64) -> Void)? = (self.delegate as? any URLSessionTaskDelegate)?
+                .urlSession(_:task:didSendBodyData:totalBytesSent:totalBytesExpectedToSend:)
+            forward?(self, task, now, before + now, record.toSend ?? -1)
+        }
+    }
+
+    /// `didReceive` with the server's answer to an upload, 64 KiB at a time, as a data task hears
+    /// a body.
+    private func tellAnswer(_ file: URL, of task: BackgroundUploadTask) {
+        guard OutputFile.isRegularFile(file), let handle = try? FileHandle(forReadingFrom: file) else { return }
+        defer { try? handle.close() }
+        while let chunk = try? handle.read(upToCount: 64 << 10), !chunk.isEmpty {
+            deliver {
+                let forward: ((URLSession, URLSessionDataTask, Data) -> Void)? = self.dataDelegate?.urlSession(_:dataTask:didReceive:)
+                forward?(self, task, chunk)
+            }
+        }
+    }
+
     /// A first round of events is done: what waited for the app has been told.
     var hasDeliveredOnce: Bool { !hearsEvents || deliveredOnce.load(ordering: .acquiring) }
     private let deliveredOnce = Atomic(false)
@@ -267,7 +317,7 @@ public final class BackgroundSession: URLSession, @unchecked Sendable {
     /// removed when the method returns. The service's own file goes only once the task is told,
     /// so a kill of the app in the middle delivers it again at the next launch.
     private func handOver(_ file: URL, of task: BackgroundDownloadTask) {
-        let location = phone.appTemporary.appendingPathComponent("CFNetworkDownload_\(task.id.prefix(8)).tmp")
+        let location = phone.appTemporary.appendingPathComponent("CFNetworkDownload_\(task.core.id.prefix(8)).tmp")
         try? FileManager.default.removeItem(at: location)
         do {
             try FileManager.default.linkItem(at: file, to: location)
@@ -307,10 +357,10 @@ public final class BackgroundSession: URLSession, @unchecked Sendable {
         return try? JSONEncoder().encode(BackgroundResumeData(task: record.id, url: record.url))
     }
 
-    /// A task that failed, or was cancelled for resume data, keeps its record and partial file,
-    /// which its resume data names; any other is gone once told.
+    /// A download that failed, or was cancelled for resume data, keeps its record and partial
+    /// file, which its resume data names; any other task is gone once told.
     private func markTold(_ record: TransferRecord) {
-        if record.state == .failed || record.keptForResume == true {
+        if (record.state == .failed && record.upload == nil) || record.keptForResume == true {
             _ = FileManager.default.createFile(atPath: told(record.id).path, contents: nil)
         } else {
             phone.forget(record.id)
@@ -337,17 +387,19 @@ struct BackgroundResumeData: Codable {
     var url: String
 }
 
-/// A background session's download task, as the app sees it: its state follows the service's
-/// record of it.
-final class BackgroundDownloadTask: URLSessionDownloadTask, @unchecked Sendable {
-    // @unchecked: URLSessionDownloadTask is an open Foundation class; the state added here is
-    // behind a Mutex, or touched by the session's event thread alone (`reported`, `told`).
+/// What a background task keeps, of either kind, as the app sees it: its state follows the
+/// service's record of it.
+final class BackgroundTaskCore: @unchecked Sendable {
+    // @unchecked: the state that changes is behind a Mutex or an atomic, or touched by the
+    // session's event thread alone (`told`), or set before `resume()` (`resumesFrom`).
     let id: String
-    private let number: Int
-    private let request: URLRequest
+    let number: Int
+    let request: URLRequest
+    /// The file an upload task sends; nil for a download task.
+    let uploadFile: URL?
     private weak var owner: BackgroundSession?
     var resumesFrom: String?
-    /// Bytes told to the delegate so far; read from any thread (`countOfBytesReceived`).
+    /// Bytes told to the delegate so far, received or sent; read from any thread.
     private let reportedBytes = Atomic<Int64>(0)
     var reported: Int64 {
         get { reportedBytes.load(ordering: .relaxed) }
@@ -361,24 +413,29 @@ final class BackgroundDownloadTask: URLSessionDownloadTask, @unchecked Sendable 
     }
     private let shared: Mutex<Shared>
 
-    init(id: String, number: Int, request: URLRequest, session: BackgroundSession) {
+    init(id: String, number: Int, request: URLRequest, uploadFile: URL?, session: BackgroundSession) {
         self.id = id
         self.number = number
         self.request = request
+        self.uploadFile = uploadFile
         owner = session
         shared = Mutex(Shared(state: .suspended))
-        super.init()
     }
 
     /// A task the service runs for an earlier launch of the app.
     init(adopting record: TransferRecord, session: BackgroundSession) {
         id = record.id
         number = record.number
-        request = URLRequest(url: URL(string: record.url) ?? URL(fileURLWithPath: "/"))
+        var request = URLRequest(url: URL(string: record.url) ?? URL(fileURLWithPath: "/"))
+        request.httpMethod = record.upload?.method
+        request.allHTTPHeaderFields = record.upload?.headers
+        self.request = request
+        uploadFile = record.upload.map { URL(fileURLWithPath: $0.file) }
         owner = session
         shared = Mutex(Shared(state: record.state.hasEnded ? .completed : .running, record: record))
-        super.init()
     }
+
+    var session: BackgroundSession? { owner }
 
     func update(from record: TransferRecord) {
         shared.withLock { shared in
@@ -387,20 +444,16 @@ final class BackgroundDownloadTask: URLSessionDownloadTask, @unchecked Sendable 
         }
     }
 
-    override var taskIdentifier: Int { number }
-    override var originalRequest: URLRequest? { request }
-    override var currentRequest: URLRequest? { request }
-    override var state: URLSessionTask.State { shared.withLock { $0.state } }
-    override var countOfBytesReceived: Int64 { reported }
-    override var countOfBytesExpectedToReceive: Int64 { shared.withLock { $0.record?.expected ?? -1 } }
+    var state: URLSessionTask.State { shared.withLock { $0.state } }
+    var record: TransferRecord? { shared.withLock { $0.record } }
 
-    override var response: URLResponse? {
-        guard let record = shared.withLock({ $0.record }), let status = record.status,
-              let url = URL(string: record.responseURL ?? record.url) else { return nil }
+    var response: URLResponse? {
+        guard let record, let status = record.status, let url = URL(string: record.responseURL ?? record.url) else { return nil }
         return HTTPURLResponse(url: url, statusCode: status, httpVersion: "HTTP/1.1", headerFields: record.responseHeaders)
     }
 
-    override func resume() {
+    /// Asks the service for the task, once.
+    func resume() {
         guard let owner else { return }
         let first: Bool = shared.withLock { shared in
             guard shared.state == .suspended else { return false }
@@ -408,19 +461,54 @@ final class BackgroundDownloadTask: URLSessionDownloadTask, @unchecked Sendable 
             return true
         }
         guard first else { return }
-        let record = TransferRecord(id: id, number: number, session: owner.identifier, url: request.url?.absoluteString ?? "",
+        var record = TransferRecord(id: id, number: number, session: owner.identifier, url: request.url?.absoluteString ?? "",
                                     state: .running)
+        record.upload = uploadFile.map {
+            TransferRecord.Upload(file: $0.standardizedFileURL.path, method: request.httpMethod ?? "POST", headers: request.allHTTPHeaderFields ?? [:])
+        }
         owner.send(ServiceRequest(kind: .create, task: record, resumeFrom: resumesFrom, inBackground: owner.appIsInBackground,
                                   askedByUser: owner.appTappedStart))
     }
 
-    override func cancel() {
-        let wasRunning: Bool = shared.withLock { shared in
+    /// Marks the task as cancelling; true when it was running, and the service must be asked.
+    func startCancelling() -> Bool {
+        shared.withLock { shared in
             defer { if shared.state != .completed { shared.state = .canceling } }
             return shared.state == .running
         }
-        if wasRunning { owner?.send(ServiceRequest(kind: .cancel, taskID: id)) }
     }
+
+    func cancel() {
+        if startCancelling() { owner?.send(ServiceRequest(kind: .cancel, taskID: id)) }
+    }
+}
+
+/// A background session's task, of either kind: its core, which the session reads.
+protocol BackgroundTask: URLSessionTask {
+    var core: BackgroundTaskCore { get }
+}
+
+/// A background session's download task.
+final class BackgroundDownloadTask: URLSessionDownloadTask, BackgroundTask, @unchecked Sendable {
+    // @unchecked: URLSessionDownloadTask is an open Foundation class; the state added here is the
+    // core's, and the handler behind a Mutex.
+    let core: BackgroundTaskCore
+
+    init(core: BackgroundTaskCore) {
+        self.core = core
+        super.init()
+    }
+
+    override var taskIdentifier: Int { core.number }
+    override var originalRequest: URLRequest? { core.request }
+    override var currentRequest: URLRequest? { core.request }
+    override var state: URLSessionTask.State { core.state }
+    override var countOfBytesReceived: Int64 { core.reported }
+    override var countOfBytesExpectedToReceive: Int64 { core.record?.expected ?? -1 }
+    override var response: URLResponse? { core.response }
+    override func resume() { core.resume() }
+    override func cancel() { core.cancel() }
+    override func suspend() {}
 
     /// Stops the task and hands back resume data, once the service has stopped it: the same
     /// blob as a failed task's error carries, which `downloadTask(withResumeData:)` continues.
@@ -428,14 +516,11 @@ final class BackgroundDownloadTask: URLSessionDownloadTask, @unchecked Sendable 
     /// is not running.
     override func cancel(byProducingResumeData completionHandler: @escaping ResumeDataCompletion) {
         let handler = ResumeDataHandler(completionHandler)
-        let wasRunning: Bool = shared.withLock { shared in
-            defer { if shared.state != .completed { shared.state = .canceling } }
-            return shared.state == .running
-        }
-        guard let owner else { return }
+        let wasRunning = core.startCancelling()
+        guard let owner = core.session else { return }
         guard wasRunning else { return owner.onDelegateQueue { handler.call(nil) } }
         resumeDataHandler.withLock { $0 = handler }
-        owner.send(ServiceRequest(kind: .cancelByProducingResumeData, taskID: id))
+        owner.send(ServiceRequest(kind: .cancelByProducingResumeData, taskID: core.id))
     }
 
     /// The handler of `cancel(byProducingResumeData:)`, taken once.
@@ -446,7 +531,27 @@ final class BackgroundDownloadTask: URLSessionDownloadTask, @unchecked Sendable 
         }
     }
     private let resumeDataHandler = Mutex<ResumeDataHandler?>(nil)
+}
 
+/// A background session's upload task: from a file only.
+final class BackgroundUploadTask: URLSessionUploadTask, BackgroundTask, @unchecked Sendable {
+    // @unchecked: URLSessionUploadTask is an open Foundation class; the state added here is the core's.
+    let core: BackgroundTaskCore
+
+    init(core: BackgroundTaskCore) {
+        self.core = core
+        super.init()
+    }
+
+    override var taskIdentifier: Int { core.number }
+    override var originalRequest: URLRequest? { core.request }
+    override var currentRequest: URLRequest? { core.request }
+    override var state: URLSessionTask.State { core.state }
+    override var countOfBytesSent: Int64 { core.reported }
+    override var countOfBytesExpectedToSend: Int64 { core.record?.toSend ?? -1 }
+    override var response: URLResponse? { core.response }
+    override func resume() { core.resume() }
+    override func cancel() { core.cancel() }
     override func suspend() {}
 }
 

@@ -41,6 +41,8 @@ struct PhoneFolder: Sendable {
     func record(_ id: String) -> URL { tasks.appendingPathComponent(id + ".json") }
     func partialFile(_ id: String) -> URL { tasks.appendingPathComponent(id + ".part") }
     func finishedFile(_ id: String) -> URL { tasks.appendingPathComponent(id + ".download") }
+    /// The body of the server's answer to an upload task.
+    func answerFile(_ id: String) -> URL { tasks.appendingPathComponent(id + ".answer") }
 
     /// Makes the folders that are missing. Each one, from the root down, must be a folder of its
     /// own: a link planted in its place (to another user's files, say) is refused, so nothing is
@@ -106,6 +108,7 @@ struct PhoneFolder: Sendable {
         try? FileManager.default.removeItem(at: record(id))
         try? FileManager.default.removeItem(at: finishedFile(id))
         try? FileManager.default.removeItem(at: partialFile(id))
+        try? FileManager.default.removeItem(at: answerFile(id))
         ResumeState.remove(for: partialFile(id))
     }
 }
@@ -136,10 +139,21 @@ struct TransferRecord: Codable, Sendable, Equatable {
         case running
         /// Whole, in `<id>.download`: `didFinishDownloadingTo` is due, then `didCompleteWithError`.
         case downloaded
+        /// An upload the server answered, its answer's body in `<id>.answer`: `didReceive` with
+        /// that body is due, then `didCompleteWithError`.
+        case uploaded
         case failed
         case cancelled
 
-        var hasEnded: Bool { self == .downloaded || self == .failed || self == .cancelled }
+        var hasEnded: Bool { self == .downloaded || self == .uploaded || self == .failed || self == .cancelled }
+    }
+
+    /// What an upload task sends: the app's file, with its request's method and header fields.
+    struct Upload: Codable, Sendable, Equatable {
+        /// The absolute path of the file, which the service reads where the app keeps it.
+        var file: String
+        var method: String
+        var headers: [String: String]
     }
 
     enum Failure: String, Codable, Sendable {
@@ -173,6 +187,11 @@ struct TransferRecord: Codable, Sendable, Equatable {
     /// Cancelled with `cancel(byProducingResumeData:)`: the partial file stays for the resume
     /// data, as a failed task's does.
     var keptForResume: Bool?
+    /// An upload task's body; nil for a download task.
+    var upload: Upload?
+    /// An upload's bytes sent so far, and the whole body's length.
+    var sent: Int64?
+    var toSend: Int64?
     /// The rate limiter: a task created in the background starts no earlier than this.
     var notBefore: Date?
     /// A task made from resume data continues this task's partial file, which it takes over

@@ -6,8 +6,8 @@ import LabVocabulary
 import Synchronization
 
 /// The system's transfer service, as lesson 09 models Apple's: it runs the background sessions'
-/// download tasks in a process of its own, so they go on while the app is suspended, ended or
-/// relaunched.
+/// download and upload tasks in a process of its own, so they go on while the app is suspended,
+/// ended or relaunched. This file holds the service and its downloads; `ServiceUpload` the uploads.
 ///
 /// Its contract, each point after Apple's documentation:
 /// - Its state is on disk and written whole (`TransferRecord`, and `PartialFile`'s sidecar before
@@ -25,7 +25,7 @@ final class TransferService: @unchecked Sendable {
     private let phone: PhoneFolder
     private let console: Console
     private let exchangeLog = HTTPExchangeLog()
-    private let transfers = Mutex<[String: ServiceTransfer]>([:])
+    private let transfers = Mutex<[String: any ServiceTask]>([:])
 
     /// How many times a network failure is tried again before the task fails with resume data.
     static let attempts = 5
@@ -115,7 +115,9 @@ final class TransferService: @unchecked Sendable {
                 try? writeWhole(record, to: phone.record(record.id))
                 continue
             }
-            say("task \(record.number) of \(record.session) was running: it goes on from byte \(PartialFile.size(of: phone.partialFile(record.id)))")
+            say(record.upload == nil
+                ? "task \(record.number) of \(record.session) was running: it goes on from byte \(PartialFile.size(of: phone.partialFile(record.id)))"
+                : "upload task \(record.number) of \(record.session) was running: it is sent again from its start")
             start(record)
         }
     }
@@ -136,6 +138,8 @@ final class TransferService: @unchecked Sendable {
         case .create:
             guard var record = request.task, PhoneFolder.isTaskID(record.id), URL(string: record.url)?.scheme.map({ ["http", "https"].contains($0.lowercased()) }) == true,
                   TransferRecord.read(from: phone.record(record.id)) == nil else { return }
+            // An upload names its file by an absolute path, and is never continued.
+            if let upload = record.upload, !upload.file.hasPrefix("/") || request.resumeFrom != nil || upload.method.isEmpty { return }
             if let old = request.resumeFrom, PhoneFolder.isTaskID(old), let oldRecord = TransferRecord.read(from: phone.record(old)),
                oldRecord.url == record.url {
                 // Resume data names a failed task: its partial file goes on here. The record says so
@@ -206,11 +210,14 @@ final class TransferService: @unchecked Sendable {
 
     private func start(_ record: TransferRecord) {
         guard let url = URL(string: record.url) else { return }
-        let transfer = ServiceTransfer(record: record, url: url, phone: phone, log: exchangeLog, say: say) { [weak self] id in
+        let ended: @Sendable (String) -> Void = { [weak self] id in
             _ = self?.transfers.withLock { $0.removeValue(forKey: id) }
         }
-        transfers.withLock { $0[record.id] = transfer }
-        transfer.start()
+        let task: any ServiceTask = record.upload == nil
+            ? ServiceTransfer(record: record, url: url, phone: phone, log: exchangeLog, say: say, ended: ended)
+            : ServiceUpload(record: record, url: url, phone: phone, log: exchangeLog, say: say, ended: ended)
+        transfers.withLock { $0[record.id] = task }
+        task.start()
     }
 
     /// Stops a task and records it as cancelled. Its partial file goes, unless the app asked for
@@ -235,7 +242,7 @@ final class TransferService: @unchecked Sendable {
 
 /// One task's transfer in the service: lesson 04's corrected data task, with `PartialFile`'s
 /// resume rules, tried again after network failures.
-private final class ServiceTransfer: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+private final class ServiceTransfer: NSObject, ServiceTask, URLSessionDataDelegate, @unchecked Sendable {
     // @unchecked: URLSession wants a Sendable delegate; every callback runs on the transfer's
     // serial delegate queue, and `current` is behind a Mutex.
     private var record: TransferRecord
@@ -380,8 +387,8 @@ private final class ServiceTransfer: NSObject, URLSessionDataDelegate, @unchecke
         session.finishTasksAndInvalidate()
         guard !isStopped else { return }
         if let problem = failure ?? error {
-            if Self.isWorthRetrying(problem), tries < TransferService.attempts {
-                let wait = 0.2 * pow(2, Double(tries - 1))
+            if TransferService.isWorthRetrying(problem), tries < TransferService.attempts {
+                let wait = TransferService.wait(after: tries)
                 say("task \(record.number): \(describe(problem)); trying again in \(String(format: "%g", wait)) s, from byte \(PartialFile.size(of: phone.partialFile(record.id)))")
                 DispatchQueue.global().asyncAfter(deadline: .now() + wait) { self.start() }
                 return
@@ -421,13 +428,26 @@ private final class ServiceTransfer: NSObject, URLSessionDataDelegate, @unchecke
         ended(record.id)
     }
 
+}
+
+extension TransferService {
     /// A network failure, or a server that sent another version mid-way: the service tries again.
     /// An answer such as a 404 is final.
-    private static func isWorthRetrying(_ error: any Error) -> Bool {
+    static func isWorthRetrying(_ error: any Error) -> Bool {
         if let error = error as? DownloadError {
             if case .partialFileReplaced = error { return true }
             return false
         }
         return error is URLError
     }
+
+    /// How long the service waits before its next try, after `tries` tries.
+    static func wait(after tries: Int) -> TimeInterval { 0.2 * pow(2, Double(tries - 1)) }
+}
+
+/// A task the service runs: a download (`ServiceTransfer`) or an upload (`ServiceUpload`).
+protocol ServiceTask: AnyObject, Sendable {
+    func start()
+    /// Cancelled, or the app force-quit: the task stops at once and says nothing more.
+    func stop()
 }

@@ -38,8 +38,8 @@ enum ExchangeStory {
         func row(_ name: String, _ value: String) -> String {
             "  " + name.padding(toLength: 18, withPad: " ", startingAt: 0) + value
         }
-        // An upload (lesson 07) reports what the server received; nothing is on disk or resumed.
-        let isUpload = result.requests.contains { $0.method == .post }
+        // An upload lesson (07) reports what the server received; nothing is on disk or resumed.
+        let isUpload = result.lesson.kind == .upload
         lines.append(row("bytes", "\(ByteFormat.grouped(result.fileBytes)) "
                          + (isUpload ? "received by the server" : "on disk") + " (\(ByteFormat.iec(result.fileBytes)))"))
         lines.append(row("time", String(format: "%.2f s in %d attempt%@", result.wallSeconds, result.attempts,
