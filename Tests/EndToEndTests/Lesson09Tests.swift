@@ -458,6 +458,32 @@ struct Lesson09Tests {
         #expect(life.handlersNeverCalled == 0 && life.launchesWithEventsLeft == 0, "\(life)")
     }
 
+    /// An upload whose file is not there fails with `NSURLErrorFileDoesNotExist`, told to the
+    /// app as any failure is, and nothing is sent.
+    @Test func anUploadOfAMissingFileFailsAndSendsNothing() throws {
+        let lesson = try #require(Catalogue.lesson(.backgroundSession))
+        var files = try ExerciseTests.correctedFiles(lesson)
+        let student = try #require(files[ExerciseSource.studentFile])
+        let start = "self.session.downloadTask(with: self.run.url).resume()"
+        try #require(student.contains(start))
+        files[ExerciseSource.studentFile] = student.replacingOccurrences(of: start, with: """
+            var request = URLRequest(url: URL(string: "/upload", relativeTo: self.run.url)!.absoluteURL)
+                        request.httpMethod = "POST"
+                        self.session.uploadTask(with: request, fromFile: URL(fileURLWithPath: "/nonexistent/photo.bin")).resume()
+            """)
+        let server = try LabServer.start()
+        defer { server.stop() }
+        let ran = try ExerciseTests.withExerciseFiles(lesson, holding: files) {
+            _ = try ExerciseTests.lab(["exercise", "check", "09", "--json"])
+            return try Self.run(["--life", ""], size: 1 << 20, server: server, executable: LessonID.backgroundSession.exerciseExecutable)
+        }
+        let story = ran.finished.stderr
+        #expect(story.contains("service: upload task 1 failed: /nonexistent/photo.bin: no file to upload there"), "\(story)")
+        #expect(story.contains("the download failed: /nonexistent/photo.bin: no file to upload there"), "\(story)")
+        #expect(ran.finished.status == ExitStatus.transferFailed.rawValue, "\(ran.finished.status): \(story)")
+        #expect(server.requestLog.isEmpty, "\(server.requestLog)")
+    }
+
     /// The service killed in the middle of an upload: started again, it sends the whole file
     /// again (an upload cannot be resumed), and the server's last answer is for the exact bytes.
     @Test func anUploadInterruptedByAServiceKillIsSentAgain() throws {

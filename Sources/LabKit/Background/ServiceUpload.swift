@@ -54,8 +54,9 @@ final class ServiceUpload: NSObject, ServiceTask, URLSessionDataDelegate, @unche
         failure = nil
         answerBytes = 0
         savedSent = 0
-        let body = URL(fileURLWithPath: upload.file)
-        // Read where the app keeps it: a file that is gone, or is no regular file, ends the task.
+        // Read where the app keeps it, through a link too: a file that is gone, or is no regular
+        // file (a FIFO would never end, a device neither), ends the task.
+        let body = URL(fileURLWithPath: upload.file).resolvingSymlinksInPath()
         guard OutputFile.isRegularFile(body), FileManager.default.isReadableFile(atPath: body.path) else {
             return finish(with: URLError(.fileDoesNotExist, userInfo: [NSLocalizedDescriptionKey: "\(upload.file): no file to upload there"]))
         }
