@@ -25,7 +25,7 @@ struct Lesson09Tests {
     }
 
     static func run(_ arguments: [String], size: Int64, faults: String? = nil, server: LabServer, output: URL? = nil,
-                    timeout: TimeInterval = 120, executable: String = executable) throws -> Ran {
+                    timeout: TimeInterval = 120) throws -> Ran {
         let fixture = Fixture(name: "lesson-09.bin", size: size)
         let token = "l09-\(UUID().uuidString.prefix(8))"
         let output = try output ?? scratchDirectory().appendingPathComponent("lesson-09.bin")
@@ -323,26 +323,17 @@ struct Lesson09Tests {
     /// resume data and the handler gets the same blob after it, and the task the app makes from
     /// it goes on with a 206 from where the file ends. The file is exact.
     @Test func aPauseHandsBackResumeDataThatContinuesTheFile() throws {
-        let lesson = try #require(Catalogue.lesson(.backgroundSession))
-        var files = try ExerciseTests.correctedFiles(lesson)
-        let student = try #require(files[ExerciseSource.studentFile])
-        let start = "self.session.downloadTask(with: self.run.url).resume()"
-        try #require(student.contains(start))
-        files[ExerciseSource.studentFile] = student.replacingOccurrences(of: start, with: """
+        let pause = """
             let task = self.session.downloadTask(with: self.run.url)
                         task.resume()
                         DispatchQueue.main.asyncAfter(deadline: .now() + 0.4) {
                             task.cancel(byProducingResumeData: { data in self.run.log("paused: \\(data?.count ?? 0) bytes of resume data") })
                         }
-            """)
+            """
         let server = try LabServer.start()
         defer { server.stop() }
         let size: Int64 = 8 << 20
-        let ran = try ExerciseTests.withExerciseFiles(lesson, holding: files) {
-            _ = try ExerciseTests.lab(["exercise", "check", "09", "--json"])
-            return try Self.run(["--life", ""], size: size, faults: "throttle:4MiB", server: server,
-                                executable: LessonID.backgroundSession.exerciseExecutable)
-        }
+        let ran = try Self.runCorrected(replacing: [(Self.startPiece, pause)], ["--life", ""], size: size, faults: "throttle:4MiB", server: server)
         #expect(ran.finished.status == 0, "\(ran.finished.stderr)")
         #expect(try #require(ran.record).verified)
         let story = ran.finished.stderr
@@ -365,12 +356,9 @@ struct Lesson09Tests {
     /// the output's path while the run goes on.
     static func runUploadingApp(mebibytes: Int, arguments: [String], server: LabServer,
                                 meanwhile: (URL) throws -> Void = { _ in }) throws -> Ran {
-        let lesson = try #require(Catalogue.lesson(.backgroundSession))
-        var files = try ExerciseTests.correctedFiles(lesson)
-        var student = try #require(files[ExerciseSource.studentFile])
         let pieces = [
             ("BackgroundSessionDelegate, @unchecked Sendable {", "BackgroundSessionDelegate, URLSessionDataDelegate, @unchecked Sendable {"),
-            ("self.session.downloadTask(with: self.run.url).resume()", """
+            (startPiece, """
                 let body = FileManager.default.temporaryDirectory.appendingPathComponent("lesson-09-upload-\\(getpid()).body")
                 FileManager.default.createFile(atPath: body.path, contents: nil)
                 let out = try! FileHandle(forWritingTo: body)
@@ -401,6 +389,20 @@ struct Lesson09Tests {
 
                 """),
         ]
+        return try runCorrected(replacing: pieces, arguments, size: 4 << 20, server: server, meanwhile: meanwhile)
+    }
+
+    /// Where the corrected app starts its download, on Start.
+    static let startPiece = "self.session.downloadTask(with: self.run.url).resume()"
+
+    /// The lesson's corrected code with each of `pieces` replaced, built as the exercise's
+    /// executable and run with `arguments` on a file of `size`; `meanwhile` gets the output's
+    /// path while the run goes on.
+    static func runCorrected(replacing pieces: [(String, String)], _ arguments: [String], size: Int64, faults: String? = nil,
+                             server: LabServer, meanwhile: (URL) throws -> Void = { _ in }) throws -> Ran {
+        let lesson = try #require(Catalogue.lesson(.backgroundSession))
+        var files = try ExerciseTests.correctedFiles(lesson)
+        var student = try #require(files[ExerciseSource.studentFile])
         for (piece, replacement) in pieces {
             try #require(student.contains(piece), "\(piece)")
             student = student.replacingOccurrences(of: piece, with: replacement)
@@ -408,17 +410,17 @@ struct Lesson09Tests {
         files[ExerciseSource.studentFile] = student
         return try ExerciseTests.withExerciseFiles(lesson, holding: files) {
             _ = try ExerciseTests.lab(["exercise", "check", "09", "--json"])
-            let fixture = Fixture(name: "lesson-09.bin", size: 4 << 20)
+            let fixture = Fixture(name: "lesson-09.bin", size: size)
             let token = "l09-\(UUID().uuidString.prefix(8))"
             let output = try scratchDirectory().appendingPathComponent("lesson-09.bin")
             let process = try ChildProcess(LessonID.backgroundSession.exerciseExecutable, [
-                "--url", server.url(for: fixture, run: token).absoluteString, "--sha256", fixture.sha256Hex(),
+                "--url", server.url(for: fixture, faults: faults, run: token).absoluteString, "--sha256", fixture.sha256Hex(),
                 "--output", output.path, "--json",
             ] + arguments)
             try process.start()
             try meanwhile(output)
             let finished = process.wait(timeout: 120)
-            return Ran(finished: finished, record: try? finished.result(), gets: server.gets(run: token), size: fixture.size, output: output)
+            return Ran(finished: finished, record: try? finished.result(), gets: server.gets(run: token), size: size, output: output)
         }
     }
 
@@ -461,22 +463,14 @@ struct Lesson09Tests {
     /// An upload whose file is not there fails with `NSURLErrorFileDoesNotExist`, told to the
     /// app as any failure is, and nothing is sent.
     @Test func anUploadOfAMissingFileFailsAndSendsNothing() throws {
-        let lesson = try #require(Catalogue.lesson(.backgroundSession))
-        var files = try ExerciseTests.correctedFiles(lesson)
-        let student = try #require(files[ExerciseSource.studentFile])
-        let start = "self.session.downloadTask(with: self.run.url).resume()"
-        try #require(student.contains(start))
-        files[ExerciseSource.studentFile] = student.replacingOccurrences(of: start, with: """
+        let upload = """
             var request = URLRequest(url: URL(string: "/upload", relativeTo: self.run.url)!.absoluteURL)
                         request.httpMethod = "POST"
                         self.session.uploadTask(with: request, fromFile: URL(fileURLWithPath: "/nonexistent/photo.bin")).resume()
-            """)
+            """
         let server = try LabServer.start()
         defer { server.stop() }
-        let ran = try ExerciseTests.withExerciseFiles(lesson, holding: files) {
-            _ = try ExerciseTests.lab(["exercise", "check", "09", "--json"])
-            return try Self.run(["--life", ""], size: 1 << 20, server: server, executable: LessonID.backgroundSession.exerciseExecutable)
-        }
+        let ran = try Self.runCorrected(replacing: [(Self.startPiece, upload)], ["--life", ""], size: 1 << 20, server: server)
         let story = ran.finished.stderr
         #expect(story.contains("service: upload task 1 failed: /nonexistent/photo.bin: no file to upload there"), "\(story)")
         #expect(story.contains("the download failed: /nonexistent/photo.bin: no file to upload there"), "\(story)")
