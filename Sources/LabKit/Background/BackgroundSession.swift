@@ -13,6 +13,8 @@ import Synchronization
 /// Its contract, each point after Apple's documentation:
 /// - It needs an identifier and a delegate. A completion handler, a data task or an upload from
 ///   memory is refused: the app ends with one line and exit 70, where Apple's raises an exception.
+/// - Its tasks are downloads, and uploads from a file, which the service reads where it is: the
+///   file must stay there until the task has ended.
 /// - Made at launch with the identifier of an earlier session, it takes over that session's
 ///   tasks: `getAllTasks` lists the ones still running, and the events that waited for the app
 ///   are delivered, in order, once the app's launch has returned.
@@ -149,14 +151,14 @@ public final class BackgroundSession: URLSession, @unchecked Sendable {
         app.refuse(Self.noCompletionHandlers)
     }
 
-    public override func dataTask(with url: URL) -> URLSessionDataTask { app.refuse(Self.downloadsOnly) }
-    public override func dataTask(with request: URLRequest) -> URLSessionDataTask { app.refuse(Self.downloadsOnly) }
+    public override func dataTask(with url: URL) -> URLSessionDataTask { app.refuse(Self.noDataTasks) }
+    public override func dataTask(with request: URLRequest) -> URLSessionDataTask { app.refuse(Self.noDataTasks) }
     public override func uploadTask(with request: URLRequest, from bodyData: Data) -> URLSessionUploadTask {
         app.refuse("uploadTask(with:from:): a background session uploads from a file only: use uploadTask(with:fromFile:)")
     }
 
     static let noCompletionHandlers = "completion handler blocks are not supported in background sessions: use a delegate instead"
-    static let downloadsOnly = "data tasks are not supported in background sessions: use a download task and a delegate"
+    static let noDataTasks = "data tasks are not supported in background sessions: use a download task and a delegate"
 
     public override func getAllTasks(completionHandler: @escaping @Sendable ([URLSessionTask]) -> Void) {
         let running = runningTasks()
