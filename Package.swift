@@ -74,11 +74,14 @@ let package = Package(
         .target(
             name: "LabKit",
             dependencies: [
-                "LabVocabulary", "LabFixtures", "LabPlatform",
+                "LabVocabulary", "LabFixtures", "LabPlatform", "CCurl",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
+        // libcurl from the system (Debian: libcurl4-openssl-dev; on a Mac, the SDK's): the transfer
+        // service's downloads, whose memory URLSession on Linux cannot hold flat (CurlGet.swift).
+        .target(name: "CCurl", linkerSettings: [.linkedLibrary("curl")]),
         .target(name: "EmbeddedServer", dependencies: ["LabKit", "LabServer"]),
         // Each lesson's defects, the runs that expose them, hints, and the exercises' starting code.
         .target(name: "LabCatalogue", dependencies: ["LabVocabulary", "LabPlatform"]),

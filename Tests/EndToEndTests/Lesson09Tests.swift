@@ -159,35 +159,12 @@ struct Lesson09Tests {
         #expect(landed >= 15, "only \(landed) kills found a service running")
     }
 
-    /// 1 GiB through a slow disk: the phone and the app stay under 64 MB, and the service flat
-    /// within a wide bound.
-    @Test func oneGibibyteOnASlowDiskStaysFlatInEveryProcess() throws {
+    /// 1 GiB through a slow disk, from a server on the same machine that sends as fast as it
+    /// can: every process stays under 64 MB (the service peaked at 34.7 to 35.3 MiB alone).
+    @Test func oneGibibyteOnASlowDiskStaysUnder64MBInEveryProcess() throws {
         let server = try LabServer.start()
         defer { server.stop() }
         let ran = try Self.run(["--write-delay-us", "200"], size: 1 << 30, server: server, timeout: 600)
-        #expect(ran.finished.status == 0, "\(ran.finished.stderr.suffix(600))")
-        let record = try #require(ran.record)
-        let life = try #require(record.background)
-        let limit: Int64 = 64_000_000
-        #expect(record.peakRSSBytes < limit && life.appPeakRSSBytes < limit,
-                "phone \(record.peakRSSBytes), app \(life.appPeakRSSBytes)")
-        // The service's peak grows with the transfer: Foundation on Linux makes a timeout timer
-        // for every chunk, and the cancelled ones are freed only once the socket runs empty (the
-        // page's "Memory"). Unpaced it peaked at 49 to 67 MB in 18 runs; its bound here is a wide
-        // one, and 64 MB is not held.
-        #expect(life.servicePeakRSSBytes < 80_000_000, "service \(life.servicePeakRSSBytes)")
-        #expect(life.appPeakRSSBytes > 0 && life.servicePeakRSSBytes > 0)
-        #expect(life.relaunchesForEvents == 1)
-    }
-
-    /// The same 1 GiB from a server that sends 100 MiB/s, faster than most networks and slower
-    /// than the service takes chunks in: the socket empties, Foundation's cancelled timers are
-    /// freed as they go, and every process stays under 64 MB (the service peaked at 42.6 to
-    /// 43.7 MB alone).
-    @Test func oneGibibyteFromAServerSlowerThanTheServiceStaysUnder64MBInEveryProcess() throws {
-        let server = try LabServer.start()
-        defer { server.stop() }
-        let ran = try Self.run(["--write-delay-us", "200"], size: 1 << 30, faults: "throttle:100MiB", server: server, timeout: 600)
         #expect(ran.finished.status == 0, "\(ran.finished.stderr.suffix(600))")
         let record = try #require(ran.record)
         #expect(record.verified)
@@ -196,6 +173,7 @@ struct Lesson09Tests {
         #expect(record.peakRSSBytes < limit && life.appPeakRSSBytes < limit && life.servicePeakRSSBytes < limit,
                 "phone \(record.peakRSSBytes), app \(life.appPeakRSSBytes), service \(life.servicePeakRSSBytes)")
         #expect(life.appPeakRSSBytes > 0 && life.servicePeakRSSBytes > 0)
+        #expect(life.relaunchesForEvents == 1)
     }
 
     @Test(arguments: [

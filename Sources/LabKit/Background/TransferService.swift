@@ -240,11 +240,11 @@ final class TransferService: @unchecked Sendable {
     }
 }
 
-/// One task's transfer in the service: lesson 04's corrected data task, with `PartialFile`'s
-/// resume rules, tried again after network failures.
-private final class ServiceTransfer: NSObject, ServiceTask, URLSessionDataDelegate, @unchecked Sendable {
-    // @unchecked: URLSession wants a Sendable delegate; every callback runs on the transfer's
-    // serial delegate queue, and `current` is behind a Mutex.
+/// One task's transfer in the service: lesson 04's corrected logic, with `PartialFile`'s resume
+/// rules, over `CurlGet` on a thread of its own, tried again after network failures.
+private final class ServiceTransfer: ServiceTask, @unchecked Sendable {
+    // @unchecked: one attempt runs at a time, on its own thread, and only it touches the
+    // transfer's state; `stopped` is behind a Mutex.
     private var record: TransferRecord
     private let phone: PhoneFolder
     private let partial: PartialFile
@@ -252,20 +252,18 @@ private final class ServiceTransfer: NSObject, ServiceTask, URLSessionDataDelega
     private let say: @Sendable (String) -> Void
     private let ended: @Sendable (String) -> Void
     private let lifePoints: LifePoints
-    /// The current data task, and whether the transfer was stopped: `stop()` comes from the
-    /// service's loop while a retry starts on another thread.
-    private let current = Mutex<(task: URLSessionDataTask?, stopped: Bool)>((nil, false))
+    /// Set by `stop()`, from the service's loop, while an attempt runs on its own thread.
+    private let stopped = Mutex(false)
     /// Held while a batch is written: once `stop()` has taken it, no byte more reaches the file,
     /// which the task that resume data makes may already continue.
     private let writing = Mutex(())
     private var handle: FileHandle?
     private var failure: (any Error)?
     private var tries = 0
-    private var isStopped: Bool { current.withLock { $0.stopped } }
-    /// Chunks received and not yet written: a slow disk slows the sender, and memory stays flat.
-    static let chunksInFlight = 64
-    /// The body is written 256 KiB at a time, not chunk by chunk (libcurl hands over 16 KiB): a
-    /// tenth of the writes, which on a slow disk each cost their time.
+    private var isStopped: Bool { stopped.withLock { $0 } }
+    /// The body is written 256 KiB at a time, not piece by piece (libcurl hands over 16 KiB): a
+    /// tenth of the writes, which on a slow disk each cost their time. While a batch is written,
+    /// nothing is read: the sender waits, and memory stays flat.
     static let writeSize = 256 << 10
     private var pending = Data()
     /// Where the current response's body starts in the file.
@@ -280,6 +278,7 @@ private final class ServiceTransfer: NSObject, ServiceTask, URLSessionDataDelega
         self.ended = ended
         partial = PartialFile(url: url, file: phone.partialFile(record.id), log: { say($0) }, reportProgress: { _, _ in })
         lifePoints = LifePoints(phone)
+        pending.reserveCapacity(Self.writeSize + (64 << 10))
     }
 
     func start() {
@@ -292,29 +291,27 @@ private final class ServiceTransfer: NSObject, ServiceTask, URLSessionDataDelega
         }
         tries += 1
         failure = nil
-        let session = URLSession(configuration: .lab, delegate: InspectingDelegate(forwardingTo: self, recordingIn: log),
-                                 delegateQueue: BoundedOperationQueue(capacity: Self.chunksInFlight))
-        let task = session.dataTask(with: partial.nextRequest())
-        let stoppedMeanwhile = current.withLock { current in
-            if !current.stopped { current.task = task }
-            return current.stopped
-        }
-        guard !stoppedMeanwhile else { return session.invalidateAndCancel() }
-        task.resume()
+        let thread = Thread { self.attempt() }
+        thread.name = "transfer \(record.number)"
+        thread.start()
     }
 
     /// Cancelled, or the app force-quit: the task stops at once and says nothing more.
     func stop() {
-        let task = current.withLock { current in
-            current.stopped = true
-            return current.task
-        }
-        task?.cancelAtOnce()
+        stopped.withLock { $0 = true }
         writing.withLock { _ in }
     }
 
-    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
-                    completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void) {
+    private func attempt() {
+        let error = CurlGet(idleSeconds: TransferLimits.active.idleSeconds, log: log).run(
+            partial.nextRequest(), isStopped: { self.isStopped },
+            didReceive: { response in self.receive(response) },
+            didReceiveBody: { body in self.receive(body) })
+        complete(error)
+    }
+
+    /// Whether to take the body.
+    private func receive(_ response: HTTPURLResponse) -> Bool {
         switch partial.decide(response) {
         case .append(let offset): open(at: offset); responseStart = offset
         case .replace: open(at: 0); responseStart = 0
@@ -322,7 +319,7 @@ private final class ServiceTransfer: NSObject, ServiceTask, URLSessionDataDelega
         case .reject(let error): failure = error
         }
         if failure == nil { failure = passedTheLimit() }
-        if failure == nil, let response = response as? HTTPURLResponse {
+        if failure == nil {
             record.status = response.statusCode
             record.responseURL = response.url?.absoluteString
             record.responseHeaders = response.allHeaderFields.reduce(into: [:]) { headers, field in
@@ -332,18 +329,19 @@ private final class ServiceTransfer: NSObject, ServiceTask, URLSessionDataDelega
             // The record says what the app's task will show as its response.
             do { try writeWhole(record, to: phone.record(record.id)) } catch { failure = error }
         }
-        completionHandler(failure == nil ? .allow : .cancel)
+        return failure == nil
     }
 
     private func open(at offset: Int64) {
         do { handle = try partial.openForWriting(at: offset) } catch { failure = error }
     }
 
-    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        guard handle != nil, failure == nil, !isStopped else { return }
-        pending.append(data)
-        guard pending.count >= Self.writeSize else { return }
-        if !flush() { dataTask.cancelAtOnce() }
+    /// Whether to go on.
+    private func receive(_ body: UnsafeRawBufferPointer) -> Bool {
+        guard handle != nil, failure == nil else { return true }
+        pending.append(contentsOf: body)
+        guard pending.count >= Self.writeSize else { return true }
+        return flush()
     }
 
     /// Writes what has gathered since the last write; false (and `failure` set) when the disk
@@ -380,11 +378,10 @@ private final class ServiceTransfer: NSObject, ServiceTask, URLSessionDataDelega
         return .responseTooLarge("the server sent more than --max-filesize \(ByteFormat.grouped(limit)) bytes in one response")
     }
 
-    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+    private func complete(_ error: URLError?) {
         if !isStopped { flush() }
         try? handle?.close()
         handle = nil
-        session.finishTasksAndInvalidate()
         guard !isStopped else { return }
         if let problem = failure ?? error {
             if TransferService.isWorthRetrying(problem), tries < TransferService.attempts {
