@@ -176,6 +176,30 @@ struct Lesson09Tests {
         #expect(life.relaunchesForEvents == 1)
     }
 
+    /// A 206 for half the file, to a request for all of it, ends as announced: the service does
+    /// not take it for the file. It asks again for the rest, and gives up with the app told.
+    @Test func aPartAnsweredForTheWholeFileIsNotTheFile() throws {
+        let half = Data(repeating: 9, count: 100_000)
+        let server = try CannedHTTPServer(answer: Data("""
+            HTTP/1.1 206 Partial Content\r
+            Content-Range: bytes 0-99999/200000\r
+            Content-Length: 100000\r
+            \r\n
+            """.utf8) + half)
+        defer { server.stop() }
+        let output = try scratchDirectory().appendingPathComponent("lesson-09.bin")
+        let finished = try ChildProcess.run(Self.executable, [
+            "--url", server.url.absoluteString, "--output", output.path, "--max-time", "60",
+        ], timeout: 90)
+        #expect(finished.status == ExitStatus.transferFailed.rawValue)
+        #expect(finished.stdout.contains("service: task 1: the body has 100000 bytes but the response announced 200000; trying again"),
+                "\(finished.stdout.suffix(1500))")
+        #expect(finished.stderr.hasSuffix("the app's life ended without the file (the body has 100000 bytes but the response announced 200000)\n"),
+                "\(finished.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: output.path))
+        #expect(server.requests >= 5, "\(server.requests) requests")
+    }
+
     @Test(arguments: [
         ("jump@20%", "unknown event \"jump@20%\""),
         ("suspend", "\"suspend\" needs a point in the file, e.g. suspend@30%"),

@@ -116,9 +116,9 @@ struct CurlGet {
         case CURLE_SSL_CONNECT_ERROR: .secureConnectionFailed
         default: .unknown
         }
-        var userInfo: [String: Any] = [NSURLErrorFailingURLErrorKey: url]
-        if !message.isEmpty { userInfo[NSLocalizedDescriptionKey] = message }
-        return URLError(error, userInfo: userInfo)
+        // libcurl's sentence for the code when it wrote none of its own.
+        let sentence = message.isEmpty ? String(cString: curl_easy_strerror(code)) : message
+        return URLError(error, userInfo: [NSURLErrorFailingURLErrorKey: url, NSLocalizedDescriptionKey: sentence])
     }
 }
 

@@ -378,12 +378,19 @@ private final class ServiceTransfer: ServiceTask, @unchecked Sendable {
         return .responseTooLarge("the server sent more than --max-filesize \(ByteFormat.grouped(limit)) bytes in one response")
     }
 
+    /// A response that ended as announced but left the file short of its total (a 206 for part of
+    /// it): the next try asks for the rest. One that passed the total is not the file.
+    private func unfinished() -> DownloadError? {
+        guard partial.total >= 0, partial.written != partial.total else { return nil }
+        return .lengthMismatch(expected: partial.total, received: partial.written)
+    }
+
     private func complete(_ error: URLError?) {
         if !isStopped { flush() }
         try? handle?.close()
         handle = nil
         guard !isStopped else { return }
-        if let problem = failure ?? error {
+        if let problem = failure ?? error ?? unfinished() {
             if TransferService.isWorthRetrying(problem), tries < TransferService.attempts {
                 let wait = TransferService.wait(after: tries)
                 say("task \(record.number): \(describe(problem)); trying again in \(String(format: "%g", wait)) s, from byte \(PartialFile.size(of: phone.partialFile(record.id)))")
@@ -428,12 +435,15 @@ private final class ServiceTransfer: ServiceTask, @unchecked Sendable {
 }
 
 extension TransferService {
-    /// A network failure, or a server that sent another version mid-way: the service tries again.
-    /// An answer such as a 404 is final.
+    /// A network failure, a server that sent another version mid-way, or a file left short of its
+    /// total: the service tries again. An answer such as a 404 is final.
     static func isWorthRetrying(_ error: any Error) -> Bool {
         if let error = error as? DownloadError {
-            if case .partialFileReplaced = error { return true }
-            return false
+            switch error {
+            case .partialFileReplaced: return true
+            case .lengthMismatch(let expected, let received): return received < expected
+            default: return false
+            }
         }
         return error is URLError
     }

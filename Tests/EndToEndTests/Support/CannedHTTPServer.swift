@@ -1,0 +1,45 @@
+import Foundation
+import LabPlatform
+import Synchronization
+
+/// A server on loopback that gives every request the same bytes and closes the connection:
+/// answers that the lab server would never send. It counts the requests it read.
+final class CannedHTTPServer: Sendable {
+    let port: Int
+    private let listener: Int32
+    private let served = Atomic(0)
+    var requests: Int { served.load(ordering: .relaxed) }
+    var url: URL { URL(string: "http://127.0.0.1:\(port)/canned.bin")! }
+
+    init(answer: Data) throws {
+        guard let (descriptor, port) = boundLoopbackSocket(), listen(descriptor, 16) == 0 else {
+            throw CocoaError(.fileReadUnknown)
+        }
+        listener = descriptor
+        self.port = port
+        let thread = Thread { [self] in
+            while true {
+                let connection = accept(descriptor, nil, nil)
+                guard connection >= 0 else { return }
+                var request = [UInt8]()
+                var buffer = [UInt8](repeating: 0, count: 4096)
+                while !request.ends(with: Array("\r\n\r\n".utf8)) {
+                    let count = read(connection, &buffer, buffer.count)
+                    guard count > 0 else { break }
+                    request += buffer.prefix(count)
+                }
+                served.add(1, ordering: .relaxed)
+                _ = answer.withUnsafeBytes { write(connection, $0.baseAddress, $0.count) }
+                close(connection)
+            }
+        }
+        thread.start()
+    }
+
+    /// Ends the accepting thread.
+    func stop() { shutdown(listener, Int32(SHUT_RDWR)); close(listener) }
+}
+
+private extension Array where Element == UInt8 {
+    func ends(with suffix: [UInt8]) -> Bool { count >= suffix.count && Array(self[(count - suffix.count)...]) == suffix }
+}
