@@ -200,6 +200,21 @@ struct Lesson09Tests {
         #expect(server.requests >= 5, "\(server.requests) requests")
     }
 
+    /// A header that never ends is refused at 256 KiB: it does not fill the service's memory.
+    @Test func aHeaderThatNeverEndsIsRefused() throws {
+        let filler = (0..<5_000).map { "X-Filler-\($0): \(String(repeating: "f", count: 100))\r\n" }.joined()
+        let server = try CannedHTTPServer(answer: Data("HTTP/1.1 200 OK\r\n\(filler)Content-Length: 10\r\n\r\n0123456789".utf8))
+        defer { server.stop() }
+        let output = try scratchDirectory().appendingPathComponent("lesson-09.bin")
+        let finished = try ChildProcess.run(Self.executable, [
+            "--url", server.url.absoluteString, "--output", output.path, "--max-time", "60",
+        ], timeout: 90)
+        #expect(finished.status == ExitStatus.transferFailed.rawValue)
+        #expect(finished.stdout.contains("service: task 1: the server's header goes past 256 KiB (URLError -1011); trying again"),
+                "\(finished.stdout.suffix(1500))")
+        #expect(!FileManager.default.fileExists(atPath: output.path))
+    }
+
     @Test(arguments: [
         ("jump@20%", "unknown event \"jump@20%\""),
         ("suspend", "\"suspend\" needs a point in the file, e.g. suspend@30%"),

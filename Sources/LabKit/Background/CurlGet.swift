@@ -26,6 +26,7 @@ import FoundationNetworking
 ///   exchange, and no piece is handed over after it.
 /// - Nothing received for `idleSeconds` (or no connection within it) fails with `.timedOut`, as
 ///   URLSession's `timeoutIntervalForRequest`, a second late at most.
+/// - A response whose header passes 256 KiB fails with `.badServerResponse`.
 /// - It returns nil when the body ended as announced, `URLError(.cancelled)` when it was stopped,
 ///   or the `URLError` that URLSession gives for the same failure.
 struct CurlGet {
@@ -43,6 +44,10 @@ struct CurlGet {
             let hop = Hop(url: request.url!, entry: entry, idleSeconds: idleSeconds, isStopped: isStopped,
                           didReceive: response, didReceiveBody: body)
             let code = perform(request, hop)
+            if let refusal = hop.refusal {
+                entry.failed(reason: describe(refusal))
+                return refusal
+            }
             if hop.wasIdle {
                 let error = URLError(.timedOut, userInfo: [NSURLErrorFailingURLErrorKey: hop.url])
                 entry.failed(reason: describe(error))
@@ -139,6 +144,12 @@ private final class Hop {
     private(set) var redirect: (response: HTTPURLResponse, target: URL)?
     /// A callback said stop.
     private(set) var wasStopped = false
+    /// The response broke a rule of the service's own: its header is longer than `headerLimit`.
+    private(set) var refusal: URLError?
+    private var headerBytes = 0
+    /// libcurl limits one header line to 100 KiB but not their number: a server that never ends
+    /// its header would fill memory.
+    static let headerLimit = 256 << 10
     /// When the last byte arrived, and whether nothing came for `idleTime` since.
     private var lastArrival = ContinuousClock.now
     private var bytesSoFar: Int64 = 0
@@ -162,6 +173,14 @@ private final class Hop {
 
     /// False stops the exchange.
     private func received(headerLine line: String) -> Bool {
+        headerBytes += line.utf8.count
+        guard headerBytes <= Self.headerLimit else {
+            refusal = URLError(.badServerResponse, userInfo: [
+                NSURLErrorFailingURLErrorKey: url,
+                NSLocalizedDescriptionKey: "the server's header goes past \(Self.headerLimit >> 10) KiB",
+            ])
+            return stop(unless: false)
+        }
         if line.hasPrefix("HTTP/") {
             // A new response: an interim 1xx, a redirect, or the final one.
             let parts = line.split(separator: " ", maxSplits: 2)
