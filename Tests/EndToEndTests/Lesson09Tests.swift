@@ -165,6 +165,7 @@ struct Lesson09Tests {
         let server = try LabServer.start()
         defer { server.stop() }
         let ran = try Self.run(["--write-delay-us", "200"], size: 1 << 30, server: server, timeout: 600)
+        defer { try? FileManager.default.removeItem(at: ran.output.deletingLastPathComponent()) }
         #expect(ran.finished.status == 0, "\(ran.finished.stderr.suffix(600))")
         let record = try #require(ran.record)
         #expect(record.verified)
@@ -373,16 +374,20 @@ struct Lesson09Tests {
     /// the output's path while the run goes on.
     static func runUploadingApp(mebibytes: Int, arguments: [String], server: LabServer,
                                 meanwhile: (URL) throws -> Void = { _ in }) throws -> Ran {
+        // The app's file to upload, made before the app runs (a GiB takes longer than the app
+        // waits for its task), and removed once the run is over.
+        let body = try scratchDirectory().appendingPathComponent("upload.body")
+        defer { try? FileManager.default.removeItem(at: body.deletingLastPathComponent()) }
+        _ = FileManager.default.createFile(atPath: body.path, contents: nil)
+        let out = try FileHandle(forWritingTo: body)
+        out.write(Data("--lab-boundary\r\nContent-Disposition: form-data; name=\"file\"; filename=\"photo.bin\"\r\n\r\n".utf8))
+        for _ in 0..<mebibytes { out.write(Data(repeating: 7, count: 1 << 20)) }
+        out.write(Data("\r\n--lab-boundary--\r\n".utf8))
+        try out.close()
         let pieces = [
             ("BackgroundSessionDelegate, @unchecked Sendable {", "BackgroundSessionDelegate, URLSessionDataDelegate, @unchecked Sendable {"),
             (startPiece, """
-                let body = FileManager.default.temporaryDirectory.appendingPathComponent("lesson-09-upload-\\(getpid()).body")
-                FileManager.default.createFile(atPath: body.path, contents: nil)
-                let out = try! FileHandle(forWritingTo: body)
-                out.write(Data("--lab-boundary\\r\\nContent-Disposition: form-data; name=\\"file\\"; filename=\\"photo.bin\\"\\r\\n\\r\\n".utf8))
-                for _ in 0..<\(mebibytes) { out.write(Data(repeating: 7, count: 1 << 20)) }
-                out.write(Data("\\r\\n--lab-boundary--\\r\\n".utf8))
-                try! out.close()
+                let body = URL(fileURLWithPath: "\(body.path)")
                 var request = URLRequest(url: URL(string: "/upload", relativeTo: self.run.url)!.absoluteURL)
                 request.httpMethod = "POST"
                 request.setValue("multipart/form-data; boundary=lab-boundary", forHTTPHeaderField: "Content-Type")
@@ -475,6 +480,18 @@ struct Lesson09Tests {
         }
         let life = try #require(ran.record?.background)
         #expect(life.handlersNeverCalled == 0 && life.launchesWithEventsLeft == 0, "\(life)")
+    }
+
+    /// A 1 GiB upload: the service reads the file as it sends, and stays under 64 MB.
+    @Test func aOneGibibyteUploadStaysUnder64MBInTheService() throws {
+        let server = try LabServer.start()
+        defer { server.stop() }
+        let ran = try Self.runUploadingApp(mebibytes: 1024, arguments: ["--life", ""], server: server)
+        #expect(ran.finished.status == 0, "\(ran.finished.stderr.suffix(800))")
+        let sent = try #require(server.requestLog.first { $0.method.rawValue == "POST" }?.uploadedFiles.first)
+        #expect(sent.bytes == 1 << 30)
+        let life = try #require(ran.record?.background)
+        #expect(life.servicePeakRSSBytes > 0 && life.servicePeakRSSBytes < 64_000_000, "service \(life.servicePeakRSSBytes)")
     }
 
     /// An upload whose file is not there fails with `NSURLErrorFileDoesNotExist`, told to the

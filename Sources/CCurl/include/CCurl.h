@@ -1,4 +1,4 @@
-// libcurl's easy interface, for the transfer service's downloads (see CurlGet.swift).
+// libcurl's easy interface, for the transfer service's downloads (see CurlExchange.swift).
 // curl_easy_setopt and curl_easy_getinfo are variadic, which Swift cannot call: each wrapper
 // below passes one type of value.
 #ifndef LAB_CCURL_H
@@ -11,6 +11,7 @@ typedef int (*lab_curl_progress_function)(void *context, curl_off_t downloadTota
                                           curl_off_t uploadTotal, curl_off_t uploaded);
 
 CURLcode lab_curl_set_long(CURL *handle, CURLoption option, long value);
+CURLcode lab_curl_set_offset(CURL *handle, CURLoption option, curl_off_t value);
 CURLcode lab_curl_set_string(CURL *handle, CURLoption option, const char *value);
 CURLcode lab_curl_set_pointer(CURL *handle, CURLoption option, void *value);
 CURLcode lab_curl_set_data_function(CURL *handle, CURLoption option, lab_curl_data_function function);

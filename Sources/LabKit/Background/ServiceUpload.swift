@@ -15,9 +15,9 @@ import Synchronization
 ///   `didReceive` once the task has ended.
 /// - The record holds the bytes sent, written every `progressStep`, for the app's
 ///   `didSendBodyData`; the life script's points are passed by the bytes sent.
-final class ServiceUpload: NSObject, ServiceTask, URLSessionDataDelegate, @unchecked Sendable {
-    // @unchecked: URLSession wants a Sendable delegate; every callback runs on the task's serial
-    // delegate queue, and `current` is behind a Mutex.
+final class ServiceUpload: ServiceTask, @unchecked Sendable {
+    // @unchecked: one attempt runs at a time, on its own thread, and only it touches the task's
+    // state; `stopped` is behind a Mutex.
     private var record: TransferRecord
     private let url: URL
     private let phone: PhoneFolder
@@ -25,13 +25,14 @@ final class ServiceUpload: NSObject, ServiceTask, URLSessionDataDelegate, @unche
     private let say: @Sendable (String) -> Void
     private let ended: @Sendable (String) -> Void
     private let lifePoints: LifePoints
-    private let current = Mutex<(task: URLSessionUploadTask?, stopped: Bool)>((nil, false))
+    /// Set by `stop()`, from the service's loop, while an attempt runs on its own thread.
+    private let stopped = Mutex(false)
     private var answer: FileHandle?
     private var answerBytes: Int64 = 0
     private var savedSent: Int64 = 0
     private var failure: (any Error)?
     private var tries = 0
-    private var isStopped: Bool { current.withLock { $0.stopped } }
+    private var isStopped: Bool { stopped.withLock { $0 } }
 
     /// The most of an answer the service keeps: an answer is a page of JSON, not a download.
     static let answerLimit: Int64 = 16 << 20
@@ -56,8 +57,8 @@ final class ServiceUpload: NSObject, ServiceTask, URLSessionDataDelegate, @unche
         savedSent = 0
         // Read where the app keeps it, through a link too: a file that is gone, or is no regular
         // file (a FIFO would never end, a device neither), ends the task.
-        let body = URL(fileURLWithPath: upload.file).resolvingSymlinksInPath()
-        guard OutputFile.isRegularFile(body), FileManager.default.isReadableFile(atPath: body.path) else {
+        let file = URL(fileURLWithPath: upload.file).resolvingSymlinksInPath()
+        guard OutputFile.isRegularFile(file), FileManager.default.isReadableFile(atPath: file.path) else {
             return finish(with: URLError(.fileDoesNotExist, userInfo: [NSLocalizedDescriptionKey: "\(upload.file): no file to upload there"]))
         }
         do {
@@ -68,67 +69,64 @@ final class ServiceUpload: NSObject, ServiceTask, URLSessionDataDelegate, @unche
         var request = URLRequest(url: url)
         request.httpMethod = upload.method
         for (field, value) in upload.headers { request.setValue(value, forHTTPHeaderField: field) }
-        let session = URLSession(configuration: .lab, delegate: InspectingDelegate(forwardingTo: self, recordingIn: log),
-                                 delegateQueue: BoundedOperationQueue(capacity: 64))
-        let task = session.uploadTask(with: request, fromFile: body)
-        let stoppedMeanwhile = current.withLock { current in
-            if !current.stopped { current.task = task }
-            return current.stopped
-        }
-        guard !stoppedMeanwhile else { return session.invalidateAndCancel() }
-        task.resume()
+        let body = CurlExchange.BodyFile(file: file, size: PartialFile.size(of: file))
+        let thread = Thread { [request] in self.attempt(request, body: body) }
+        thread.name = "upload \(record.number)"
+        thread.start()
     }
 
     func stop() {
-        let task = current.withLock { current in
-            current.stopped = true
-            return current.task
-        }
-        task?.cancelAtOnce()
+        stopped.withLock { $0 = true }
     }
 
-    func urlSession(_ session: URLSession, task: URLSessionTask, didSendBodyData bytesSent: Int64, totalBytesSent: Int64,
-                    totalBytesExpectedToSend: Int64) {
+    private func attempt(_ request: URLRequest, body: CurlExchange.BodyFile) {
+        let error = CurlExchange(idleSeconds: TransferLimits.active.idleSeconds, log: log).run(
+            request, body: body, isStopped: { self.isStopped },
+            didSend: { sent, total in self.sent(sent, of: total) },
+            didReceive: { response in self.receive(response) },
+            didReceiveBody: { piece in self.receive(piece) })
+        complete(error)
+    }
+
+    private func sent(_ sent: Int64, of total: Int64) {
         guard !isStopped else { return }
-        record.sent = totalBytesSent
-        record.toSend = totalBytesExpectedToSend
-        if totalBytesSent - savedSent >= Self.progressStep || totalBytesSent == totalBytesExpectedToSend {
-            savedSent = totalBytesSent
+        record.sent = sent
+        record.toSend = total
+        if sent - savedSent >= Self.progressStep || sent == total {
+            savedSent = sent
             try? writeWhole(record, to: phone.record(record.id))
         }
-        lifePoints.pass(received: totalBytesSent, of: totalBytesExpectedToSend)
+        lifePoints.pass(received: sent, of: total)
     }
 
-    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
-                    completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void) {
-        if let response = response as? HTTPURLResponse {
-            record.status = response.statusCode
-            record.responseURL = response.url?.absoluteString
-            record.responseHeaders = response.allHeaderFields.reduce(into: [:]) { headers, field in
-                headers[String(describing: field.key)] = String(describing: field.value)
-            }
+    private func receive(_ response: HTTPURLResponse) -> Bool {
+        record.status = response.statusCode
+        record.responseURL = response.url?.absoluteString
+        record.responseHeaders = response.allHeaderFields.reduce(into: [:]) { headers, field in
+            headers[String(describing: field.key)] = String(describing: field.value)
         }
-        completionHandler(.allow)
+        return true
     }
 
-    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        guard let answer, failure == nil, !isStopped else { return }
-        answerBytes += Int64(data.count)
+    /// Whether to go on.
+    private func receive(_ piece: UnsafeRawBufferPointer) -> Bool {
+        guard let answer, failure == nil else { return true }
+        answerBytes += Int64(piece.count)
         do {
             guard answerBytes <= Self.answerLimit else {
                 throw DownloadError.responseTooLarge("the server's answer to the upload is longer than \(ByteFormat.grouped(Self.answerLimit)) bytes")
             }
-            try answer.write(contentsOf: data)
+            try answer.write(contentsOf: Data(piece))
+            return true
         } catch {
             failure = error
-            dataTask.cancelAtOnce()
+            return false
         }
     }
 
-    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+    private func complete(_ error: URLError?) {
         try? answer?.close()
         answer = nil
-        session.finishTasksAndInvalidate()
         guard !isStopped else { return }
         let problem = failure ?? error
         if let problem, TransferService.isWorthRetrying(problem), tries < TransferService.attempts {

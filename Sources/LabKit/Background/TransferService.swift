@@ -241,7 +241,7 @@ final class TransferService: @unchecked Sendable {
 }
 
 /// One task's transfer in the service: lesson 04's corrected logic, with `PartialFile`'s resume
-/// rules, over `CurlGet` on a thread of its own, tried again after network failures.
+/// rules, over `CurlExchange` on a thread of its own, tried again after network failures.
 private final class ServiceTransfer: ServiceTask, @unchecked Sendable {
     // @unchecked: one attempt runs at a time, on its own thread, and only it touches the
     // transfer's state; `stopped` is behind a Mutex.
@@ -303,7 +303,7 @@ private final class ServiceTransfer: ServiceTask, @unchecked Sendable {
     }
 
     private func attempt() {
-        let error = CurlGet(idleSeconds: TransferLimits.active.idleSeconds, log: log).run(
+        let error = CurlExchange(idleSeconds: TransferLimits.active.idleSeconds, log: log).run(
             partial.nextRequest(), isStopped: { self.isStopped },
             didReceive: { response in self.receive(response) },
             didReceiveBody: { body in self.receive(body) })

@@ -2,7 +2,7 @@ import Foundation
 import LabPlatform
 import Synchronization
 
-/// A server on loopback that gives every request the same bytes and closes the connection:
+/// A server on loopback that gives every request the same bytes and ends the connection:
 /// answers that the lab server would never send. It counts the requests it read.
 final class CannedHTTPServer: Sendable {
     let port: Int
@@ -23,13 +23,20 @@ final class CannedHTTPServer: Sendable {
                 guard connection >= 0 else { return }
                 var request = [UInt8]()
                 var buffer = [UInt8](repeating: 0, count: 4096)
-                while !request.ends(with: Array("\r\n\r\n".utf8)) {
+                // The head ends at the first blank line; a body may follow in the same read.
+                while !request.containsBlankLine {
                     let count = read(connection, &buffer, buffer.count)
                     guard count > 0 else { break }
                     request += buffer.prefix(count)
                 }
                 served.add(1, ordering: .relaxed)
                 _ = answer.withUnsafeBytes { write(connection, $0.baseAddress, $0.count) }
+                // The answer is whole; what the client still sends (an upload's body) is read and
+                // dropped for up to 2 s, so that the client is not cut off before it has read it.
+                shutdown(connection, Int32(SHUT_WR))
+                var patience = timeval(tv_sec: 2, tv_usec: 0)
+                setsockopt(connection, SOL_SOCKET, SO_RCVTIMEO, &patience, socklen_t(MemoryLayout<timeval>.size))
+                while read(connection, &buffer, buffer.count) > 0 {}
                 close(connection)
             }
         }
@@ -41,5 +48,8 @@ final class CannedHTTPServer: Sendable {
 }
 
 private extension Array where Element == UInt8 {
-    func ends(with suffix: [UInt8]) -> Bool { count >= suffix.count && Array(self[(count - suffix.count)...]) == suffix }
+    var containsBlankLine: Bool {
+        let blankLine = Array("\r\n\r\n".utf8)
+        return count >= 4 && (0...(count - 4)).contains { self[$0..<($0 + 4)].elementsEqual(blankLine) }
+    }
 }

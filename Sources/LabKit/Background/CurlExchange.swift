@@ -4,77 +4,102 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// One GET through libcurl, for the transfer service's downloads. It runs on the calling thread
-/// and hands the body over as it arrives: a slow receiver slows the sender through TCP's window,
-/// so the service's memory stays flat whatever the disk and whatever the sender.
+/// One HTTP exchange through libcurl, for the transfer service's tasks: a download's GET, or an
+/// upload's request with its body read from a file as it is sent. It runs on the calling thread
+/// and hands the response's body over as it arrives: a slow receiver slows the sender through
+/// TCP's window, so the service's memory stays flat whatever the disk and whatever the sender.
 ///
 /// Why not URLSession, as everywhere else: on Linux, Foundation makes a timer for every 16 KiB
 /// chunk, and the cancelled ones are freed only when libcurl's read loop gives its queue back,
 /// which it does only once the socket is empty. A sender faster than the disk keeps it full, and
-/// the timers pile up (docs/architecture.md, "The transfer service's memory"). Apple's own
-/// service is not URLSession either.
+/// the timers pile up (docs/architecture.md, "A slow disk costs memory"). Apple's own service is
+/// not URLSession either.
 ///
 /// The contract:
-/// - The request is a GET with the request's header fields, as they are.
+/// - The request goes with its method and header fields as they are, and `body`'s file, when
+///   there is one, as its body; `didSend` hears the bytes sent so far and the file's size. A
+///   field with a line break is left out, and libcurl sets `Content-Length` and
+///   `Transfer-Encoding` from the file.
 /// - Redirects are followed, up to `maximumRedirects` (URLSession's limit), each recorded in the
-///   exchange's log entry with the same header fields; one more fails with
-///   `.httpTooManyRedirects`.
+///   exchange's log entry with the same header fields. A 307 or 308 sends the body again; any
+///   other redirect of a request with a body is followed with a GET without one, as URLSession
+///   does. One redirect more fails with `.httpTooManyRedirects`.
 /// - `didReceive(response)` is called once, with the final response, before its body; false
 ///   stops the exchange.
 /// - `didReceive(body)` gets the body's pieces in order; false stops the exchange.
 /// - `isStopped` is asked at least once a second, and before each piece; true stops the
-///   exchange, and no piece is handed over after it.
-/// - Nothing received for `idleSeconds` (or no connection within it) fails with `.timedOut`, as
-///   URLSession's `timeoutIntervalForRequest`, a second late at most.
-/// - A response whose header passes 256 KiB fails with `.badServerResponse`.
-/// - It returns nil when the body ended as announced, `URLError(.cancelled)` when it was stopped,
-///   or the `URLError` that URLSession gives for the same failure.
-struct CurlGet {
+///   exchange, and no piece is handed over, nor sent, after it.
+/// - Nothing received or sent for `idleSeconds` (or no connection within it) fails with
+///   `.timedOut`, as URLSession's `timeoutIntervalForRequest`, a second late at most. The time
+///   the closures take is not counted.
+/// - A response whose header passes 256 KiB fails with `.badServerResponse`; a body file that
+///   cannot be read fails with `.fileDoesNotExist`.
+/// - It returns nil when the response ended as announced, `URLError(.cancelled)` when it was
+///   stopped, or the `URLError` that URLSession gives for the same failure.
+struct CurlExchange {
     static let maximumRedirects = 16
     let idleSeconds: Double
     let log: HTTPExchangeLog
 
-    func run(_ request: URLRequest, isStopped: @escaping () -> Bool,
-             didReceive response: @escaping (HTTPURLResponse) -> Bool,
-             didReceiveBody body: @escaping (UnsafeRawBufferPointer) -> Bool) -> URLError? {
-        _ = Self.initialized
-        let entry = log.entry(for: request)
-        var request = request
-        for _ in 0...Self.maximumRedirects {
-            let hop = Hop(url: request.url!, entry: entry, idleSeconds: idleSeconds, isStopped: isStopped,
-                          didReceive: response, didReceiveBody: body)
-            let code = perform(request, hop)
-            if let refusal = hop.refusal {
-                entry.failed(reason: describe(refusal))
-                return refusal
-            }
-            if hop.wasIdle {
-                let error = URLError(.timedOut, userInfo: [NSURLErrorFailingURLErrorKey: hop.url])
-                entry.failed(reason: describe(error))
-                return error
-            }
-            if hop.wasStopped || code == CURLE_ABORTED_BY_CALLBACK {
-                entry.failed(reason: describe(URLError(.cancelled)))
-                return URLError(.cancelled)
-            }
-            if let error = Self.urlError(for: code, saying: hop.curlMessage, url: hop.url) {
-                entry.failed(reason: describe(error))
-                return error
-            }
-            guard let redirect = hop.redirect else { return nil }
-            request.url = redirect.target
-            entry.redirected(by: redirect.response, to: request)
-        }
-        let error = URLError(.httpTooManyRedirects)
-        entry.failed(reason: describe(error))
-        return error
+    /// A request's body: a file, sent from its start to `size` bytes.
+    struct BodyFile {
+        let file: URL
+        let size: Int64
     }
 
-    private func perform(_ request: URLRequest, _ hop: Hop) -> CURLcode {
+    func run(_ request: URLRequest, body: BodyFile? = nil, isStopped: @escaping () -> Bool,
+             didSend: @escaping (_ sent: Int64, _ total: Int64) -> Void = { _, _ in },
+             didReceive response: @escaping (HTTPURLResponse) -> Bool,
+             didReceiveBody: @escaping (UnsafeRawBufferPointer) -> Bool) -> URLError? {
+        _ = Self.initialized
+        let entry = log.entry(for: request)
+        func failed(_ error: URLError) -> URLError {
+            entry.failed(reason: describe(error))
+            return error
+        }
+        var request = request
+        var body = body
+        for _ in 0...Self.maximumRedirects {
+            let hop = Hop(url: request.url!, entry: entry, idleSeconds: idleSeconds, isStopped: isStopped,
+                          didSend: didSend, didReceive: response, didReceiveBody: didReceiveBody)
+            if let body {
+                let descriptor = open(body.file.path, O_RDONLY | O_CLOEXEC)
+                guard descriptor >= 0 else {
+                    return failed(URLError(.fileDoesNotExist, userInfo: [
+                        NSLocalizedDescriptionKey: "\(body.file.path): \(String(cString: strerror(errno)))",
+                    ]))
+                }
+                hop.bodyDescriptor = descriptor
+            }
+            defer { if hop.bodyDescriptor >= 0 { close(hop.bodyDescriptor) } }
+            let code = perform(request, body: body, hop)
+            if let refusal = hop.refusal { return failed(refusal) }
+            if hop.wasIdle { return failed(URLError(.timedOut, userInfo: [NSURLErrorFailingURLErrorKey: hop.url])) }
+            if hop.wasStopped || code == CURLE_ABORTED_BY_CALLBACK { return failed(URLError(.cancelled)) }
+            if let error = Self.urlError(for: code, saying: hop.curlMessage, url: hop.url) { return failed(error) }
+            guard let redirect = hop.redirect else { return nil }
+            request.url = redirect.target
+            if body != nil, ![307, 308].contains(redirect.response.statusCode) {
+                request.httpMethod = "GET"
+                request.setValue(nil, forHTTPHeaderField: "Content-Type")
+                body = nil
+            }
+            entry.redirected(by: redirect.response, to: request)
+        }
+        return failed(URLError(.httpTooManyRedirects))
+    }
+
+    private func perform(_ request: URLRequest, body: BodyFile?, _ hop: Hop) -> CURLcode {
         guard let handle = curl_easy_init() else { return CURLE_OUT_OF_MEMORY }
         defer { curl_easy_cleanup(handle) }
         var fields: UnsafeMutablePointer<curl_slist>?
-        for (name, value) in request.allHTTPHeaderFields ?? [:] { fields = curl_slist_append(fields, "\(name): \(value)") }
+        // The body's length is its file's; a field with a line break would split the request.
+        for (name, value) in request.allHTTPHeaderFields ?? [:]
+        where !["content-length", "transfer-encoding"].contains(name.lowercased()) && !"\(name)\(value)".contains(where: \.isNewline) {
+            fields = curl_slist_append(fields, "\(name): \(value)")
+        }
+        // The body goes at once: libcurl would otherwise wait up to a second for a 100 Continue.
+        if body != nil { fields = curl_slist_append(fields, "Expect:") }
         defer { curl_slist_free_all(fields) }
         let context = Unmanaged.passRetained(hop)
         defer { context.release() }
@@ -97,7 +122,16 @@ struct CurlGet {
             lab_curl_set_progress_function(handle, Hop.askWhetherStopped),
             lab_curl_set_pointer(handle, CURLOPT_XFERINFODATA, context.toOpaque()),
         ]
-        if let refused = options.first(where: { $0 != CURLE_OK }) { return refused }
+        let sending: [CURLcode] = body.map { body in [
+            lab_curl_set_long(handle, CURLOPT_UPLOAD, 1),
+            lab_curl_set_offset(handle, CURLOPT_INFILESIZE_LARGE, curl_off_t(body.size)),
+            lab_curl_set_data_function(handle, CURLOPT_READFUNCTION, Hop.sendBody),
+            lab_curl_set_pointer(handle, CURLOPT_READDATA, context.toOpaque()),
+        ] } ?? []
+        // An upload would be a PUT by default.
+        let method = request.httpMethod ?? "GET"
+        let naming = method == "GET" && body == nil ? [] : [lab_curl_set_string(handle, CURLOPT_CUSTOMREQUEST, method)]
+        if let refused = (options + sending + naming).first(where: { $0 != CURLE_OK }) { return refused }
         return curl_easy_perform(handle)
     }
 
@@ -133,8 +167,11 @@ private final class Hop {
     let entry: HTTPExchangeLog.Entry
     let idleTime: Duration
     let isStopped: () -> Bool
+    let didSend: (Int64, Int64) -> Void
     let didReceive: (HTTPURLResponse) -> Bool
     let didReceiveBody: (UnsafeRawBufferPointer) -> Bool
+    /// The open body file, or -1: read as libcurl asks for the next piece.
+    var bodyDescriptor: Int32 = -1
     /// The response whose header lines are arriving: its status, then its fields.
     private var status: Int?
     private var fields: [(name: String, value: String)] = []
@@ -150,7 +187,8 @@ private final class Hop {
     /// libcurl limits one header line to 100 KiB but not their number: a server that never ends
     /// its header would fill memory.
     static let headerLimit = 256 << 10
-    /// When the last byte arrived, and whether nothing came for `idleTime` since.
+    /// When the last byte arrived or left, or the closures last returned, and whether nothing
+    /// moved for `idleTime` since.
     private var lastArrival = ContinuousClock.now
     private var bytesSoFar: Int64 = 0
     private(set) var wasIdle = false
@@ -159,11 +197,13 @@ private final class Hop {
     var curlMessage: String { String(cString: errorBuffer) }
 
     init(url: URL, entry: HTTPExchangeLog.Entry, idleSeconds: Double, isStopped: @escaping () -> Bool,
-         didReceive: @escaping (HTTPURLResponse) -> Bool, didReceiveBody: @escaping (UnsafeRawBufferPointer) -> Bool) {
+         didSend: @escaping (Int64, Int64) -> Void, didReceive: @escaping (HTTPURLResponse) -> Bool,
+         didReceiveBody: @escaping (UnsafeRawBufferPointer) -> Bool) {
         self.url = url
         self.entry = entry
         idleTime = .milliseconds(max(1, Int(idleSeconds * 1000)))
         self.isStopped = isStopped
+        self.didSend = didSend
         self.didReceive = didReceive
         self.didReceiveBody = didReceiveBody
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE))
@@ -216,7 +256,22 @@ private final class Hop {
         guard redirect == nil else { return true }
         guard answered, !isStopped() else { return stop(unless: false) }
         entry.received(bodyBytes: body.count)
+        defer { lastArrival = .now }
         return stop(unless: didReceiveBody(body))
+    }
+
+    /// The body's next piece, read into libcurl's buffer: its length, 0 at the file's end.
+    private func send(into buffer: UnsafeMutableRawPointer, capacity: Int) -> Int {
+        guard !isStopped() else {
+            wasStopped = true
+            return Int(CURL_READFUNC_ABORT)
+        }
+        let count = read(bodyDescriptor, buffer, capacity)
+        guard count >= 0 else {
+            refusal = URLError(.fileDoesNotExist, userInfo: [NSLocalizedDescriptionKey: "the upload's file: \(String(cString: strerror(errno)))"])
+            return Int(CURL_READFUNC_ABORT)
+        }
+        return count
     }
 
     private func stop(unless goingOn: Bool) -> Bool {
@@ -227,6 +282,7 @@ private final class Hop {
     static let receiveHeaderLine: lab_curl_data_function = { data, size, count, context in
         let hop = Unmanaged<Hop>.fromOpaque(context!).takeUnretainedValue()
         let line = String(decoding: UnsafeRawBufferPointer(start: data, count: size * count), as: UTF8.self)
+        defer { hop.lastArrival = .now }
         return hop.received(headerLine: line.trimmingCharacters(in: .newlines)) ? size * count : 0
     }
 
@@ -235,14 +291,19 @@ private final class Hop {
         return hop.received(body: UnsafeRawBufferPointer(start: data, count: size * count)) ? size * count : 0
     }
 
-    /// libcurl asks at least once a second, also while nothing arrives.
-    static let askWhetherStopped: lab_curl_progress_function = { context, _, received, _, sent in
+    static let sendBody: lab_curl_data_function = { buffer, size, count, context in
         let hop = Unmanaged<Hop>.fromOpaque(context!).takeUnretainedValue()
-        let now = ContinuousClock.now
+        return hop.send(into: buffer!, capacity: size * count)
+    }
+
+    /// libcurl asks at least once a second, also while nothing arrives.
+    static let askWhetherStopped: lab_curl_progress_function = { context, _, received, toSend, sent in
+        let hop = Unmanaged<Hop>.fromOpaque(context!).takeUnretainedValue()
         if Int64(received) + Int64(sent) != hop.bytesSoFar {
+            if hop.bodyDescriptor >= 0, sent > 0 { hop.didSend(Int64(sent), Int64(toSend)) }
             hop.bytesSoFar = Int64(received) + Int64(sent)
-            hop.lastArrival = now
-        } else if now - hop.lastArrival > hop.idleTime {
+            hop.lastArrival = .now
+        } else if ContinuousClock.now - hop.lastArrival > hop.idleTime {
             hop.wasIdle = true
         }
         if hop.isStopped() { hop.wasStopped = true }

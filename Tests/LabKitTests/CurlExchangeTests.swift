@@ -9,9 +9,9 @@ import LabVocabulary
 import Synchronization
 import Testing
 
-/// The transfer service's GET through libcurl (`CurlGet`), against the lab server over a real
+/// The transfer service's exchanges through libcurl (`CurlExchange`), against the lab server over a real
 /// socket: each point of its contract.
-@Suite final class CurlGetTests {
+@Suite final class CurlExchangeTests {
     let server: LabServer
 
     init() throws { server = try LabServer.start() }
@@ -28,7 +28,7 @@ import Testing
                      stopAfter: Int? = nil, refuse: Bool = false) -> Run {
         var run = Run()
         var stopped = false
-        run.error = CurlGet(idleSeconds: idleSeconds, log: log).run(
+        run.error = CurlExchange(idleSeconds: idleSeconds, log: log).run(
             request, isStopped: { stopped },
             didReceive: { response in
                 run.responses.append(response)
@@ -107,6 +107,54 @@ import Testing
         let run = get(URLRequest(url: server.url(for: Fixture(name: "curl-refused", size: 1 << 20))), refuse: true)
         #expect(run.error?.code == .cancelled)
         #expect(run.responses.map(\.statusCode) == [200] && run.body.isEmpty)
+    }
+
+    /// An upload's body is read from its file as it goes: the server counts every byte, and
+    /// `didSend` ends at the file's size.
+    @Test func anUploadSendsItsFileAndHearsTheAnswer() throws {
+        let part = Data((0..<(3 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+        var body = Data("--lab\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.bin\"\r\n\r\n".utf8)
+        body += part + Data("\r\n--lab--\r\n".utf8)
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("curl-upload-\(getpid()).body")
+        let partFile = file.appendingPathExtension("part")
+        try body.write(to: file)
+        try part.write(to: partFile)
+        defer { for made in [file, partFile] { try? FileManager.default.removeItem(at: made) } }
+        var request = URLRequest(url: server.baseURL.appendingPathComponent("upload"))
+        request.httpMethod = "POST"
+        request.setValue("multipart/form-data; boundary=lab", forHTTPHeaderField: "Content-Type")
+        var sent: [Int64] = []
+        var answer = Data()
+        var status: Int?
+        let error = CurlExchange(idleSeconds: 10, log: HTTPExchangeLog()).run(
+            request, body: .init(file: file, size: Int64(body.count)), isStopped: { false },
+            didSend: { bytes, total in if total == Int64(body.count) { sent.append(bytes) } },
+            didReceive: { response in
+                status = response.statusCode
+                return true
+            },
+            didReceiveBody: { piece in
+                answer.append(contentsOf: piece)
+                return true
+            })
+        #expect(error == nil)
+        #expect(status == 200)
+        #expect(sent.last == Int64(body.count) && sent == sent.sorted())
+        let text = String(decoding: answer, as: UTF8.self)
+        #expect(text.contains("\"bytes\":\(part.count),\"sha256\":\"\(try FileDigest.sha256Hex(of: partFile))\"")
+                && text.contains("\"bodyBytes\":\(body.count)"), "\(text)")
+    }
+
+    @Test func aMissingBodyFileSendsNothing() {
+        let before = server.requestLog.count
+        let missing = URL(fileURLWithPath: "/nonexistent/curl-upload.body")
+        var request = URLRequest(url: server.baseURL.appendingPathComponent("upload"))
+        request.httpMethod = "POST"
+        let error = CurlExchange(idleSeconds: 10, log: HTTPExchangeLog()).run(
+            request, body: .init(file: missing, size: 10), isStopped: { false },
+            didReceive: { _ in true }, didReceiveBody: { _ in true })
+        #expect(error?.code == .fileDoesNotExist)
+        #expect(server.requestLog.count == before)
     }
 
     @Test func onlyHTTPIsFetched() {
