@@ -239,7 +239,8 @@ struct ServiceRequest: Codable, Sendable {
 /// Whoever transfers calls `pass(received:of:)` after each write: the service for a background
 /// session, the app itself for any other.
 final class LifePoints: @unchecked Sendable {
-    // @unchecked: used from one delegate queue at a time; the files are the shared state.
+    // @unchecked: used by one transfer at a time (its delegate queue, or the service's attempt
+    // thread); the files are the shared state.
     private let folder: URL
     private var pending: [Int]
 

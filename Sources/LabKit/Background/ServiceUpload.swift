@@ -6,7 +6,8 @@ import LabVocabulary
 import Synchronization
 
 /// One upload task in the transfer service: the app's file sent with `uploadTask(with:fromFile:)`,
-/// read where the app keeps it, as Apple's service reads it.
+/// read where the app keeps it, as Apple's service reads it, over `CurlExchange` on a thread of
+/// its own.
 ///
 /// Its contract:
 /// - An upload cannot be resumed: a network failure sends the whole body again, up to

@@ -21,7 +21,7 @@ import Synchronization
 /// - It ends when the phone that started it has gone.
 final class TransferService: @unchecked Sendable {
     // @unchecked: the transfers are touched on the service's one loop thread, and each transfer's
-    // own state on its session's serial delegate queue; `transfers` is behind a Mutex.
+    // own state on the thread of its current attempt; `transfers` is behind a Mutex.
     private let phone: PhoneFolder
     private let console: Console
     private let exchangeLog = HTTPExchangeLog()
