@@ -103,7 +103,6 @@ struct CurlExchange {
         defer { curl_slist_free_all(fields) }
         let context = Unmanaged.passRetained(hop)
         defer { context.release() }
-        let idleMilliseconds = max(1, Int(idleSeconds * 1000))
         let options: [CURLcode] = [
             lab_curl_set_string(handle, CURLOPT_URL, request.url!.absoluteString),
             lab_curl_set_string(handle, CURLOPT_PROTOCOLS_STR, "http,https"),
@@ -112,7 +111,7 @@ struct CurlExchange {
             lab_curl_set_string(handle, CURLOPT_ACCEPT_ENCODING, ""),
             // Threads, not signals: the service runs several transfers at once.
             lab_curl_set_long(handle, CURLOPT_NOSIGNAL, 1),
-            lab_curl_set_long(handle, CURLOPT_CONNECTTIMEOUT_MS, idleMilliseconds),
+            lab_curl_set_long(handle, CURLOPT_CONNECTTIMEOUT_MS, Self.milliseconds(idleSeconds)),
             lab_curl_set_data_function(handle, CURLOPT_HEADERFUNCTION, Hop.receiveHeaderLine),
             lab_curl_set_pointer(handle, CURLOPT_HEADERDATA, context.toOpaque()),
             lab_curl_set_data_function(handle, CURLOPT_WRITEFUNCTION, Hop.receiveBody),
@@ -133,6 +132,12 @@ struct CurlExchange {
         let naming = method == "GET" && body == nil ? [] : [lab_curl_set_string(handle, CURLOPT_CUSTOMREQUEST, method)]
         if let refused = (options + sending + naming).first(where: { $0 != CURLE_OK }) { return refused }
         return curl_easy_perform(handle)
+    }
+
+    /// `seconds` as whole milliseconds, from 1 to a day's: a settings file cannot make it trap.
+    static func milliseconds(_ seconds: Double) -> Int {
+        guard seconds.isFinite else { return 86_400_000 }
+        return Int(min(max(seconds, 0.001), 86_400) * 1000)
     }
 
     /// libcurl's global state, made once before the first transfer.
@@ -201,7 +206,7 @@ private final class Hop {
          didReceiveBody: @escaping (UnsafeRawBufferPointer) -> Bool) {
         self.url = url
         self.entry = entry
-        idleTime = .milliseconds(max(1, Int(idleSeconds * 1000)))
+        idleTime = .milliseconds(CurlExchange.milliseconds(idleSeconds))
         self.isStopped = isStopped
         self.didSend = didSend
         self.didReceive = didReceive
