@@ -177,6 +177,15 @@ struct Lesson09Tests {
         #expect(life.relaunchesForEvents == 1)
     }
 
+    /// The lesson's default story against a server that gives every request the same answer.
+    static func run(answeredBy server: CannedHTTPServer) throws -> (finished: ChildProcess.Finished, output: URL) {
+        let output = try scratchDirectory().appendingPathComponent("lesson-09.bin")
+        let finished = try ChildProcess.run(executable, [
+            "--url", server.url.absoluteString, "--output", output.path, "--max-time", "60",
+        ], timeout: 90)
+        return (finished, output)
+    }
+
     /// A 206 for half the file, to a request for all of it, ends as announced: the service does
     /// not take it for the file. It asks again for the rest, and gives up with the app told.
     @Test func aPartAnsweredForTheWholeFileIsNotTheFile() throws {
@@ -188,10 +197,7 @@ struct Lesson09Tests {
             \r\n
             """.utf8) + half)
         defer { server.stop() }
-        let output = try scratchDirectory().appendingPathComponent("lesson-09.bin")
-        let finished = try ChildProcess.run(Self.executable, [
-            "--url", server.url.absoluteString, "--output", output.path, "--max-time", "60",
-        ], timeout: 90)
+        let (finished, output) = try Self.run(answeredBy: server)
         #expect(finished.status == ExitStatus.transferFailed.rawValue)
         #expect(finished.stdout.contains("service: task 1: the body has 100000 bytes but the response announced 200000; trying again"),
                 "\(finished.stdout.suffix(1500))")
@@ -206,10 +212,7 @@ struct Lesson09Tests {
         let filler = (0..<5_000).map { "X-Filler-\($0): \(String(repeating: "f", count: 100))\r\n" }.joined()
         let server = try CannedHTTPServer(answer: Data("HTTP/1.1 200 OK\r\n\(filler)Content-Length: 10\r\n\r\n0123456789".utf8))
         defer { server.stop() }
-        let output = try scratchDirectory().appendingPathComponent("lesson-09.bin")
-        let finished = try ChildProcess.run(Self.executable, [
-            "--url", server.url.absoluteString, "--output", output.path, "--max-time", "60",
-        ], timeout: 90)
+        let (finished, output) = try Self.run(answeredBy: server)
         #expect(finished.status == ExitStatus.transferFailed.rawValue)
         #expect(finished.stdout.contains("service: task 1: the server's header goes past 256 KiB (URLError -1011); trying again"),
                 "\(finished.stdout.suffix(1500))")
