@@ -23,11 +23,3 @@ CURLcode lab_curl_set_data_function(CURL *handle, CURLoption option, lab_curl_da
 CURLcode lab_curl_set_progress_function(CURL *handle, lab_curl_progress_function function) {
     return curl_easy_setopt(handle, CURLOPT_XFERINFOFUNCTION, function);
 }
-
-CURLcode lab_curl_get_long(CURL *handle, CURLINFO info, long *value) {
-    return curl_easy_getinfo(handle, info, value);
-}
-
-CURLcode lab_curl_get_string(CURL *handle, CURLINFO info, const char **value) {
-    return curl_easy_getinfo(handle, info, value);
-}

@@ -1,6 +1,6 @@
-// libcurl's easy interface, for the transfer service's downloads (see CurlExchange.swift).
-// curl_easy_setopt and curl_easy_getinfo are variadic, which Swift cannot call: each wrapper
-// below passes one type of value.
+// libcurl's easy interface, for the transfer service's exchanges (see CurlExchange.swift).
+// curl_easy_setopt is variadic, which Swift cannot call: each wrapper below passes one type of
+// value.
 #ifndef LAB_CCURL_H
 #define LAB_CCURL_H
 
@@ -16,7 +16,5 @@ CURLcode lab_curl_set_string(CURL *handle, CURLoption option, const char *value)
 CURLcode lab_curl_set_pointer(CURL *handle, CURLoption option, void *value);
 CURLcode lab_curl_set_data_function(CURL *handle, CURLoption option, lab_curl_data_function function);
 CURLcode lab_curl_set_progress_function(CURL *handle, lab_curl_progress_function function);
-CURLcode lab_curl_get_long(CURL *handle, CURLINFO info, long *value);
-CURLcode lab_curl_get_string(CURL *handle, CURLINFO info, const char **value);
 
 #endif
