@@ -25,14 +25,17 @@ struct Lesson09Tests {
     }
 
     static func run(_ arguments: [String], size: Int64, faults: String? = nil, server: LabServer, output: URL? = nil,
-                    timeout: TimeInterval = 120) throws -> Ran {
+                    environment: [String: String] = [:], timeout: TimeInterval = 120) throws -> Ran {
         let fixture = Fixture(name: "lesson-09.bin", size: size)
         let token = "l09-\(UUID().uuidString.prefix(8))"
         let output = try output ?? scratchDirectory().appendingPathComponent("lesson-09.bin")
-        let finished = try ChildProcess.run(executable, [
+        let child = try ChildProcess(executable, [
             "--url", server.url(for: fixture, faults: faults, run: token).absoluteString, "--sha256", fixture.sha256Hex(),
             "--output", output.path, "--json",
-        ] + arguments, timeout: timeout)
+        ] + arguments)
+        if !environment.isEmpty { child.process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
+        try child.start()
+        let finished = child.wait(timeout: timeout)
         let record = try? finished.result()
         return Ran(finished: finished, record: record, gets: server.gets(run: token),
                    size: size, output: output)

@@ -257,6 +257,7 @@ public final class BackgroundSession: URLSession, @unchecked Sendable {
             core.told = true
             toldSomething = true
             markTold(record)
+            if record.state == .downloaded { HandOverStep.taskForgotten.reached(in: phone) }
         }
         let finishEvents: Bool = tasks.withLock { tasks in
             guard tasks.finishEventsDue, !tasks.byID.values.contains(where: { !$0.core.told && $0.state != .running }) else { return false }
@@ -327,9 +328,12 @@ public final class BackgroundSession: URLSession, @unchecked Sendable {
             app.say("cannot hand the file over: \(describe(error))")
             return
         }
+        HandOverStep.linkedForTheApp.reached(in: phone)
         deliver { self.downloadDelegate?.urlSession(self, downloadTask: task, didFinishDownloadingTo: location) }
+        HandOverStep.delegateReturned.reached(in: phone)
         // Counted once the method has returned: an app that dies inside it gets the file again.
         app.handedOver()
+        HandOverStep.handOverCounted.reached(in: phone)
         if FileManager.default.fileExists(atPath: location.path) {
             app.say("the system deletes \(location.lastPathComponent): didFinishDownloadingTo has returned")
             try? FileManager.default.removeItem(at: location)

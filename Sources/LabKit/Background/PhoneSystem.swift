@@ -190,11 +190,21 @@ final class PhoneSystem: LessonDownload, @unchecked Sendable {
     private var launchedForEvents: [String] = []
 
     /// The app's process, if it has ended: what its launch came to. A rule it broke is returned.
-    private func reapApp() -> String? {
+    /// An end the phone did not cause (a crash, a kill from outside) is told, `endedByThePhone` false.
+    private func reapApp(endedByThePhone: Bool = false) -> String? {
         guard let app, !app.isRunning else { return nil }
         self.app = nil
         appSuspended = false
-        readAppReports()
+        let crashed = !endedByThePhone && app.terminationReason == .uncaughtSignal
+        readAppReports(judgingTheLaunch: !crashed)
+        if crashed {
+            run.log("the app ended (signal \(app.terminationStatus))")
+            // The events it did not get to wait for it: the phone launches it again for them.
+            crashesInEvents += 1
+            if crashesInEvents <= Self.relaunchesAfterCrashes {
+                relaunchedFor.subtract(phone.records().filter { $0.state.hasEnded && !isTold($0.id) }.map(\.id))
+            }
+        }
         if app.terminationReason == .exit, app.terminationStatus == ExitStatus.misuse.rawValue {
             return (try? String(contentsOf: phone.appReports.appendingPathComponent("misuse.txt"), encoding: .utf8))
                 ?? "the app broke a rule of the API"
@@ -202,14 +212,21 @@ final class PhoneSystem: LessonDownload, @unchecked Sendable {
         return nil
     }
 
-    /// What the app's process left: its sessions, and each completion handler.
-    private func readAppReports() {
+    /// An app that crashes is launched again for the events it did not get, this often per run.
+    static let relaunchesAfterCrashes = 3
+    private var crashesInEvents = 0
+
+    /// What the app's process left: its sessions, and each completion handler. A launch that
+    /// crashed is not judged on its handlers: it was given no time to call them.
+    private func readAppReports(judgingTheLaunch: Bool = true) {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: phone.appReports.path)) ?? []
         for name in names where name.hasPrefix("sessions-made-") {
             let count = readWhole(Int.self, from: phone.appReports.appendingPathComponent(name)) ?? 0
             record.mostSessionsPerIdentifier = max(record.mostSessionsPerIdentifier, count)
         }
         record.filesHandedOver += readWhole(Int.self, from: phone.appReports.appendingPathComponent("handed-over.json")) ?? 0
+        defer { launchedForEvents = [] }
+        guard judgingTheLaunch else { return }
         for identifier in launchedForEvents {
             if let report = readWhole(HandlerReport.self, from: AppProcess.handlerReport(identifier, in: phone)) {
                 if !report.onMainQueue { record.handlersOffTheMainQueue += 1 }
@@ -222,7 +239,6 @@ final class PhoneSystem: LessonDownload, @unchecked Sendable {
             record.launchesWithEventsLeft += 1
             run.log("events of \(launchedForEvents.joined(separator: ", ")) are still waiting: the app never made the session that receives them")
         }
-        launchedForEvents = []
     }
 
     private func isTold(_ id: String) -> Bool {
@@ -245,7 +261,7 @@ final class PhoneSystem: LessonDownload, @unchecked Sendable {
         kill(app.processIdentifier, SIGKILL)
         app.waitUntilExit()
         run.log("the system ends the suspended app to free memory (SIGKILL): nothing of it runs in the background")
-        _ = reapApp()
+        _ = reapApp(endedByThePhone: true)
     }
 
     private var idleSuspendedSince: Date?
@@ -295,7 +311,7 @@ final class PhoneSystem: LessonDownload, @unchecked Sendable {
             kill(app.processIdentifier, SIGKILL)
             app.waitUntilExit()
             run.log("the system ends the \(wasSuspended ? "suspended " : "")app\(at) to free memory (SIGKILL)")
-            _ = reapApp()
+            _ = reapApp(endedByThePhone: true)
         case .forceQuit:
             guard let app else { return run.log("\(event): the app is not running") }
             kill(app.processIdentifier, SIGKILL)
@@ -303,7 +319,7 @@ final class PhoneSystem: LessonDownload, @unchecked Sendable {
             record.forceQuits += 1
             forceQuitAt = Date()
             run.log("the user force-quits the app\(at) in the app switcher")
-            _ = reapApp()
+            _ = reapApp(endedByThePhone: true)
             forceQuitSinceTheUserLaunchedIt = true
             // Carried out before the transfer goes on past this point: a transfer that finished in
             // between would not be cancelled.

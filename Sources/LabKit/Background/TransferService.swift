@@ -146,6 +146,8 @@ final class TransferService: @unchecked Sendable {
                 // first, so a crash before the move finishes it at the restart.
                 record.continues = old
                 record.expected = oldRecord.expected
+                // What the app's task shows if the file turns out whole already (a 416 then).
+                (record.status, record.responseURL, record.responseHeaders) = (oldRecord.status, oldRecord.responseURL, oldRecord.responseHeaders)
             }
             let delay = request.inBackground ? rateLimiterDelay() : 0
             if delay > 0 {
@@ -312,13 +314,17 @@ private final class ServiceTransfer: ServiceTask, @unchecked Sendable {
 
     /// Whether to take the body.
     private func receive(_ response: HTTPURLResponse) -> Bool {
-        switch partial.decide(response) {
+        let decision = partial.decide(response)
+        switch decision {
         case .append(let offset): open(at: offset); responseStart = offset
         case .replace: open(at: 0); responseStart = 0
         case .complete: break
         case .reject(let error): failure = error
         }
         if failure == nil { failure = passedTheLimit() }
+        // A 416 that says the file is whole (the service was ended after its last byte) is no
+        // answer the app's task shows: the response that brought the bytes stays in the record.
+        if case .complete = decision, failure == nil, record.status != nil { return true }
         if failure == nil {
             record.status = response.statusCode
             record.responseURL = response.url?.absoluteString
@@ -416,9 +422,11 @@ private final class ServiceTransfer: ServiceTask, @unchecked Sendable {
                 if !FileManager.default.fileExists(atPath: phone.partialFile(record.id).path) {
                     _ = FileManager.default.createFile(atPath: phone.partialFile(record.id).path, contents: nil)
                 }
+                HandOverStep.partialFileWhole.reached(in: phone)
                 // Renamed first, then the sidecar goes: a crash in between leaves the whole file,
                 // which the restart finds, never a partial file without its sidecar.
                 try FileManager.default.moveItem(at: phone.partialFile(record.id), to: phone.finishedFile(record.id))
+                HandOverStep.renamed.reached(in: phone)
                 partial.finished()
                 record.state = .downloaded
                 say("task \(record.number) of \(record.session) downloaded: \(ByteFormat.grouped(PartialFile.size(of: phone.finishedFile(record.id)))) bytes")
@@ -429,6 +437,7 @@ private final class ServiceTransfer: ServiceTask, @unchecked Sendable {
             }
         }
         try? writeWhole(record, to: phone.record(record.id))
+        if record.state == .downloaded { HandOverStep.recordedDownloaded.reached(in: phone) }
         ended(record.id)
     }
 
