@@ -115,17 +115,20 @@ let package = Package(
         .executableTarget(name: "lab-measure"),
         // Foundation's floor: a bare URLSession download that `lab compare` measures beside curl.
         .executableTarget(name: "foundation-floor"),
+        // The tests' one temporary folder, removed when the test process ends.
+        .target(name: "TestFolders", path: "Tests/TestFolders"),
         .testTarget(
             name: "LabServerTests",
-            dependencies: ["LabVocabulary", "LabFixtures", "LabServer", "LabPlatform", .product(name: "Crypto", package: "swift-crypto")]
+            dependencies: ["LabVocabulary", "LabFixtures", "LabServer", "LabPlatform", "TestFolders",
+                           .product(name: "Crypto", package: "swift-crypto")]
         ),
-        .testTarget(name: "LabKitTests", dependencies: ["LabVocabulary", "LabFixtures", "LabKit", "LabServer", "LabPlatform"]),
+        .testTarget(name: "LabKitTests", dependencies: ["LabVocabulary", "LabFixtures", "LabKit", "LabServer", "LabPlatform", "TestFolders"]),
         .testTarget(name: "CLibXML2Tests", dependencies: ["CLibXML2"]),
-        .testTarget(name: "LabReportTests", dependencies: ["LabVocabulary", "LabReport", "CLibXML2"]),
+        .testTarget(name: "LabReportTests", dependencies: ["LabVocabulary", "LabReport", "CLibXML2", "TestFolders"]),
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
-                "LabVocabulary", "LabFixtures", "LabKit", "LabServer", "LabReport", "LabCatalogue", "LabPlatform", "LabClass",
+                "TestFolders", "LabVocabulary", "LabFixtures", "LabKit", "LabServer", "LabReport", "LabCatalogue", "LabPlatform", "LabClass",
                 "lab", "lab-measure", "foundation-floor",
             ] + lessonExecutables.map { .target(name: $0) },
             // Run by the class tests as they are: the browser's driver, the HTTP client, the exports' reader, JUnit's schema.

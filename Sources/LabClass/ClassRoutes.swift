@@ -11,7 +11,7 @@ import Synchronization
 final class ClassRoutes: Sendable {
     /// The largest body a submission may have: a comparison with every run's memory timeline
     /// is about 300 KiB.
-    static let largestBody = 1 << 20
+    static let largestBody = ClassSubmission.largestFile
 
     let store: ClassStore
     let credentials: ClassCredentials

@@ -7,10 +7,14 @@ import Synchronization
 
 /// The class server's HTTP side, on SwiftNIO like the lab's own server: students' submissions
 /// in, the teacher's page out. Every connection is bounded: at most `maximumConnections` at
-/// once, closed after `idleTimeout` without a byte, and after `connectionLifetime` whatever it
+/// once (`maximumConnectionsPerClient` from one address), closed after `idleTimeout` without a
+/// byte while no answer is being made, and after `connectionLifetime` whatever it
 /// does, so slow or idle clients cannot hold the class's server.
 public final class ClassServer: Sendable {
     public static let maximumConnections = 256
+    /// One address may hold a quarter of them: one client cannot lock the class out, and a
+    /// classroom behind one address still has room.
+    public static let maximumConnectionsPerClient = 64
     public static let idleTimeout = TimeAmount.seconds(10)
     public static let connectionLifetime = TimeAmount.seconds(60)
     /// How long a refused body is still read, and dropped, before the connection closes.
@@ -24,6 +28,7 @@ public final class ClassServer: Sendable {
     private let channel: NIOAsyncChannel<NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>, Never>
     private let routes: ClassRoutes
     private let openConnections = Atomic<Int>(0)
+    private let connectionsByClient = Mutex<[String: Int]>([:])
     public let port: Int
 
     /// Binds `address`; throws `ClassListenError` when it cannot.
@@ -64,9 +69,15 @@ public final class ClassServer: Sendable {
         try await withThrowingDiscardingTaskGroup { group in
             try await channel.executeThenClose { connections in
                 for try await connection in connections {
+                    let client = connection.channel.remoteAddress?.ipAddress ?? "?"
                     let open = openConnections.add(1, ordering: .relaxed).newValue
-                    guard open <= Self.maximumConnections else {
+                    let fromClient = connectionsByClient.withLock { counts in
+                        counts[client, default: 0] += 1
+                        return counts[client]!
+                    }
+                    guard open <= Self.maximumConnections, fromClient <= Self.maximumConnectionsPerClient else {
                         openConnections.subtract(1, ordering: .relaxed)
+                        self.closed(from: client)
                         // Closed through executeThenClose: dropping an NIOAsyncChannel unused
                         // leaves its writer unfinished, which SwiftNIO treats as a fatal error.
                         group.addTask { try? await connection.executeThenClose { _, _ in } }
@@ -79,11 +90,19 @@ public final class ClassServer: Sendable {
                         defer {
                             lifetime.cancel()
                             self.openConnections.subtract(1, ordering: .relaxed)
+                            self.closed(from: client)
                         }
                         try? await self.handle(connection)
                     }
                 }
             }
+        }
+    }
+
+    private func closed(from client: String) {
+        connectionsByClient.withLock { counts in
+            counts[client, default: 1] -= 1
+            if counts[client] == 0 { counts[client] = nil }
         }
     }
 
@@ -94,10 +113,14 @@ public final class ClassServer: Sendable {
 
     /// The requests of one connection, one after another.
     private func handle(_ connection: NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>) async throws {
+        let idle = try await connection.channel.pipeline.handler(type: CloseWhenIdle.self).get()
         try await connection.executeThenClose { inbound, outbound in
             var parts = inbound.makeAsyncIterator()
             while let part = try await parts.next() {
                 guard case .head(let head) = part else { return }
+                // The client waits for the answer, sending nothing: no idle time-out meanwhile.
+                idle.answering.store(true, ordering: .relaxed)
+                defer { idle.answering.store(false, ordering: .relaxed) }
                 let response: ClassResponse
                 if let length = head.headers.first(name: "content-length").flatMap(Int.init), length > ClassRoutes.largestBody {
                     // Answered before the body: nobody waits for a megabyte that will be refused.
@@ -187,9 +210,13 @@ private struct RequestInsideRequest: Error {}
 /// Closes a connection that has sent nothing for the idle timeout.
 private final class CloseWhenIdle: ChannelInboundHandler, Sendable {
     typealias InboundIn = NIOAny
+    /// Set while the server answers a request (draws a large class's page, say): the client is
+    /// waiting then, not idle.
+    let answering = Atomic(false)
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if event is IdleStateHandler.IdleStateEvent {
+            guard !answering.load(ordering: .relaxed) else { return }
             context.close(promise: nil)
         } else {
             context.fireUserInboundEventTriggered(event)

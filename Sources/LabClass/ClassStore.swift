@@ -91,6 +91,13 @@ public final class ClassStore: Sendable {
         case alreadyStored
     }
 
+    /// The most names a class takes: a class code in the wrong hands cannot grow the class, and
+    /// its page, for ever.
+    public static let mostStudents = 300
+    /// The most one student's submissions keep, all together: a term of checks fits many times
+    /// over (a `check --all` is about 40 KiB, a comparison about 300 KiB).
+    public static let mostBytesPerStudent = 16 << 20
+
     /// Stores a submission that `ClassSubmissionCheck` accepted, all or nothing. The first
     /// submission under a name claims it for the student key it carries.
     public func store(_ submission: ClassSubmission, body: Data, receivedAt: Date = Date()) async throws -> Stored {
@@ -102,7 +109,13 @@ public final class ClassStore: Sendable {
             }
             if let claimed = try String.fetchOne(db, sql: "SELECT keyDigest FROM student WHERE name = ?", arguments: [submission.name]) {
                 guard ClassCredentials.same(claimed, keyDigest) else { throw ClassRefusal.nameTaken(submission.name) }
+                let kept = try Int.fetchOne(db, sql: "SELECT SUM(LENGTH(body)) FROM submission WHERE student = ?",
+                                            arguments: [submission.name]) ?? 0
+                guard kept + body.count <= Self.mostBytesPerStudent else { throw ClassRefusal.studentFull }
             } else {
+                guard try (Int.fetchOne(db, sql: "SELECT COUNT(*) FROM student") ?? 0) < Self.mostStudents else {
+                    throw ClassRefusal.classFull
+                }
                 try db.execute(sql: "INSERT INTO student VALUES (?, ?, ?)",
                                arguments: [submission.name, keyDigest, ISO8601DateFormatter().string(from: receivedAt)])
             }
@@ -200,11 +213,18 @@ public enum ClassRefusal: Error, Equatable, CustomStringConvertible {
     case nameTaken(String)
     /// The id was stored for another student: not a replay.
     case idTaken
+    /// The class has `mostStudents` names already.
+    case classFull
+    /// The student's submissions hold `mostBytesPerStudent` already.
+    case studentFull
 
     public var description: String {
         switch self {
         case .nameTaken: "this name is taken by another student's copy of the lab; submit under another --name"
         case .idTaken: "this submission id is taken; submit again"
+        case .classFull: "the class has \(ClassStore.mostStudents) students already, the most it takes; ask the teacher"
+        case .studentFull: "this student's submissions hold \(ClassStore.mostBytesPerStudent >> 20) MiB already, the most a class keeps "
+            + "for one; ask the teacher"
         }
     }
 }

@@ -22,7 +22,14 @@ enum SubmissionCheck {
         guard submission.checks.isEmpty != (submission.comparison == nil) else {
             throw BadSubmission("a submission carries either exercise checks or one comparison")
         }
+        var seen: Set<String> = []
         for record in submission.checks {
+            if let field = CheckRecord.longestFields.first(where: { $0.length(record) > $0.limit }) {
+                throw BadSubmission("a check's \(field.name) is longer than \(field.limit) characters")
+            }
+            guard seen.insert(record.exercise + "/" + record.check).inserted else {
+                throw BadSubmission("the check \(record.exercise.prefix(40))/\(record.check.prefix(40)) is there twice")
+            }
             guard let lesson = Catalogue.lessons.first(where: { $0.lesson == record.exercise }) else {
                 throw BadSubmission("there is no exercise \"\(record.exercise.prefix(40))\"")
             }

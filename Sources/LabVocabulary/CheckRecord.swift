@@ -32,8 +32,8 @@ public struct CheckRecord: Codable, Sendable, Equatable {
         self.check = check
         self.status = status
         self.passed = passed
-        self.detail = detail
-        self.command = command
+        self.detail = Self.shortened(detail, to: Self.longestText)
+        self.command = Self.shortened(command, to: Self.longestText)
         self.seconds = seconds
         self.symptomSeen = symptomSeen
         self.attempted = attempted
@@ -45,4 +45,19 @@ public struct CheckRecord: Codable, Sendable, Equatable {
 
     /// The id a build failure's record carries in place of a check's.
     public static let buildCheck = "build"
+
+    /// The most characters a detail or a command keeps: a record is made with them cut there,
+    /// and a class server refuses longer ones, so one student's records cannot fill its page.
+    public static let longestText = 1_000
+
+    /// Every text field, as long as it may be; a class server refuses a record past these.
+    public static let longestFields: [(name: String, length: @Sendable (CheckRecord) -> Int, limit: Int)] = [
+        ("exercise", { $0.exercise.count }, 64), ("check", { $0.check.count }, 64),
+        ("detail", { $0.detail.count }, longestText), ("command", { $0.command.count }, longestText),
+        ("codeSHA256", { $0.codeSHA256.count }, 64), ("timestamp", { $0.timestamp.count }, 64), ("labVersion", { $0.labVersion.count }, 64),
+    ]
+
+    private static func shortened(_ text: String, to limit: Int) -> String {
+        text.count <= limit ? text : String(text.prefix(limit - 1)) + "…"
+    }
 }

@@ -29,6 +29,10 @@ public struct ClassSubmission: Codable, Sendable, Equatable {
         self.labVersion = labVersion
     }
 
+    /// The most one submission may weigh as JSON: what the class server reads of one request, and
+    /// what the outbox reads back of one file.
+    public static let largestFile = 1 << 20
+
     /// Names longer than this are refused: a grid row has room for about this much.
     public static let longestName = 64
 

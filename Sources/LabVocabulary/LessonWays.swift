@@ -40,7 +40,7 @@ public enum MultipartUploadWay: String, LessonWay {
     public var summary: String {
         switch self {
         case .stream: "the body as a stream: head, the file, tail, read in turn as URLSession asks; nothing copied"
-        case .bodyFile: "the body written to a file first, then uploadTask(fromFile:)"
+        case .bodyFile: "the body written to a file first, then streamed from it"
         }
     }
 

@@ -48,10 +48,12 @@ final class CorrectedUpload: LessonUpload {
             }
             let length = body.length(around: fixture.size)
             request.setValue("multipart/form-data; boundary=\(body.boundary)", forHTTPHeaderField: "Content-Type")
-            request.setValue(String(length), forHTTPHeaderField: "Content-Length")
             run.log("body written to a file: \(ByteFormat.grouped(length)) bytes, boundary \(body.boundary)")
-            return UploadExchange(run, bodyBytes: length)
-                .send { session in session.uploadTask(with: request, fromFile: bodyFile) }
+            // Streamed from the file, which reads it again from its start whenever URLSession must
+            // send the body again. Not uploadTask(fromFile:): on Linux, a task of that kind ended
+            // before its body has gone (a server whose answer never ends) can crash Foundation.
+            return UploadExchange(run, bodyBytes: length, bodyStream: { InputStream(url: bodyFile) })
+                .send { session in session.uploadTask(withStreamedRequest: request) }
                 .check(run, sent: fixture)
         }
     }

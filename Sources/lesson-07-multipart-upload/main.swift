@@ -10,7 +10,7 @@
 /// file name goes into the header unescaped, and one CRLF too many follows the file's bytes, so
 /// the server receives the file two bytes longer. `CorrectedUpload` sends a correct body without
 /// holding the file in memory, in one of two ways (`--way`): read as a stream, part after part
-/// (the default), or written to a body file first and sent with `uploadTask(fromFile:)`.
+/// (the default), or written to a body file first and streamed from it.
 /// Read Lessons/07-multipart-upload.md next to this file.
 import EmbeddedServer
 import LabKit

@@ -214,13 +214,13 @@ import Testing
 
     // MARK: Clients that hold on
 
-    /// 300 connections that send nothing: those over the bound are closed at once, the rest
-    /// after the idle timeout, and a student can submit again.
+    /// 300 connections that send nothing, from ten addresses: those over the bound are closed at
+    /// once, the rest after the idle timeout, and a student can submit again.
     @Test func idleConnectionsCannotHoldTheServer() throws {
         let folder = try scratchDirectory()
         let server = try ClassServerProcess(data: folder.appendingPathComponent("class"))
         defer { server.stop() }
-        let idle = (0..<300).compactMap { _ in LoopbackClient(port: server.port) }
+        let idle = (0..<300).compactMap { index in LoopbackClient(port: server.port, from: "127.0.0.\(11 + index % 10)") }
         defer { idle.forEach { $0.close() } }
         #expect(idle.count == 300)
         Thread.sleep(forTimeInterval: 1)
@@ -230,6 +230,20 @@ import Testing
         let stillOpen = idle.filter { !$0.wasClosedByServer }.count
         #expect(stillOpen == 0)
         let submission = ClassFixtures.submission(name: "After", key: ClassFixtures.key())
+        #expect(try ClassHTTP.post(server.submissions, ClassFixtures.json(submission)).status == 200)
+    }
+
+    /// One address holds at most its share of the connections: past it, its own are closed at
+    /// once, and a student at another address is still served.
+    @Test func oneClientCannotTakeEveryConnection() throws {
+        let folder = try scratchDirectory()
+        let server = try ClassServerProcess(data: folder.appendingPathComponent("class"))
+        defer { server.stop() }
+        let greedy = (0..<(ClassServer.maximumConnectionsPerClient + 10)).compactMap { _ in LoopbackClient(port: server.port, from: "127.0.0.9") }
+        defer { greedy.forEach { $0.close() } }
+        Thread.sleep(forTimeInterval: 1)
+        #expect(greedy.filter(\.wasClosedByServer).count == 10)
+        let submission = ClassFixtures.submission(name: "Elsewhere", key: ClassFixtures.key())
         #expect(try ClassHTTP.post(server.submissions, ClassFixtures.json(submission)).status == 200)
     }
 
@@ -419,9 +433,20 @@ enum ClassFormats {
 final class LoopbackClient: Sendable {
     let descriptor: Int32
 
-    init?(port: Int) {
+    /// Connected from `source`, any address of the loopback range: each counts as a client of its own.
+    init?(port: Int, from source: String = "127.0.0.1") {
         descriptor = socket(AF_INET, Platform.streamSocket, 0)
         guard descriptor >= 0 else { return nil }
+        var local = sockaddr_in()
+        local.sin_family = sa_family_t(AF_INET)
+        local.sin_addr.s_addr = inet_addr(source)
+        let bound = withUnsafePointer(to: &local) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+        }
+        guard bound else {
+            Foundation.close(descriptor)
+            return nil
+        }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")

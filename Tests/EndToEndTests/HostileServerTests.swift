@@ -4,6 +4,7 @@ import LabKit
 import LabPlatform
 import LabServer
 import LabVocabulary
+import TestFolders
 import Testing
 
 /// Servers that break HTTP's rules, run against the built lessons: none may splice two versions
@@ -21,7 +22,7 @@ struct HostileServerTests {
                     timeout: TimeInterval = 120) throws -> (finished: ChildProcess.Finished, seconds: Double) {
         let child = try ChildProcess(executable, arguments)
         if !environment.isEmpty {
-            child.process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+            child.process.environment = TestFolders.childEnvironment(environment)
         }
         let started = Date()
         try child.start()

@@ -5,6 +5,7 @@ import LabPlatform
 import LabServer
 import LabVocabulary
 import Synchronization
+import TestFolders
 import Testing
 
 /// lesson-05-download-task-resume, run as a child process against the real embedded server.
@@ -42,7 +43,7 @@ final class Lesson05Tests {
     func start(_ arguments: [String], _ folders: Folders, executable: String = Lesson05Tests.executable) throws
         -> ChildProcess {
         let child = try ChildProcess(executable, arguments)
-        var environment = ProcessInfo.processInfo.environment
+        var environment = TestFolders.childEnvironment()
         environment["TMPDIR"] = folders.temporary.path
         child.process.environment = environment
         try child.start()
@@ -608,7 +609,7 @@ final class Lesson05Tests {
     func unwritableTemporaryFolderIsOneLine() throws {
         let folders = try folders("unwritable")
         let child = try ChildProcess(Self.executable, ["--size", "1MiB", "--output", folders.output.path])
-        var environment = ProcessInfo.processInfo.environment
+        var environment = TestFolders.childEnvironment()
         environment["TMPDIR"] = Platform.folderThatTakesNoFiles
         child.process.environment = environment
         try child.start()

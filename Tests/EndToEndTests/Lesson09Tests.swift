@@ -5,6 +5,7 @@ import LabKit
 import LabServer
 import LabVocabulary
 import Synchronization
+import TestFolders
 import Testing
 
 /// Lesson 09 end to end: the phone, the app's processes and the transfer service, against a lab
@@ -33,7 +34,7 @@ struct Lesson09Tests {
             "--url", server.url(for: fixture, faults: faults, run: token).absoluteString, "--sha256", fixture.sha256Hex(),
             "--output", output.path, "--json",
         ] + arguments)
-        if !environment.isEmpty { child.process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
+        if !environment.isEmpty { child.process.environment = TestFolders.childEnvironment(environment) }
         try child.start()
         let finished = child.wait(timeout: timeout)
         let record = try? finished.result()
@@ -181,11 +182,11 @@ struct Lesson09Tests {
     }
 
     /// The lesson's default story against a server that gives every request the same answer.
-    static func run(answeredBy server: CannedHTTPServer) throws -> (finished: ChildProcess.Finished, output: URL) {
+    static func run(answeredBy server: CannedHTTPServer, _ arguments: [String] = []) throws -> (finished: ChildProcess.Finished, output: URL) {
         let output = try scratchDirectory().appendingPathComponent("lesson-09.bin")
         let finished = try ChildProcess.run(executable, [
             "--url", server.url.absoluteString, "--output", output.path, "--max-time", "60",
-        ], timeout: 90)
+        ] + arguments, timeout: 90)
         return (finished, output)
     }
 

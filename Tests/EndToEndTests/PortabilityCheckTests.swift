@@ -1,4 +1,5 @@
 import Foundation
+import TestFolders
 import Testing
 
 /// `.ci/portability-check`, run as CI runs it: quiet on this package, and loud, with file:line,
@@ -15,7 +16,7 @@ struct PortabilityCheckTests {
     }
 
     @Test func aPlantedNameFailsWithItsPlace() throws {
-        let root = FileManager.default.temporaryDirectory.appendingPathComponent("portability-\(UUID().uuidString)")
+        let root = TestFolders.root.appendingPathComponent("portability-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: root) }
         // Spelled in pieces, so that this file does not trip the check itself.
         let (glibc, proc, streamRaw, threadSelf) = ("Gl" + "ibc", "/pr" + "oc/", "SOCK_STREAM" + ".rawValue", "pthread_self" + "()")

@@ -1,6 +1,7 @@
 import Foundation
 import LabKit
 import LabVocabulary
+import TestFolders
 import Testing
 
 /// Without `--output`, each run of a lesson writes in a folder of its own, inside a folder of
@@ -19,12 +20,13 @@ struct PrivateOutputTests {
         }
         let folders = records.map { URL(fileURLWithPath: $0.output).deletingLastPathComponent() }
         #expect(folders[0] != folders[1])
+        // The children's TMPDIR is the tests' folder (`TestFolders`).
+        let mine = TestFolders.root.appendingPathComponent("download-lab-\(getuid())")
         for folder in folders {
-            #expect(folder.deletingLastPathComponent() == LabFolders.mine.standardizedFileURL
-                    || folder.deletingLastPathComponent().path == LabFolders.mine.path, "\(folder.path)")
+            #expect(folder.deletingLastPathComponent().path == mine.path, "\(folder.path)")
         }
         var facts = stat()
-        #expect(lstat(LabFolders.mine.path, &facts) == 0)
+        #expect(lstat(mine.path, &facts) == 0)
         #expect(facts.st_mode & 0o777 == 0o700 && facts.st_uid == getuid())
     }
 
@@ -40,7 +42,13 @@ struct PrivateOutputTests {
             try ChildProcess("lesson-03-outputstream", arguments),
             try ChildProcess(program: runuser, ["-u", "nobody", "--", lesson] + arguments),
         ]
-        for child in children { try child.start() }
+        // One TMPDIR that both users may write in, as /tmp is.
+        let shared = try scratchDirectory()
+        #expect(chmod(shared.path, 0o1777) == 0)
+        for child in children {
+            child.process.environment = TestFolders.childEnvironment(["TMPDIR": shared.path])
+            try child.start()
+        }
         let records = try children.map { child in
             let finished = child.wait(timeout: 120)
             #expect(finished.status == 0, "\(finished.stderr)")
@@ -75,7 +83,7 @@ struct PrivateOutputTests {
             #expect(chmod(labFolder.path, 0o777) == 0)
         }
         let child = try ChildProcess("lesson-03-outputstream", ["--size", "1MiB"])
-        child.process.environment = ProcessInfo.processInfo.environment.merging(["TMPDIR": temporary.path]) { $1 }
+        child.process.environment = TestFolders.childEnvironment(["TMPDIR": temporary.path])
         try child.start()
         let finished = child.wait(timeout: 60)
         #expect(finished.status == ExitStatus.localIOFailed.rawValue, "\(finished.stderr)")

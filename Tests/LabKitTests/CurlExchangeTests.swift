@@ -1,4 +1,5 @@
 import Foundation
+import TestFolders
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -115,7 +116,7 @@ import Testing
         let part = Data((0..<(3 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 7) })
         var body = Data("--lab\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.bin\"\r\n\r\n".utf8)
         body += part + Data("\r\n--lab--\r\n".utf8)
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("curl-upload-\(getpid()).body")
+        let file = TestFolders.root.appendingPathComponent("curl-upload-\(getpid()).body")
         let partFile = file.appendingPathExtension("part")
         try body.write(to: file)
         try part.write(to: partFile)

@@ -1,4 +1,5 @@
 import Foundation
+import TestFolders
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -56,7 +57,7 @@ struct ContentRangeTests {
 
 struct ResumeStateTests {
     @Test func roundTripsThroughTheSidecar() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("resume-\(UUID().uuidString)")
+        let folder = TestFolders.root.appendingPathComponent("resume-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let file = folder.appendingPathComponent("movie.bin")
@@ -72,7 +73,7 @@ struct ResumeStateTests {
     }
 
     @Test func aDamagedSidecarIsNotTrusted() throws {
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("damaged-\(UUID().uuidString).bin")
+        let file = TestFolders.root.appendingPathComponent("damaged-\(UUID().uuidString).bin")
         try Data("{\"url\": 1".utf8).write(to: ResumeState.sidecar(for: file))
         defer { ResumeState.remove(for: file) }
         #expect(ResumeState.load(for: file) == nil)
@@ -81,7 +82,7 @@ struct ResumeStateTests {
 
 struct FileDigestTests {
     @Test func matchesKnownVectors() throws {
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("digest-\(UUID().uuidString)")
+        let file = TestFolders.root.appendingPathComponent("digest-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: file) }
         try Data("abc".utf8).write(to: file)
         #expect(try FileDigest.sha256Hex(of: file) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")

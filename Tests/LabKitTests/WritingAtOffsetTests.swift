@@ -1,4 +1,5 @@
 import Foundation
+import TestFolders
 import LabKit
 import LabVocabulary
 import Testing
@@ -6,7 +7,7 @@ import Testing
 /// `FileHandle(forWritingTo:at:)`, through which every resuming lesson opens its file: the bytes
 /// before `offset` stay, the bytes after it go, and writing continues at `offset`.
 struct WritingAtOffsetTests {
-    let file = FileManager.default.temporaryDirectory.appendingPathComponent("at-offset-\(UUID().uuidString).bin")
+    let file = TestFolders.root.appendingPathComponent("at-offset-\(UUID().uuidString).bin")
 
     private func write(_ bytes: String, at offset: Int64, over existing: String?) throws -> String {
         defer { try? FileManager.default.removeItem(at: file) }
@@ -44,7 +45,7 @@ struct WritingAtOffsetTests {
     /// open fails in the same call, and what the link points to stays as it was.
     @Test(arguments: [true, false])
     func aLinkInPlaceOfTheFileIsNotWrittenThrough(targetExists: Bool) throws {
-        let target = FileManager.default.temporaryDirectory.appendingPathComponent("at-offset-target-\(UUID().uuidString)")
+        let target = TestFolders.root.appendingPathComponent("at-offset-target-\(UUID().uuidString)")
         defer {
             try? FileManager.default.removeItem(at: file)
             try? FileManager.default.removeItem(at: target)
@@ -62,5 +63,24 @@ struct WritingAtOffsetTests {
         } else {
             #expect(!FileManager.default.fileExists(atPath: target.path))
         }
+    }
+
+    /// A file with another name (a hard link, to a file outside the lab's folders, say) is not
+    /// written through either: not a byte, not a truncation.
+    @Test func aFileWithAnotherNameIsNotWrittenThrough() throws {
+        let other = TestFolders.root.appendingPathComponent("at-offset-other-\(UUID().uuidString)")
+        defer {
+            try? FileManager.default.removeItem(at: file)
+            try? FileManager.default.removeItem(at: other)
+        }
+        try Data("victim, longer than the offset".utf8).write(to: other)
+        try FileManager.default.linkItem(at: other, to: file)
+        let partial = PartialFile(url: URL(string: "http://127.0.0.1/x")!, file: file, log: { _ in }, reportProgress: { _, _ in })
+        #expect {
+            _ = try partial.openForWriting(at: 3)
+        } throws: { error in
+            "\(error)".contains("cannot open it for writing: it has another name (a hard link), and no file is written through one")
+        }
+        #expect(String(decoding: try Data(contentsOf: other), as: UTF8.self) == "victim, longer than the offset")
     }
 }

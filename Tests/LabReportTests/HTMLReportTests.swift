@@ -1,4 +1,5 @@
 import Foundation
+import TestFolders
 import LabReport
 import LabVocabulary
 import Testing
@@ -12,7 +13,7 @@ struct HTMLReportTests {
     /// The fixture through `write(to:)` and `read(from:)`, rendered and parsed.
     private static func roundTrip(_ results: ComparisonResults, lessonPagesPath: String? = "../../Lessons/") throws
         -> (results: ComparisonResults, html: String, page: ParsedPage) {
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("results-\(UUID().uuidString).json")
+        let file = TestFolders.root.appendingPathComponent("results-\(UUID().uuidString).json")
         defer { try? FileManager.default.removeItem(at: file) }
         try results.write(to: file)
         let read = try ComparisonResults.read(from: file)

@@ -1,4 +1,5 @@
 import Foundation
+import TestFolders
 import LabReport
 import LabVocabulary
 import Testing
@@ -6,7 +7,7 @@ import Testing
 /// `ComparisonResults.read` takes only files of its own schema and says in one line what is wrong.
 struct ResultsFileTests {
     private func file(_ text: String) throws -> URL {
-        let url = FileManager.default.temporaryDirectory
+        let url = TestFolders.root
             .appendingPathComponent("results-\(UUID().uuidString).json")
         try Data(text.utf8).write(to: url)
         return url

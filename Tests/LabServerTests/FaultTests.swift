@@ -1,4 +1,5 @@
 import Foundation
+import TestFolders
 import LabFixtures
 import LabServer
 import LabVocabulary
@@ -359,7 +360,7 @@ struct GzipTests {
 
     /// The body decoded by the system's own gzip, a decoder apart from the server's zlib.
     static func gunzip(_ bytes: [UInt8]) throws -> [UInt8] {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("gzip-\(UUID().uuidString)")
+        let folder = TestFolders.root.appendingPathComponent("gzip-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let compressed = folder.appendingPathComponent("body.gz")

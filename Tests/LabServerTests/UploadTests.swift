@@ -1,4 +1,5 @@
 import Foundation
+import TestFolders
 import LabFixtures
 @testable import LabServer
 import LabVocabulary
@@ -284,7 +285,7 @@ struct UploadTests {
         let server = try LabServer.start()
         defer { server.stop() }
         let fileBytes = expectedBytes(Fixture(name: "curl-upload", size: 3 << 20))
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("lab-upload-\(UUID().uuidString).bin")
+        let url = TestFolders.root.appendingPathComponent("lab-upload-\(UUID().uuidString).bin")
         try Data(fileBytes).write(to: url)
         defer { try? FileManager.default.removeItem(at: url) }
 

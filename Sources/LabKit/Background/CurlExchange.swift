@@ -35,7 +35,8 @@ import FoundationNetworking
 /// - A response whose header passes 256 KiB fails with `.badServerResponse`; a body file that
 ///   cannot be read fails with `.fileDoesNotExist`.
 /// - It returns nil when the response ended as announced, `URLError(.cancelled)` when it was
-///   stopped, or the `URLError` that URLSession gives for the same failure.
+///   stopped, `.networkConnectionLost` when the connection closed inside the final response's
+///   header, or the `URLError` that URLSession gives for the same failure.
 struct CurlExchange {
     static let maximumRedirects = 16
     let idleSeconds: Double
@@ -77,7 +78,12 @@ struct CurlExchange {
             if hop.wasIdle { return failed(URLError(.timedOut, userInfo: [NSURLErrorFailingURLErrorKey: hop.url])) }
             if hop.wasStopped || code == CURLE_ABORTED_BY_CALLBACK { return failed(URLError(.cancelled)) }
             if let error = Self.urlError(for: code, saying: hop.curlMessage, url: hop.url) { return failed(error) }
-            guard let redirect = hop.redirect else { return nil }
+            guard let redirect = hop.redirect else {
+                // libcurl takes a connection closed inside the header for the end of a response
+                // without a body: no response was handed over, and nothing was downloaded.
+                guard hop.answered else { return failed(Self.headerNeverEnded(url: hop.url)) }
+                return nil
+            }
             request.url = redirect.target
             if body != nil, ![307, 308].contains(redirect.response.statusCode) {
                 request.httpMethod = "GET"
@@ -140,6 +146,15 @@ struct CurlExchange {
         return Int(min(max(seconds, 0.001), 86_400) * 1000)
     }
 
+    /// The connection closed before the response's header had ended: a network failure, which
+    /// the service tries again.
+    static func headerNeverEnded(url: URL) -> URLError {
+        URLError(.networkConnectionLost, userInfo: [
+            NSURLErrorFailingURLErrorKey: url,
+            NSLocalizedDescriptionKey: "the connection closed before the response's header ended",
+        ])
+    }
+
     /// libcurl's global state, made once before the first transfer.
     private static let initialized: Void = { curl_global_init(Int(CURL_GLOBAL_ALL)) }()
 
@@ -181,7 +196,7 @@ private final class Hop {
     private var status: Int?
     private var fields: [(name: String, value: String)] = []
     /// Set once the final response's header has ended: its body is handed over.
-    private var answered = false
+    private(set) var answered = false
     /// A redirect's body is dropped, and the next request goes to its target.
     private(set) var redirect: (response: HTTPURLResponse, target: URL)?
     /// A callback said stop.

@@ -62,6 +62,31 @@ struct PhoneFolder: Sendable {
         }
     }
 
+    /// Takes the folder for this run: one phone at a time (`flock`), so a second run on the same
+    /// file is refused at once, and a run that is killed lets go with its process. The descriptor
+    /// is kept open for as long as the run goes on.
+    func takeForThisRun() throws -> Int32 {
+        let file = root.appendingPathComponent("lock")
+        while true {
+            let descriptor = open(file.path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
+            guard descriptor >= 0 else {
+                throw DownloadError.localIO(path: file.path, reason: "cannot lock the phone's folder: \(String(cString: strerror(errno)))")
+            }
+            guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
+                close(descriptor)
+                throw DownloadError.localIO(path: root.path, reason: "another run is downloading to the same file: its phone's folder is in use")
+            }
+            // A run that ended between the open and the lock may have removed the folder, and a
+            // third one made it anew: the lock counts only on the file that is there now.
+            var held = stat(), there = stat()
+            if fstat(descriptor, &held) == 0, lstat(file.path, &there) == 0, held.st_ino == there.st_ino, held.st_dev == there.st_dev {
+                return descriptor
+            }
+            close(descriptor)
+            try make()
+        }
+    }
+
     /// The lab's mark in a phone folder it made: a folder of that name without it is not the
     /// lab's (it is refused, and so never emptied or removed).
     var mark: URL { root.appendingPathComponent(".download-lab-phone") }
@@ -126,7 +151,7 @@ func writeWhole<Value: Encodable>(_ value: Value, to url: URL) throws {
 }
 
 func readWhole<Value: Decodable>(_ type: Value.Type, from url: URL) -> Value? {
-    guard OutputFile.isRegularFile(url), PartialFile.size(of: url) <= 1 << 20, let data = try? Data(contentsOf: url) else { return nil }
+    guard let data = OutputFile.readBounded(url) else { return nil }
     return try? JSONDecoder().decode(type, from: data)
 }
 

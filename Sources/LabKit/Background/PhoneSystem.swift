@@ -28,6 +28,8 @@ final class PhoneSystem: LessonDownload, @unchecked Sendable {
     private var forceQuitAt: Date?
     private var forceQuitSinceTheUserLaunchedIt = false
     private var attempt = 0
+    /// The phone's folder is this run's while this is open (`PhoneFolder.takeForThisRun()`).
+    private var folderLock: Int32 = -1
 
     init(run: LessonRun, background: BackgroundRun) {
         self.run = run
@@ -47,6 +49,7 @@ final class PhoneSystem: LessonDownload, @unchecked Sendable {
         do {
             try phone.make()
             if attempt == 1 {
+                folderLock = try phone.takeForThisRun()
                 forgetTasksForOtherURLs()
                 for name in (try? FileManager.default.contentsOfDirectory(atPath: phone.life.path)) ?? [] {
                     try? FileManager.default.removeItem(at: phone.life.appendingPathComponent(name))
@@ -150,6 +153,7 @@ final class PhoneSystem: LessonDownload, @unchecked Sendable {
     deinit {
         if let service, service.isRunning { kill(service.processIdentifier, SIGKILL) }
         if let app, app.isRunning { kill(app.processIdentifier, SIGKILL) }
+        if folderLock >= 0 { close(folderLock) }
     }
 
     private func serviceHasLiveTasks() -> Bool {
@@ -206,7 +210,7 @@ final class PhoneSystem: LessonDownload, @unchecked Sendable {
             }
         }
         if app.terminationReason == .exit, app.terminationStatus == ExitStatus.misuse.rawValue {
-            return (try? String(contentsOf: phone.appReports.appendingPathComponent("misuse.txt"), encoding: .utf8))
+            return OutputFile.readBounded(phone.appReports.appendingPathComponent("misuse.txt"), limit: 4096).map { String(decoding: $0, as: UTF8.self) }
                 ?? "the app broke a rule of the API"
         }
         return nil
@@ -373,7 +377,8 @@ final class PhoneSystem: LessonDownload, @unchecked Sendable {
     /// force-quit by a launch where nobody tapped Start.
     private func countWhatTheServiceWasAsked() {
         let journal = phone.root.appendingPathComponent("service/created.jsonl")
-        guard let text = try? String(contentsOf: journal, encoding: .utf8) else { return }
+        // A line a task: a journal past the bound was not written by the service alone, and is not counted.
+        guard let text = OutputFile.readBounded(journal).map({ String(decoding: $0, as: UTF8.self) }) else { return }
         let entries = text.split(separator: "\n").compactMap { try? JSONDecoder().decode(CreatedTask.self, from: Data($0.utf8)) }
         record.backgroundTasks = entries.count
         if let forceQuitAt {

@@ -89,7 +89,7 @@ final class TransferService: @unchecked Sendable {
         guard let line = try? JSONEncoder().encode(CreatedTask(id: record.id, askedByUser: askedByUser, at: Date())) else { return }
         let file = phone.root.appendingPathComponent("service/created.jsonl")
         if !FileManager.default.fileExists(atPath: file.path) { _ = FileManager.default.createFile(atPath: file.path, contents: nil) }
-        guard OutputFile.isRegularFile(file) else { return }  // a planted link is not followed
+        guard OutputFile.isSoleRegularFile(file) else { return }  // a planted link, symbolic or hard, is not written through
         guard let handle = try? FileHandle(forWritingTo: file) else { return }
         defer { try? handle.close() }
         _ = try? handle.seekToEnd()
@@ -285,10 +285,12 @@ private final class ServiceTransfer: ServiceTask, @unchecked Sendable {
 
     func start() {
         guard !isStopped else { return }
-        // The partial file is written where it is, never through a link planted in its place.
+        // The partial file is written where it is, never through a link planted in its place,
+        // symbolic or hard: such a name is removed (the file it names is left alone), and the
+        // download starts over.
         let file = phone.partialFile(record.id)
         if FileManager.default.fileExists(atPath: file.path) || (try? FileManager.default.destinationOfSymbolicLink(atPath: file.path)) != nil,
-           !OutputFile.isRegularFile(file) {
+           !OutputFile.isSoleRegularFile(file) {
             try? FileManager.default.removeItem(at: file)
         }
         tries += 1

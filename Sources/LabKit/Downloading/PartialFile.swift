@@ -166,8 +166,11 @@ public final class PartialFile {
         do {
             return try FileHandle(forWritingTo: file, at: offset)
         } catch {
-            let reason = (error as? POSIXError)?.code == .ELOOP ? "a symbolic link is in its place, and no file is written through one"
-                : systemReason(of: error)
+            let reason = switch (error as? POSIXError)?.code {
+            case .ELOOP?: "a symbolic link is in its place, and no file is written through one"
+            case .EMLINK?: "it has another name (a hard link), and no file is written through one"
+            default: systemReason(of: error)
+            }
             throw DownloadError.localIO(path: file.path, reason: "cannot open it for writing: \(reason)")
         }
     }
@@ -226,12 +229,17 @@ extension FileHandle {
     ///
     /// The file is opened in one call that follows no link (`O_NOFOLLOW`): a link planted at the
     /// path, even between a check and the open, makes it fail, and nothing is written through it.
+    /// A file that has another name (a hard link) is refused the same way, once open (`EMLINK`).
     public convenience init(forWritingTo file: URL, at offset: Int64) throws {
         let descriptor = open(file.path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else {
             throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
         }
         self.init(fileDescriptor: descriptor, closeOnDealloc: true)
+        // A file with another name (a hard link) would be written through that name too. The
+        // handle, thrown away, closes the descriptor.
+        var status = stat()
+        guard fstat(descriptor, &status) == 0, status.st_nlink == 1 else { throw POSIXError(.EMLINK) }
         if try seekToEnd() > UInt64(offset) {
             try truncate(atOffset: UInt64(offset))
         } else {

@@ -50,3 +50,44 @@ public struct OutputFileError: Error, CustomStringConvertible, CommandExitStatus
 public protocol CommandExitStatus: Error {
     var exitStatus: Int32 { get }
 }
+
+extension OutputFile {
+    /// Whether `url` is a regular file with no other name: no link to it, symbolic or hard. A
+    /// file the lab writes in place in its own folders must be one, or a write would reach a file
+    /// outside them.
+    public static func isSoleRegularFile(_ url: URL) -> Bool {
+        var status = stat()
+        return lstat(url.path, &status) == 0 && status.st_mode & S_IFMT == S_IFREG && status.st_nlink == 1
+    }
+
+    /// The bytes of the regular file at `url` (a link is not followed), or nil when there is none
+    /// or it holds more than `limit` bytes: the lab's folders are anyone's to plant files in, and
+    /// nothing it reads back from them may fill memory or block. The read itself stops past the
+    /// limit, so a file that grows meanwhile is no exception.
+    public static func readBounded(_ url: URL, limit: Int = 1 << 20) -> Data? {
+        let descriptor = open(url.path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
+        var status = stat()
+        guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG,
+              let data = try? handle.read(upToCount: limit + 1) ?? Data(), data.count <= limit
+        else { return nil }
+        return data
+    }
+}
+
+extension OutputFile {
+    /// Makes `folder`, one of the lab's own (`.build/lab-exercises`, `.build/class-outbox`), or
+    /// checks the one that is there: it must be a folder itself, not a link to one, or what the
+    /// lab writes in it would land wherever the link points. Its parent is made as usual.
+    public static func makeOwnFolder(_ folder: URL) throws {
+        try? FileManager.default.createDirectory(at: folder.deletingLastPathComponent(), withIntermediateDirectories: true)
+        if mkdir(folder.path, 0o755) != 0, errno != EEXIST {
+            throw OutputFileError(path: folder.path, reason: "cannot create the folder: " + String(cString: strerror(errno)).lowercased())
+        }
+        var status = stat()
+        guard lstat(folder.path, &status) == 0, status.st_mode & S_IFMT == S_IFDIR else {
+            throw OutputFileError(path: folder.path, reason: "it is not a folder of the lab's own (a link, or a file): nothing is written through it")
+        }
+    }
+}

@@ -87,12 +87,13 @@ struct ClassOutbox {
 
     /// The key, made on first use and readable by its owner only.
     func studentKey() -> String {
-        if let key = try? String(contentsOf: keyFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines),
+        if let key = OutputFile.readBounded(keyFile, limit: 4096).map({ String(decoding: $0, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines) }),
            (16...128).contains(key.count) {
             return key
         }
         let key = (UUID().uuidString + UUID().uuidString).replacingOccurrences(of: "-", with: "").lowercased()
         try? FileManager.default.createDirectory(at: keyFile.deletingLastPathComponent(), withIntermediateDirectories: true)
+        guard !FileManager.default.fileExists(atPath: keyFile.path) || OutputFile.isSoleRegularFile(keyFile) else { return key }
         // Unsaved, the key still serves this submission; the next one makes another, and the
         // server then refuses it as someone else's, which its line says.
         _ = FileManager.default.createFile(atPath: keyFile.path, contents: Data(key.utf8), attributes: [.posixPermissions: 0o600])
@@ -103,7 +104,7 @@ struct ClassOutbox {
     func keep(_ submission: ClassSubmission) -> String? {
         let file = folder.appendingPathComponent("\(submission.id).json")
         do {
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            try OutputFile.makeOwnFolder(folder)
             try JSONEncoder().encode(submission).write(to: file, options: .atomic)
             return file.path
         } catch {
@@ -115,7 +116,8 @@ struct ClassOutbox {
     func waiting() -> [(file: URL, submission: ClassSubmission)] {
         let files = (try? FileManager.default.contentsOfDirectory(at: folder, includingPropertiesForKeys: nil)) ?? []
         return files.filter { $0.pathExtension == "json" }.compactMap { file in
-            (try? Data(contentsOf: file)).flatMap { try? JSONDecoder().decode(ClassSubmission.self, from: $0) }.map { (file, $0) }
+            OutputFile.readBounded(file, limit: ClassSubmission.largestFile).flatMap { try? JSONDecoder().decode(ClassSubmission.self, from: $0) }
+                .map { (file, $0) }
         }.sorted { $0.submission.createdAt < $1.submission.createdAt }
     }
 

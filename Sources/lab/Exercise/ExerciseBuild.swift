@@ -1,4 +1,5 @@
 import Foundation
+import LabKit
 import LabPlatform
 import LabVocabulary
 
@@ -65,8 +66,12 @@ struct BuildLock {
     private let descriptor: Int32
 
     init(_ file: URL) throws {
-        try? FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
-        descriptor = open(file.path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        do {
+            try OutputFile.makeOwnFolder(file.deletingLastPathComponent())
+        } catch {
+            throw ExerciseError.failure("cannot lock \(file.path): \(error)")
+        }
+        descriptor = open(file.path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o644)
         guard descriptor >= 0, flock(descriptor, LOCK_EX) == 0 else {
             throw ExerciseError.failure("cannot lock \(file.path): \(String(cString: strerror(errno)))")
         }

@@ -92,8 +92,7 @@ struct ExerciseWorkspace {
     /// regular file, larger than any the lab writes, or not of its shape counts as no progress,
     /// and counts out of range are clamped.
     func progress() -> Progress {
-        guard OutputFile.isRegularFile(progressFile), PartialFile.size(of: progressFile) <= Self.largestProgressFile,
-              let data = try? Data(contentsOf: progressFile),
+        guard let data = OutputFile.readBounded(progressFile, limit: Self.largestProgressFile),
               var progress = try? JSONDecoder().decode(Progress.self, from: data)
         else { return Progress() }
         for (lesson, exercise) in progress.exercises {
@@ -103,12 +102,17 @@ struct ExerciseWorkspace {
         return progress
     }
 
-    private static let largestProgressFile: Int64 = 1 << 20
+    private static let largestProgressFile = 1 << 20
     private static let mostHints = 100
 
-    func save(_ progress: Progress) {
-        // Progress is a convenience: a .build folder that cannot be written loses it, nothing more.
-        try? FileManager.default.createDirectory(at: progressFile.deletingLastPathComponent(), withIntermediateDirectories: true)
+    /// Progress is a convenience: a .build folder that cannot be written loses it, nothing more.
+    /// A link planted as the lab's folder is refused with one line: nothing is written through it.
+    func save(_ progress: Progress) throws {
+        do {
+            try OutputFile.makeOwnFolder(progressFile.deletingLastPathComponent())
+        } catch let error as OutputFileError {
+            throw ExerciseError.failure("cannot keep the exercises' progress: \(error)")
+        }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         try? encoder.encode(progress).write(to: progressFile, options: .atomic)

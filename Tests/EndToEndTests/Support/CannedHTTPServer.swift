@@ -11,7 +11,11 @@ final class CannedHTTPServer: Sendable {
     var requests: Int { served.load(ordering: .relaxed) }
     var url: URL { URL(string: "http://127.0.0.1:\(port)/canned.bin")! }
 
-    init(answer: Data) throws {
+    convenience init(answer: Data) throws { try self.init(answers: [answer]) }
+
+    /// The first request gets `answers[0]`, the second `answers[1]`, and every one after the
+    /// last gets the last.
+    init(answers: [Data]) throws {
         guard let (descriptor, port) = boundLoopbackSocket(), listen(descriptor, 16) == 0 else {
             throw CocoaError(.fileReadUnknown)
         }
@@ -29,7 +33,8 @@ final class CannedHTTPServer: Sendable {
                     guard count > 0 else { break }
                     request += buffer.prefix(count)
                 }
-                served.add(1, ordering: .relaxed)
+                let number = served.add(1, ordering: .relaxed).oldValue
+                let answer = answers[min(number, answers.count - 1)]
                 _ = answer.withUnsafeBytes { write(connection, $0.baseAddress, $0.count) }
                 // The answer is whole; what the client still sends (an upload's body) is read and
                 // dropped for up to 2 s, so that the client is not cut off before it has read it.

@@ -1,4 +1,5 @@
 import Foundation
+import TestFolders
 import LabKit
 import LabPlatform
 import LabServer
@@ -35,8 +36,7 @@ struct ChildProcess {
         process.executableURL = program
         process.arguments = arguments
         // Files rather than pipes: a chatty child can never block on a full pipe.
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("lab-e2e-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try TestFolders.scratch("lab-e2e")
         stdoutFile = directory.appendingPathComponent("stdout")
         stderrFile = directory.appendingPathComponent("stderr")
         _ = FileManager.default.createFile(atPath: stdoutFile.path, contents: nil)
@@ -44,6 +44,8 @@ struct ChildProcess {
         process.standardOutput = try FileHandle(forWritingTo: stdoutFile)
         process.standardError = try FileHandle(forWritingTo: stderrFile)
         process.standardInput = FileHandle.nullDevice
+        // What the child writes to its temporary folders goes with the tests' own folder.
+        process.environment = TestFolders.childEnvironment()
     }
 
     func start() throws { try process.run() }
@@ -118,9 +120,7 @@ final class TestBench {
 
 /// A fresh, empty folder for one test's files.
 func scratchDirectory() throws -> URL {
-    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("lab-test-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-    return directory
+    try TestFolders.scratch()
 }
 
 func fileSize(_ url: URL) -> Int64 {

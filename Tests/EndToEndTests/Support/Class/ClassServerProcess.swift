@@ -1,4 +1,5 @@
 import Foundation
+import TestFolders
 import LabCatalogue
 import LabClass
 import LabReport
@@ -70,7 +71,7 @@ enum ClassHTTP {
     static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("client.py")
 
     static func post(_ url: String, _ body: Data) throws -> (status: Int, body: String) {
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("class-body-\(UUID().uuidString)")
+        let file = TestFolders.root.appendingPathComponent("class-body-\(UUID().uuidString)")
         try body.write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
         return try answer(["post", url, file.path])
@@ -84,7 +85,7 @@ enum ClassHTTP {
     /// `kill.after` are acknowledged.
     static func load(_ url: String, students: Int, submissions: Int, kill: (pid: Int32, after: Int)? = nil) throws
         -> (acknowledged: Set<String>, failures: [String]) {
-        let template = FileManager.default.temporaryDirectory.appendingPathComponent("class-template-\(UUID().uuidString)")
+        let template = TestFolders.root.appendingPathComponent("class-template-\(UUID().uuidString)")
         try ClassFixtures.json(ClassFixtures.submission(name: "template", key: ClassFixtures.key())).write(to: template)
         defer { try? FileManager.default.removeItem(at: template) }
         let finished = try run(["load", url, template.path, String(students), String(submissions)]
@@ -135,7 +136,7 @@ enum Browser {
 
     /// Each step's result, as JSON values.
     static func run(_ url: String, steps: [[String: Any]], scripts: Bool = true) throws -> [Any] {
-        let stepsFile = FileManager.default.temporaryDirectory.appendingPathComponent("browser-steps-\(UUID().uuidString).json")
+        let stepsFile = TestFolders.root.appendingPathComponent("browser-steps-\(UUID().uuidString).json")
         try JSONSerialization.data(withJSONObject: steps).write(to: stepsFile)
         defer { try? FileManager.default.removeItem(at: stepsFile) }
         let finished = try ChildProcess.runProgram(URL(fileURLWithPath: "/usr/bin/env"), ["python3", script.path] + (scripts ? [] : ["--no-scripts"]) + [url, stepsFile.path],
