@@ -12,18 +12,18 @@ import Synchronization
 /// then the user may launch the app and tap Start again.
 final class PhoneSystem: LessonDownload, @unchecked Sendable {
     // @unchecked: used by the harness's one thread.
-    private let run: LessonRun
-    private let phone: PhoneFolder
+    let run: LessonRun
+    let phone: PhoneFolder
     private let settings: PhoneSettings
     private var eventsLeft: [LifeScript.Event]
     private var service: Process?
     private var app: Process?
     private var appSuspended = false
-    private var record: BackgroundRecord
+    var record: BackgroundRecord
     /// Ended tasks the app was already relaunched or woken for: not again.
     private var relaunchedFor: Set<String> = []
     /// Each child's exchanges merged into the run's log so far.
-    private var exchangesMerged: [String: Int] = [:]
+    var exchangesMerged: [String: Int] = [:]
     private var stalledSince: Date?
     private var forceQuitAt: Date?
     private var forceQuitSinceTheUserLaunchedIt = false
@@ -385,49 +385,4 @@ final class PhoneSystem: LessonDownload, @unchecked Sendable {
             record.tasksStartedUnaskedAfterForceQuit = entries.filter { !$0.askedByUser && $0.at > forceQuitAt }.count
         }
     }
-
-    // MARK: Processes
-
-    private func start(_ role: PhoneRole, settings: PhoneSettings) -> Process? {
-        let process = Process()
-        process.executableURL = Bundle.main.executableURL ?? URL(fileURLWithPath: CommandLine.arguments[0])
-        process.arguments = []
-        process.environment = settings.environment(role: role)
-        process.standardInput = FileHandle.nullDevice
-        do {
-            try process.run()
-            return process
-        } catch {
-            run.log("cannot start the \(role): \(describe(error))")
-            return nil
-        }
-    }
-
-    /// The highest peak of any app process and of any service process so far.
-    private func readPeakMemory() {
-        for name in (try? FileManager.default.contentsOfDirectory(atPath: phone.root.path)) ?? [] where name.hasPrefix("peak-rss-") {
-            let peak = readWhole(Int64.self, from: phone.root.appendingPathComponent(name)) ?? 0
-            if name.hasPrefix("peak-rss-app-") { record.appPeakRSSBytes = max(record.appPeakRSSBytes, peak) }
-            if name.hasPrefix("peak-rss-service-") { record.servicePeakRSSBytes = max(record.servicePeakRSSBytes, peak) }
-        }
-    }
-
-    /// The children's exchanges, added to the run's record once (their story told them already).
-    private func mergeExchanges() {
-        let names = ((try? FileManager.default.contentsOfDirectory(atPath: phone.root.path)) ?? []).filter { $0.hasPrefix("exchanges-") }.sorted()
-        for name in names {
-            guard let exchanges = readWhole([HTTPExchange].self, from: phone.root.appendingPathComponent(name)) else { continue }
-            let merged = exchangesMerged[name, default: 0]
-            guard exchanges.count > merged else { continue }
-            run.exchangeLog.adopt(Array(exchanges[merged...]))
-            exchangesMerged[name] = exchanges.count
-        }
-    }
-}
-
-/// One line of the service's journal of tasks created.
-struct CreatedTask: Codable {
-    var id: String
-    var askedByUser: Bool
-    var at: Date
 }
