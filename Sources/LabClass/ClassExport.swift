@@ -33,11 +33,12 @@ public enum ClassExport {
         return lines.joined(separator: "\r\n") + "\r\n"
     }
 
-    /// Quoted when it must be; a cell a spreadsheet would run as a formula (=, +, -, @ first)
-    /// gets a leading apostrophe, so a name cannot become one.
+    /// Quoted when it must be; a cell a spreadsheet would run as a formula (=, +, -, @ first, or
+    /// their fullwidth forms, which some spreadsheets read as the same) gets a leading apostrophe,
+    /// so a name cannot become one.
     static func csvField(_ value: String) -> String {
         var value = value
-        if let first = value.unicodeScalars.first, "=+-@\t\r".unicodeScalars.contains(first) { value = "'" + value }
+        if let first = value.unicodeScalars.first, "=+-@\t\r＝＋－＠".unicodeScalars.contains(first) { value = "'" + value }
         guard value.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return value }
         return "\"" + value.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }

@@ -17,7 +17,8 @@ public final class ClassStore: Sendable {
 
     /// Opens the class in `folder`, creating the folder (readable by its owner only) and the
     /// database the first time; the class code and teacher token are made then and kept.
-    public init(folder: URL) throws(ClassStoreError) {
+    public init(folder: URL, limits: Limits = .standard) throws(ClassStoreError) {
+        self.limits = limits
         do {
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true,
                                                     attributes: [.posixPermissions: 0o700])
@@ -34,6 +35,11 @@ public final class ClassStore: Sendable {
         do {
             database = try DatabasePool(path: folder.appendingPathComponent(Self.fileName).path, configuration: configuration)
             try Self.migrator.migrate(database)
+            // It holds the teacher's token: its owner's alone, whatever folder it is in. SQLite's
+            // companion files (-wal, -shm) follow the database's mode.
+            for name in [Self.fileName, Self.fileName + "-wal", Self.fileName + "-shm"] {
+                chmod(folder.appendingPathComponent(name).path, 0o600)
+            }
         } catch {
             throw .cannotCreate("cannot open \(folder.appendingPathComponent(Self.fileName).path): \(Self.reason(error))")
         }
@@ -91,12 +97,24 @@ public final class ClassStore: Sendable {
         case alreadyStored
     }
 
-    /// The most names a class takes: a class code in the wrong hands cannot grow the class, and
-    /// its page, for ever.
-    public static let mostStudents = 300
-    /// The most one student's submissions keep, all together: a term of checks fits many times
-    /// over (a `check --all` is about 40 KiB, a comparison about 300 KiB).
-    public static let mostBytesPerStudent = 16 << 20
+    /// How large a class may grow: a class code in the wrong hands cannot grow the server's
+    /// store, and the page, for ever.
+    public struct Limits: Sendable {
+        /// The most names a class takes.
+        public var students: Int
+        /// The most one student's submissions keep, all together.
+        public var bytesPerStudent: Int
+
+        public init(students: Int, bytesPerStudent: Int) {
+            self.students = students
+            self.bytesPerStudent = bytesPerStudent
+        }
+
+        /// A class of 300, each student's term of checks fitting many times over (a `check --all`
+        /// is about 40 KiB, a comparison about 300 KiB).
+        public static let standard = Limits(students: 300, bytesPerStudent: 16 << 20)
+    }
+    public let limits: Limits
 
     /// Stores a submission that `ClassSubmissionCheck` accepted, all or nothing. The first
     /// submission under a name claims it for the student key it carries.
@@ -111,10 +129,10 @@ public final class ClassStore: Sendable {
                 guard ClassCredentials.same(claimed, keyDigest) else { throw ClassRefusal.nameTaken(submission.name) }
                 let kept = try Int.fetchOne(db, sql: "SELECT SUM(LENGTH(body)) FROM submission WHERE student = ?",
                                             arguments: [submission.name]) ?? 0
-                guard kept + body.count <= Self.mostBytesPerStudent else { throw ClassRefusal.studentFull }
+                guard kept + body.count <= limits.bytesPerStudent else { throw ClassRefusal.studentFull(bytes: limits.bytesPerStudent) }
             } else {
-                guard try (Int.fetchOne(db, sql: "SELECT COUNT(*) FROM student") ?? 0) < Self.mostStudents else {
-                    throw ClassRefusal.classFull
+                guard try (Int.fetchOne(db, sql: "SELECT COUNT(*) FROM student") ?? 0) < limits.students else {
+                    throw ClassRefusal.classFull(students: limits.students)
                 }
                 try db.execute(sql: "INSERT INTO student VALUES (?, ?, ?)",
                                arguments: [submission.name, keyDigest, ISO8601DateFormatter().string(from: receivedAt)])
@@ -213,17 +231,17 @@ public enum ClassRefusal: Error, Equatable, CustomStringConvertible {
     case nameTaken(String)
     /// The id was stored for another student: not a replay.
     case idTaken
-    /// The class has `mostStudents` names already.
-    case classFull
-    /// The student's submissions hold `mostBytesPerStudent` already.
-    case studentFull
+    /// The class has as many names as its limits allow.
+    case classFull(students: Int)
+    /// The student's submissions hold as many bytes as the limits allow.
+    case studentFull(bytes: Int)
 
     public var description: String {
         switch self {
         case .nameTaken: "this name is taken by another student's copy of the lab; submit under another --name"
         case .idTaken: "this submission id is taken; submit again"
-        case .classFull: "the class has \(ClassStore.mostStudents) students already, the most it takes; ask the teacher"
-        case .studentFull: "this student's submissions hold \(ClassStore.mostBytesPerStudent >> 20) MiB already, the most a class keeps "
+        case .classFull(let students): "the class has \(students) students already, the most it takes; ask the teacher"
+        case .studentFull(let bytes): "this student's submissions hold \(bytes >= 1 << 20 ? "\(bytes >> 20) MiB" : "\(bytes) bytes") already, the most a class keeps "
             + "for one; ask the teacher"
         }
     }

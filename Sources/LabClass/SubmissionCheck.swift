@@ -50,7 +50,9 @@ enum SubmissionCheck {
             let parent = path(context)
             return "the field \(parent.isEmpty ? "" : parent + ".")\(key.stringValue) is missing"
         case .typeMismatch(_, let context), .valueNotFound(_, let context):
-            return "the field \(path(context)) has the wrong type"
+            // `null`, `[]` or a number where the submission's object belongs.
+            return context.codingPath.isEmpty ? "the body is not a submission: a JSON object is expected"
+                : "the field \(path(context)) has the wrong type"
         case .dataCorrupted(let context):
             return context.codingPath.isEmpty ? "the body is not JSON" : "the field \(path(context)) has a value it cannot have"
         @unknown default:

@@ -29,31 +29,33 @@ struct ClassBoundsTests {
         #expect(made.detail.count == CheckRecord.longestText)
     }
 
-    /// The class takes `mostStudents` names, and each student's submissions hold
-    /// `mostBytesPerStudent` at most: the next is refused, and the class goes on.
+    /// The class takes as many names as its limits say, and each student's submissions hold as
+    /// many bytes: the next is refused, and the class goes on. Shown with small limits; the
+    /// standard ones are the documented 300 students and 16 MiB each.
     @Test func theClassAndEachStudentAreBounded() async throws {
+        #expect(ClassStore.Limits.standard.students == 300 && ClassStore.Limits.standard.bytesPerStudent == 16 << 20)
         let folder = try scratchDirectory()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let store = try ClassStore(folder: folder.appendingPathComponent("class"))
+        let store = try ClassStore(folder: folder.appendingPathComponent("class"), limits: .init(students: 3, bytesPerStudent: 3_000))
         let key = ClassFixtures.key()
-        let megabyte = Data(count: 1 << 20)
-        for _ in 0..<(ClassStore.mostBytesPerStudent >> 20) {
+        for _ in 0..<3 {
             let submission = ClassFixtures.submission(name: "Heavy", key: key, checks: ["clean"])
-            #expect(try await store.store(submission, body: megabyte) == .stored)
+            #expect(try await store.store(submission, body: Data(count: 1_000)) == .stored)
         }
         let more = ClassFixtures.submission(name: "Heavy", key: key, checks: ["clean"])
-        await #expect(throws: ClassRefusal.studentFull) { try await store.store(more, body: Data(count: 1)) }
+        await #expect(throws: ClassRefusal.studentFull(bytes: 3_000)) { try await store.store(more, body: Data(count: 1)) }
+        #expect(ClassRefusal.studentFull(bytes: 3_000).description
+                == "this student's submissions hold 3000 bytes already, the most a class keeps for one; ask the teacher")
 
         let studentKey = ClassFixtures.key()
-        for number in 1..<ClassStore.mostStudents {
-            let submission = ClassFixtures.submission(name: "Student \(number)", key: number == 7 ? studentKey : ClassFixtures.key(),
-                                                      checks: ["clean"])
+        for name in ["Ada", "Grace"] {
+            let submission = ClassFixtures.submission(name: name, key: studentKey, checks: ["clean"])
             #expect(try await store.store(submission, body: Data()) == .stored)
         }
         let late = ClassFixtures.submission(name: "Late", key: ClassFixtures.key(), checks: ["clean"])
-        await #expect(throws: ClassRefusal.classFull) { try await store.store(late, body: Data()) }
+        await #expect(throws: ClassRefusal.classFull(students: 3)) { try await store.store(late, body: Data()) }
         // A student of the class still submits.
-        let again = ClassFixtures.submission(name: "Student 7", key: studentKey, checks: ["clean"])
+        let again = ClassFixtures.submission(name: "Ada", key: studentKey, checks: ["clean"])
         #expect(try await store.store(again, body: Data()) == .stored)
     }
 }

@@ -56,70 +56,77 @@ struct Lesson09FolderTests {
     /// Two runs on one file: the second is refused at once, with one line, and the first ends as
     /// if alone. A run that was killed leaves nothing held.
     @Test func oneRunPerFileAtATime() throws {
-        let server = try LabServer.start()
-        defer { server.stop() }
-        let folder = try scratchDirectory()
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let output = folder.appendingPathComponent("lesson-09.bin")
-        let fixture = Fixture(name: "lesson-09.bin", size: 4 << 20)
-        // Every GET paced, the runs' and their retries' alike: each run is still going when looked at.
-        let faults = Array(repeating: "throttle:4MiB", count: 8).joined(separator: ",")
-        let url = server.url(for: fixture, faults: faults, run: "l09-one-\(UUID().uuidString.prefix(8))").absoluteString
-        let arguments = ["--url", url, "--sha256", fixture.sha256Hex(), "--output", output.path, "--life", ""]
-        let first = try ChildProcess(Self.executable, arguments)
+        let paced = try PacedRun()
+        defer { paced.end() }
+        let first = try ChildProcess(Self.executable, paced.arguments)
         try first.start()
-        try waitForTheService(of: output)
-        let second = try ChildProcess.run(Self.executable, arguments, timeout: 30)
+        _ = try waitForThePartialFile(of: paced.output)
+        let second = try ChildProcess.run(Self.executable, paced.arguments, timeout: 30)
         #expect(second.status == ExitStatus.localIOFailed.rawValue, "\(second.stderr)")
-        #expect(second.stderr == "\(Self.executable): cannot write \(output.path).phone: another run is downloading to the same "
+        #expect(second.stderr == "\(Self.executable): cannot write \(paced.output.path).phone: another run is downloading to the same "
                 + "file: its phone's folder is in use\n", "\(second.stderr)")
         let firstFinished = first.wait(timeout: 60)
         #expect(firstFinished.status == 0, "\(firstFinished.stderr.suffix(600))")
-        #expect(try FileDigest.sha256Hex(of: output) == fixture.sha256Hex())
+        #expect(try FileDigest.sha256Hex(of: paced.output) == paced.fixture.sha256Hex())
 
         // Killed mid-way, a run holds nothing: the next one goes on where it stopped.
-        try FileManager.default.removeItem(at: output)
-        let killed = try ChildProcess(Self.executable, arguments)
-        try killed.start()
-        try waitForTheService(of: output)
-        killed.kill()
-        _ = killed.wait(timeout: 10)
-        let next = try ChildProcess.run(Self.executable, arguments, timeout: 60)
+        try FileManager.default.removeItem(at: paced.output)
+        _ = try killMidway(paced)
+        let next = try ChildProcess.run(Self.executable, paced.arguments, timeout: 60)
         #expect(next.status == 0, "\(next.stderr.suffix(600))")
-        #expect(try FileDigest.sha256Hex(of: output) == fixture.sha256Hex())
+        #expect(try FileDigest.sha256Hex(of: paced.output) == paced.fixture.sha256Hex())
     }
 
     /// A hard link planted as a task's partial file, to a file outside the lab's folders: the
     /// service does not write through it, and downloads the file from its start.
     @Test func aHardLinkPlantedAsAPartialFileIsNotWrittenThrough() throws {
-        let server = try LabServer.start()
-        defer { server.stop() }
-        let folder = try scratchDirectory()
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let output = folder.appendingPathComponent("lesson-09.bin")
-        let fixture = Fixture(name: "lesson-09.bin", size: 4 << 20)
-        let url = server.url(for: fixture, faults: "throttle:4MiB", run: "l09-link-\(UUID().uuidString.prefix(8))").absoluteString
-        let arguments = ["--url", url, "--sha256", fixture.sha256Hex(), "--output", output.path, "--life", ""]
-        // A run killed mid-way leaves its task and partial file.
-        let killed = try ChildProcess(Self.executable, arguments)
-        try killed.start()
-        let partial = try waitForThePartialFile(of: output)
-        killed.kill()
-        _ = killed.wait(timeout: 10)
-        let outside = folder.appendingPathComponent("outside.txt")
+        let paced = try PacedRun()
+        defer { paced.end() }
+        let partial = try killMidway(paced)
+        let outside = paced.folder.appendingPathComponent("outside.txt")
         let outsideBytes = Data("not the lab's\n".utf8)
         try outsideBytes.write(to: outside)
         try FileManager.default.removeItem(at: partial)
         try FileManager.default.linkItem(at: outside, to: partial)
 
-        let ran = try ChildProcess.run(Self.executable, arguments, timeout: 60)
+        let ran = try ChildProcess.run(Self.executable, paced.arguments, timeout: 60)
         #expect(ran.status == 0, "\(ran.stderr.suffix(600))")
-        #expect(try FileDigest.sha256Hex(of: output) == fixture.sha256Hex())
+        #expect(try FileDigest.sha256Hex(of: paced.output) == paced.fixture.sha256Hex())
         #expect(try Data(contentsOf: outside) == outsideBytes)
     }
 
-    private func waitForTheService(of output: URL) throws {
-        _ = try waitForThePartialFile(of: output)
+    /// 4 MiB from a lab server that paces every GET at 4 MiB/s, the runs' and their retries'
+    /// alike, into a scratch folder: each run is still going when looked at.
+    private struct PacedRun {
+        let server: LabServer
+        let folder: URL
+        let output: URL
+        let fixture = Fixture(name: "lesson-09.bin", size: 4 << 20)
+        let arguments: [String]
+
+        init() throws {
+            server = try LabServer.start()
+            folder = try scratchDirectory()
+            output = folder.appendingPathComponent("lesson-09.bin")
+            let faults = Array(repeating: "throttle:4MiB", count: 8).joined(separator: ",")
+            let url = server.url(for: fixture, faults: faults, run: "l09-paced-\(UUID().uuidString.prefix(8))").absoluteString
+            arguments = ["--url", url, "--sha256", fixture.sha256Hex(), "--output", output.path, "--life", ""]
+        }
+
+        func end() {
+            server.stop()
+            try? FileManager.default.removeItem(at: folder)
+        }
+    }
+
+    /// A run killed once its task's partial file holds bytes: the file, left for the next run.
+    private func killMidway(_ paced: PacedRun) throws -> URL {
+        let killed = try ChildProcess(Self.executable, paced.arguments)
+        try killed.start()
+        let partial = try waitForThePartialFile(of: paced.output)
+        killed.kill()
+        _ = killed.wait(timeout: 10)
+        return partial
     }
 
     /// The running task's partial file, once it holds bytes.

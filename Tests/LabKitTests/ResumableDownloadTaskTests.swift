@@ -173,8 +173,11 @@ extension InProcessTransfers {
             let url = server.url(for: Fixture(name: "both", size: 8 << 20), faults: "throttle:4MiB", run: UUID().uuidString)
             let task = underWay(session, url)
             task.suspend()
-            #expect(try pause(task, heard) != nil)
+            let resumeData = try #require(try pause(task, heard))
             #expect(heard.events == ["completed \(URLError.cancelled.rawValue)", "handed over a blob"])
+            // The blob is not resumed: the partial file it names goes with the test.
+            let (stored, _) = try ResumeData.decode(resumeData)
+            try? FileManager.default.removeItem(at: LabFolders.temporary.appendingPathComponent(try #require(stored.tempFileName)))
         }
 
         /// An app may invalidate its session as soon as its tasks are under way (`resume()`, then

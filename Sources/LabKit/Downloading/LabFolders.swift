@@ -6,7 +6,13 @@ import Foundation
 public enum LabFolders {
     /// `$TMPDIR/download-lab-<uid>`: made on first use, readable by its owner only. Read once:
     /// a lesson that gives Foundation a temporary folder of its own (08) changes `TMPDIR` later.
-    public static let mine = FileManager.default.temporaryDirectory.appendingPathComponent("download-lab-\(getuid())", isDirectory: true)
+    /// An empty `TMPDIR` means none: /tmp, not the root of the file system.
+    public static let mine = systemTemporary.appendingPathComponent("download-lab-\(getuid())", isDirectory: true)
+
+    private static var systemTemporary: URL {
+        ProcessInfo.processInfo.environment["TMPDIR"]?.isEmpty == false ? FileManager.default.temporaryDirectory
+            : URL(fileURLWithPath: "/tmp", isDirectory: true)
+    }
 
     /// Where download tasks keep their temporary files: the app's tmp folder, in iOS terms.
     public static var temporary: URL { mine.appendingPathComponent("tmp", isDirectory: true) }

@@ -36,8 +36,14 @@ public final class Console: Sendable {
     }
 
     /// A failure, always on stderr, one line, whatever `--quiet` says: control characters (an
-    /// ESC from a server, a line break in a path) are shown escaped.
-    public static func error(_ text: String) { write(text.printable + "\n", to: STDERR_FILENO) }
+    /// ESC from a server, a line break in a path) are shown escaped, and a line that would run
+    /// past `longestErrorLine` characters (an argument of 100,000) is cut there.
+    public static func error(_ text: String) {
+        let line = text.printable
+        write((line.count <= longestErrorLine ? line : String(line.prefix(longestErrorLine - 1)) + "…") + "\n", to: STDERR_FILENO)
+    }
+
+    public static let longestErrorLine = 2_000
 
     /// Machine-readable output, always on stdout.
     public static func output(_ text: String) { write(text + "\n", to: STDOUT_FILENO) }
@@ -56,11 +62,13 @@ public final class Console: Sendable {
 extension String {
     /// The text with every control character escaped (`\u{1B}`, `\n`): what came from outside
     /// (a header, a file name, a path, a resume data blob) can hold anything, and an escape
-    /// sequence must not reach the terminal, nor a line break split a one-line message.
+    /// sequence must not reach the terminal, nor a line break split a one-line message. Invisible
+    /// format characters (a right-to-left override, which would show the rest of the line
+    /// reversed) are escaped too.
     public var printable: String {
         var result = ""
         for scalar in unicodeScalars {
-            if scalar.properties.generalCategory == .control {
+            if [.control, .format].contains(scalar.properties.generalCategory) {
                 result += scalar.escaped(asASCII: true)
             } else {
                 result.unicodeScalars.append(scalar)

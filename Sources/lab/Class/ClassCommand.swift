@@ -35,6 +35,7 @@ struct Class: ParsableCommand {
             } catch {
                 throw ClassCommandError(64, "--listen: \(error)")
             }
+            guard !data.isEmpty else { throw ClassCommandError(64, "--data: give a folder for the class") }
             let folder = URL(fileURLWithPath: data)
             let store: ClassStore
             do {
@@ -94,7 +95,8 @@ struct Class: ParsableCommand {
     struct Submit: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Send the results that could not be submitted when they were made (they wait in .build/class-outbox).",
-            discussion: "Exit status: 0 when every waiting result was sent (or none waited), 69 when one could not be.")
+            discussion: "Exit status: 0 when every waiting result was sent (or none waited), 69 when one could not be, "
+                + "65 when the outbox holds something that is not a result (left alone).")
 
         @Argument(help: ArgumentHelp("The class's address, http://HOST:PORT/class/CODE.", valueName: "URL"))
         var address: String
@@ -110,8 +112,13 @@ struct Class: ParsableCommand {
         func run() throws {
             let address = try ClassAddress.parse(address, option: "the address")
             let outbox = ClassOutbox.here()
-            let waiting = outbox.waiting()
+            let (waiting, strays) = outbox.waiting()
+            // What is in the outbox but is no submission is said, not skipped in silence.
+            let strayLine = strays.isEmpty ? nil : "\(strays.count) entr\(strays.count == 1 ? "y" : "ies") in \(outbox.folder.path) "
+                + "\(strays.count == 1 ? "is" : "are") not a submission, left alone: \(strays.prefix(3).joined(separator: ", "))"
+                + (strays.count > 3 ? ", …" : "")
             guard !waiting.isEmpty else {
+                if let strayLine { throw ClassCommandError(65, strayLine) }
                 Console.output("nothing waits to be submitted")
                 return
             }
@@ -128,6 +135,7 @@ struct Class: ParsableCommand {
                 }
             }
             if failed > 0 { throw ClassCommandError(69, "\(failed) of \(waiting.count) still wait in \(outbox.folder.path)") }
+            if let strayLine { throw ClassCommandError(65, strayLine) }
         }
     }
 
@@ -173,6 +181,8 @@ struct Class: ParsableCommand {
                     }
                 case .exercism, .gradescope:
                     let root = URL(fileURLWithPath: output!)
+                    // A link given as -o would carry every file elsewhere, as it would for csv.
+                    try OutputFile.makeOwnFolder(root)
                     for student in grid.students {
                         let studentFolder = root.appendingPathComponent(ClassExport.folderName(for: student))
                         try FileManager.default.createDirectory(at: studentFolder, withIntermediateDirectories: true)

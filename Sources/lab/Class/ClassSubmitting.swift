@@ -112,13 +112,21 @@ struct ClassOutbox {
         }
     }
 
-    /// Every waiting submission, oldest first; files that are not submissions are left alone.
-    func waiting() -> [(file: URL, submission: ClassSubmission)] {
+    /// Every waiting submission, oldest first, and the names of the entries that are not one (a
+    /// folder, a FIFO, a file too large or not a submission), which are left alone.
+    func waiting() -> (submissions: [(file: URL, submission: ClassSubmission)], strays: [String]) {
         let files = (try? FileManager.default.contentsOfDirectory(at: folder, includingPropertiesForKeys: nil)) ?? []
-        return files.filter { $0.pathExtension == "json" }.compactMap { file in
-            OutputFile.readBounded(file, limit: ClassSubmission.largestFile).flatMap { try? JSONDecoder().decode(ClassSubmission.self, from: $0) }
-                .map { (file, $0) }
-        }.sorted { $0.submission.createdAt < $1.submission.createdAt }
+        var submissions: [(file: URL, submission: ClassSubmission)] = []
+        var strays: [String] = []
+        for file in files.sorted(by: { $0.lastPathComponent < $1.lastPathComponent }) {
+            if let submission = OutputFile.readBounded(file, limit: ClassSubmission.largestFile)
+                .flatMap({ try? JSONDecoder().decode(ClassSubmission.self, from: $0) }) {
+                submissions.append((file, submission))
+            } else {
+                strays.append(file.lastPathComponent)
+            }
+        }
+        return (submissions.sorted { $0.submission.createdAt < $1.submission.createdAt }, strays)
     }
 
     /// Posts a submission; returns the server's one-line answer, or throws one line.
