@@ -122,7 +122,7 @@ public struct ClassPage {
                                           "data-standing": standing.rawValue])
                 cell.add("span", ["class": "mark"], text: Self.mark(standing))
                 if let result = grid.cell(student, column) {
-                    cell.set("title", "\(column.number) \(column.check): \(standing.rawValue). \(Self.brief(result.detail)) (\(time(result.submittedAt)))")
+                    cell.set("title", "\(column.number) \(column.check): \(standing.rawValue). \(result.detail.shortened(to: Self.shownDetail)) (\(time(result.submittedAt)))")
                     cell.set("data-submitted", result.submittedAt)
                 }
             }
@@ -167,18 +167,14 @@ public struct ClassPage {
                 guard standing != .fixed, standing != .notRun, let cell = grid.cell(student, column) else { continue }
                 let item = list.add("li")
                 item.add("span", ["class": "name"], text: student)
-                item.append(" (\(standing.rawValue), \(time(cell.submittedAt))): \(Self.brief(cell.detail))")
+                item.append(" (\(standing.rawValue), \(time(cell.submittedAt))): \(cell.detail.shortened(to: Self.shownDetail))")
             }
         }
     }
 
-    /// A check's detail as the page shows it, twice per cell at most: the page of a full class
+    /// How much of a check's detail the page shows, twice per cell at most: the page of a full class
     /// stays a few megabytes whatever the details say. The exports keep them whole.
     static let shownDetail = 160
-
-    static func brief(_ detail: String) -> String {
-        detail.count <= shownDetail ? detail : String(detail.prefix(shownDetail - 1)) + "…"
-    }
 
     private func writeComparison(_ main: Element) {
         let section = main.add("section", ["id": "comparison"])

@@ -32,8 +32,8 @@ public struct CheckRecord: Codable, Sendable, Equatable {
         self.check = check
         self.status = status
         self.passed = passed
-        self.detail = Self.shortened(detail, to: Self.longestText)
-        self.command = Self.shortened(command, to: Self.longestText)
+        self.detail = detail.shortened(to: Self.longestText)
+        self.command = command.shortened(to: Self.longestText)
         self.seconds = seconds
         self.symptomSeen = symptomSeen
         self.attempted = attempted
@@ -56,8 +56,4 @@ public struct CheckRecord: Codable, Sendable, Equatable {
         ("detail", { $0.detail.count }, longestText), ("command", { $0.command.count }, longestText),
         ("codeSHA256", { $0.codeSHA256.count }, 64), ("timestamp", { $0.timestamp.count }, 64), ("labVersion", { $0.labVersion.count }, 64),
     ]
-
-    private static func shortened(_ text: String, to limit: Int) -> String {
-        text.count <= limit ? text : String(text.prefix(limit - 1)) + "…"
-    }
 }

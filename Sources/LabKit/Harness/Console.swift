@@ -39,8 +39,7 @@ public final class Console: Sendable {
     /// ESC from a server, a line break in a path) are shown escaped, and a line that would run
     /// past `longestErrorLine` characters (an argument of 100,000) is cut there.
     public static func error(_ text: String) {
-        let line = text.printable
-        write((line.count <= longestErrorLine ? line : String(line.prefix(longestErrorLine - 1)) + "…") + "\n", to: STDERR_FILENO)
+        write(text.printable.shortened(to: longestErrorLine) + "\n", to: STDERR_FILENO)
     }
 
     public static let longestErrorLine = 2_000
