@@ -296,7 +296,7 @@ public struct FaultScript: Hashable, Sendable, CustomStringConvertible {
             return .chunked
         case .disposition:
             try requireArguments(1, "expected disposition:<file name, percent-encoded>")
-            guard let filename = percentDecoded(arguments[0]), !filename.isEmpty,
+            guard let filename = PercentEncoding.decoded(arguments[0]), !filename.isEmpty,
                   filename.utf8.count <= longestDispositionName else {
                 throw fail("expected a file name of 1 to \(longestDispositionName) bytes, percent-encoded UTF-8 (%2F for /, %2C for ,)")
             }
@@ -321,29 +321,6 @@ public struct FaultScript: Hashable, Sendable, CustomStringConvertible {
     /// A `disposition:` name can be as long as a hostile server makes it; this is enough for the
     /// 10,000-character names a client must cope with.
     public static let longestDispositionName = 16 << 10
-
-    /// `%XX` sequences decoded as UTF-8; nil when one is malformed or the bytes are not UTF-8.
-    /// Other characters stand for themselves, but the script's own `,` `+` `:` cannot appear raw.
-    private static func percentDecoded(_ text: String) -> String? {
-        var bytes: [UInt8] = []
-        var index = text.utf8.startIndex
-        let utf8 = text.utf8
-        while index < utf8.endIndex {
-            let byte = utf8[index]
-            if byte == UInt8(ascii: "%") {
-                let high = utf8.index(after: index)
-                guard high < utf8.endIndex, utf8.index(after: high) < utf8.endIndex,
-                      let value = UInt8(String(decoding: utf8[high...utf8.index(after: high)], as: UTF8.self), radix: 16)
-                else { return nil }
-                bytes.append(value)
-                index = utf8.index(high, offsetBy: 2)
-            } else {
-                bytes.append(byte)
-                index = utf8.index(after: index)
-            }
-        }
-        return String(validating: bytes, as: UTF8.self)
-    }
 
     /// Every byte but letters, digits and `-._~` as `%XX`, so the name survives the script's
     /// own separators and a URL's query.

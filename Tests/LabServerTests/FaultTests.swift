@@ -236,6 +236,19 @@ struct FaultTests {
         #expect(server.requestLog.last?.attempt == 0, "a rejected request plays no attempt")
     }
 
+    /// `%FF` is no UTF-8: the item is refused, where URLComponents would have dropped its value
+    /// and served the file with no fault at all.
+    @Test("a query item whose %XX are not UTF-8 is a 400, not an item left out",
+          arguments: ["faults=disposition:%FF", "faults=disposition:a%FFb", "size=%C3", "faults=ok&%FF=1"])
+    func queryThatIsNotUTF8(query: String) throws {
+        let server = try LabServer.start()
+        defer { server.stop() }
+        let response = try fetch(server, "GET", "/fixtures/\(fixture.name)?\(query)")
+        #expect(response.status == 400, "\(query): \(response.statusLine)")
+        #expect(response.bodyText.hasSuffix("\": its %XX must spell UTF-8\n"), "\(response.bodyText)")
+        #expect(response.header("Content-Disposition") == nil)
+    }
+
     @Test("chunked sends the body with no Content-Length, and a drop leaves out the last chunk")
     func chunked() throws {
         let server = try LabServer.start()

@@ -61,9 +61,7 @@ struct FixtureRequest {
     private let encodedItemsWithoutAttempt: [Substring]
 
     init(name: String, components: URLComponents) throws {
-        // URLComponents decodes %XX but, unlike HTML forms, leaves "+" alone, which fault
-        // scripts need ("throttle:4MiB+drop:1MiB").
-        let items = components.queryItems ?? []
+        let items = try Self.items(of: components.percentEncodedQuery)
         func value(_ itemName: String) -> String? {
             items.first { $0.name == itemName }?.value
         }
@@ -110,8 +108,22 @@ struct FixtureRequest {
             .filter { !isAttemptItem($0) }
         attemptKey = path + "?" + items
             .filter { $0.name != "attempt" && $0.name != "hops" }
-            .map { "\($0.name)=\($0.value ?? "")" }
+            .map { "\($0.name)=\($0.value)" }
             .joined(separator: "&")
+    }
+
+    /// The query's items, names and values percent-decoded. Unlike HTML forms, "+" stays itself,
+    /// which fault scripts need ("throttle:4MiB+drop:1MiB"). An item whose `%XX` do not spell
+    /// UTF-8 is refused: `URLComponents` would drop its value, and a bad script would be none.
+    static func items(of query: String?) throws -> [(name: String, value: String)] {
+        try (query ?? "").split(separator: "&").map { item in
+            let name = item.prefix { $0 != "=" }
+            let value = item.dropFirst(name.count).dropFirst()
+            guard let decodedName = PercentEncoding.decoded(name), let decodedValue = PercentEncoding.decoded(value) else {
+                throw LabError("bad query item \"\(String(item).shortened(to: 200))\": its %XX must spell UTF-8")
+            }
+            return (decodedName, decodedValue)
+        }
     }
 
     /// The same URL pinned to `attempt`, with `hops` redirects still to go.
