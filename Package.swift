@@ -117,18 +117,22 @@ let package = Package(
         .executableTarget(name: "foundation-floor"),
         // The tests' one temporary folder, removed when the test process ends.
         .target(name: "TestFolders", path: "Tests/TestFolders"),
+        // Where a test that blocks waits: a thread of its own, not one of Swift Testing's two.
+        .target(name: "TestThreads", path: "Tests/TestThreads"),
         .testTarget(
             name: "LabServerTests",
-            dependencies: ["LabVocabulary", "LabFixtures", "LabServer", "LabPlatform", "TestFolders",
+            dependencies: ["LabVocabulary", "LabFixtures", "LabServer", "LabPlatform", "TestFolders", "TestThreads",
                            .product(name: "Crypto", package: "swift-crypto")]
         ),
-        .testTarget(name: "LabKitTests", dependencies: ["LabVocabulary", "LabFixtures", "LabKit", "LabServer", "LabPlatform", "TestFolders"]),
+        .testTarget(name: "LabKitTests",
+                    dependencies: ["LabVocabulary", "LabFixtures", "LabKit", "LabServer", "LabPlatform", "TestFolders", "TestThreads"]),
         .testTarget(name: "CLibXML2Tests", dependencies: ["CLibXML2"]),
         .testTarget(name: "LabReportTests", dependencies: ["LabVocabulary", "LabReport", "CLibXML2", "TestFolders"]),
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
-                "TestFolders", "LabVocabulary", "LabFixtures", "LabKit", "LabServer", "LabReport", "LabCatalogue", "LabPlatform", "LabClass",
+                "TestFolders", "TestThreads", "LabVocabulary", "LabFixtures", "LabKit", "LabServer", "LabReport", "LabCatalogue", "LabPlatform",
+                "LabClass",
                 "lab", "lab-measure", "foundation-floor",
             ] + lessonExecutables.map { .target(name: $0) },
             // Run by the class tests as they are: the browser's driver, the HTTP client, the exports' reader, JUnit's schema.

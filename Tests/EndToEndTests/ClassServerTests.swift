@@ -5,6 +5,7 @@ import LabPlatform
 import LabReport
 import LabVocabulary
 import Synchronization
+import TestThreads
 import Testing
 
 /// `lab class serve` as a teacher runs it: a real server process, real submissions over real
@@ -73,47 +74,49 @@ import Testing
 
     // MARK: Real `lab` processes submitting
 
-    @Test func aRealCheckSubmitsWithoutChangingItsResult() throws {
-        let folder = try scratchDirectory()
-        let server = try ClassServerProcess(data: folder.appendingPathComponent("class"))
-        defer { server.stop() }
-        let alone = try ExerciseTests.lab(["exercise", "check", "00"])
-        let submitted = try ExerciseTests.lab(["exercise", "check", "00", "--submit", server.classURL, "--name", "Grace Hopper"])
-        #expect(submitted.status == alone.status)
-        #expect(submitted.status == 1)
-        #expect(Self.checkLines(submitted.stdout) == Self.checkLines(alone.stdout))
-        let lesson = Catalogue.lesson(named: "00")!
-        #expect(submitted.stderr.contains("submitted to the class: stored: \(lesson.checks.count) checks, 1 holding\n"))
-        let grid = try server.stored().grid
-        #expect(grid.students == ["Grace Hopper"])
-        let cleanColumn = ClassGrid.Column(exercise: lesson.lesson, number: "00", check: "clean")
-        #expect(grid.standing("Grace Hopper", cleanColumn) == .fixed)
-        #expect(grid.standing("Grace Hopper", ClassGrid.Column(exercise: lesson.lesson, number: "00", check: "status-ignored")) == .notStarted)
+    @Test func aRealCheckSubmitsWithoutChangingItsResult() async throws {
+        try await ExerciseTests.takingTurns {
+            let folder = try scratchDirectory()
+            let server = try ClassServerProcess(data: folder.appendingPathComponent("class"))
+            defer { server.stop() }
+            let alone = try ExerciseTests.lab(["exercise", "check", "00"])
+            let submitted = try ExerciseTests.lab(["exercise", "check", "00", "--submit", server.classURL, "--name", "Grace Hopper"])
+            #expect(submitted.status == alone.status)
+            #expect(submitted.status == 1)
+            #expect(Self.checkLines(submitted.stdout) == Self.checkLines(alone.stdout))
+            let lesson = Catalogue.lesson(named: "00")!
+            #expect(submitted.stderr.contains("submitted to the class: stored: \(lesson.checks.count) checks, 1 holding\n"))
+            let grid = try server.stored().grid
+            #expect(grid.students == ["Grace Hopper"])
+            let cleanColumn = ClassGrid.Column(exercise: lesson.lesson, number: "00", check: "clean")
+            #expect(grid.standing("Grace Hopper", cleanColumn) == .fixed)
+            #expect(grid.standing("Grace Hopper", ClassGrid.Column(exercise: lesson.lesson, number: "00", check: "status-ignored")) == .notStarted)
 
-        // A server that does not answer: the same result, one line, and the run waits in the outbox.
-        guard let closed = boundLoopbackSocket() else { throw ClassTestError("no free port") }
-        defer { close(closed.descriptor) }
-        let nobody = "http://127.0.0.1:\(closed.port)/class/\(server.classCode)"
-        let unsent = try ExerciseTests.lab(["exercise", "check", "00", "--submit", nobody, "--name", "Grace Hopper"])
-        #expect(unsent.status == alone.status)
-        #expect(Self.checkLines(unsent.stdout) == Self.checkLines(alone.stdout))
-        let line = try #require(unsent.stderr.split(separator: "\n").first { $0.hasPrefix("not submitted: ") })
-        let kept = try #require(line.firstMatch(of: /Kept in (\S+\.json);/)?.1)
-        #expect(line.hasSuffix("send it later with `swift run lab class submit \(nobody) --name 'Grace Hopper'`"))
+            // A server that does not answer: the same result, one line, and the run waits in the outbox.
+            guard let closed = boundLoopbackSocket() else { throw ClassTestError("no free port") }
+            defer { close(closed.descriptor) }
+            let nobody = "http://127.0.0.1:\(closed.port)/class/\(server.classCode)"
+            let unsent = try ExerciseTests.lab(["exercise", "check", "00", "--submit", nobody, "--name", "Grace Hopper"])
+            #expect(unsent.status == alone.status)
+            #expect(Self.checkLines(unsent.stdout) == Self.checkLines(alone.stdout))
+            let line = try #require(unsent.stderr.split(separator: "\n").first { $0.hasPrefix("not submitted: ") })
+            let kept = try #require(line.firstMatch(of: /Kept in (\S+\.json);/)?.1)
+            #expect(line.hasSuffix("send it later with `swift run lab class submit \(nobody) --name 'Grace Hopper'`"))
 
-        // Sent later from another folder's outbox, so this package's stays as it was.
-        let elsewhere = try scratchDirectory()
-        let outbox = elsewhere.appendingPathComponent(".build/class-outbox")
-        try FileManager.default.createDirectory(at: outbox, withIntermediateDirectories: true)
-        try FileManager.default.moveItem(atPath: String(kept), toPath: outbox.appendingPathComponent("waiting.json").path)
-        let later = try ChildProcess("lab", ["class", "submit", server.classURL, "--name", "Grace Hopper"])
-        later.process.currentDirectoryURL = elsewhere
-        try later.start()
-        let sent = later.wait(timeout: 60)
-        #expect(sent.status == 0, "\(sent.stderr)")
-        #expect(sent.stdout == "waiting.json: stored: \(lesson.checks.count) checks, 1 holding\n")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: outbox.path).isEmpty)
-        #expect(try server.stored().ids.count == 2)
+            // Sent later from another folder's outbox, so this package's stays as it was.
+            let elsewhere = try scratchDirectory()
+            let outbox = elsewhere.appendingPathComponent(".build/class-outbox")
+            try FileManager.default.createDirectory(at: outbox, withIntermediateDirectories: true)
+            try FileManager.default.moveItem(atPath: String(kept), toPath: outbox.appendingPathComponent("waiting.json").path)
+            let later = try ChildProcess("lab", ["class", "submit", server.classURL, "--name", "Grace Hopper"])
+            later.process.currentDirectoryURL = elsewhere
+            try later.start()
+            let sent = later.wait(timeout: 60)
+            #expect(sent.status == 0, "\(sent.stderr)")
+            #expect(sent.stdout == "waiting.json: stored: \(lesson.checks.count) checks, 1 holding\n")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: outbox.path).isEmpty)
+            #expect(try server.stored().ids.count == 2)
+        }
     }
 
     @Test(arguments: [
@@ -140,26 +143,28 @@ import Testing
 
     /// `lab compare --submit` from a real comparison, to a server open to the network: the
     /// comparison's own output is the same, and the page merges it, a row per strategy.
-    @Test func aComparisonIsSubmittedAndMergedOnThePage() throws {
-        let folder = try scratchDirectory()
-        let server = try ClassServerProcess(data: folder.appendingPathComponent("class"), listen: "0.0.0.0:0")
-        let banner = server.child.stdoutSoFar
-        #expect(banner.hasPrefix("Download Lab class server OPEN TO THE NETWORK on 0.0.0.0:\(server.port): "))
-        let compare = try ExerciseTests.lab(["compare", "--lessons", "00", "--sizes", "1MiB", "--scenarios", "clean",
-                                             "--repetitions", "1", "-o", folder.appendingPathComponent("results").path,
-                                             "--submit", server.classURL, "--name", "Katherine Johnson"], timeout: 300)
-        #expect(compare.status == 0, "\(compare.stderr.suffix(500))")
-        #expect(compare.stdout == folder.appendingPathComponent("results/report.html").path + "\n")
-        #expect(compare.stderr.hasSuffix("submitted to the class: stored: a comparison of 2 runs\n"))
-        let page = try ClassHTTP.get(server.teacherURL)
-        let rows = page.body.components(separatedBy: "<tr data-lesson=\"00-small-file\" data-variant=")
-        #expect(rows.count == 3, "a row per variant")
-        #expect(page.body.contains("<td data-unexpected=\"0\">none</td>"))
-        #expect(try server.stored().grid.comparisons.map(\.student) == ["Katherine Johnson"])
+    @Test func aComparisonIsSubmittedAndMergedOnThePage() async throws {
+        try await ExerciseTests.takingTurns {
+            let folder = try scratchDirectory()
+            let server = try ClassServerProcess(data: folder.appendingPathComponent("class"), listen: "0.0.0.0:0")
+            let banner = server.child.stdoutSoFar
+            #expect(banner.hasPrefix("Download Lab class server OPEN TO THE NETWORK on 0.0.0.0:\(server.port): "))
+            let compare = try ExerciseTests.lab(["compare", "--lessons", "00", "--sizes", "1MiB", "--scenarios", "clean",
+                                                 "--repetitions", "1", "-o", folder.appendingPathComponent("results").path,
+                                                 "--submit", server.classURL, "--name", "Katherine Johnson"], timeout: 300)
+            #expect(compare.status == 0, "\(compare.stderr.suffix(500))")
+            #expect(compare.stdout == folder.appendingPathComponent("results/report.html").path + "\n")
+            #expect(compare.stderr.hasSuffix("submitted to the class: stored: a comparison of 2 runs\n"))
+            let page = try ClassHTTP.get(server.teacherURL)
+            let rows = page.body.components(separatedBy: "<tr data-lesson=\"00-small-file\" data-variant=")
+            #expect(rows.count == 3, "a row per variant")
+            #expect(page.body.contains("<td data-unexpected=\"0\">none</td>"))
+            #expect(try server.stored().grid.comparisons.map(\.student) == ["Katherine Johnson"])
 
-        let stopped = server.stop()
-        #expect(stopped.status == 0)
-        #expect(stopped.stdout.hasSuffix("\nStopping; the class is kept in \(folder.appendingPathComponent("class").path).\n"))
+            let stopped = server.stop()
+            #expect(stopped.status == 0)
+            #expect(stopped.stdout.hasSuffix("\nStopping; the class is kept in \(folder.appendingPathComponent("class").path).\n"))
+        }
     }
 
     /// The lines for people, without the seconds and the commands, which differ run to run.

@@ -3,6 +3,7 @@ import LabCatalogue
 import LabKit
 import LabVocabulary
 import Synchronization
+import TestThreads
 import Testing
 
 /// `lab exercise`, run as a process from the package folder, building real exercise code and
@@ -46,6 +47,13 @@ import Testing
         try exclusively { try runLab(arguments, timeout: timeout) }
     }
 
+    /// A test that writes code into the exercise folders, builds it or runs what was built: on a
+    /// thread of its own, waiting its turn without holding one of Swift Testing's, then alone
+    /// with the folders and their builds from its first step to its last.
+    static func takingTurns<T>(_ body: () throws -> T) async throws -> T {
+        try await OffThePool.runWaitingForALock { try exclusively(body) }
+    }
+
     /// The exercise folders are the package's own, shared by every suite that writes code into
     /// them (this one, the catalogue's, lesson 09's, the class's): one test at a time uses them,
     /// whatever its suite. Recursive, as `withExerciseFiles` runs `lab` inside.
@@ -76,6 +84,18 @@ import Testing
 
     struct LabHung: Error, CustomStringConvertible {
         let description: String
+    }
+
+    /// Builds the exercise's executable from its files as they are, without checking it.
+    static func build(_ lesson: LessonDefects) throws {
+        let finished = try exclusively {
+            let child = try ChildProcess(program: URL(fileURLWithPath: "/usr/bin/env"),
+                                         ["swift", "build", "--product", lesson.exerciseExecutable, "--ignore-lock"])
+            child.process.currentDirectoryURL = packageRoot
+            try child.start()
+            return child.wait(timeout: 600)
+        }
+        try #require(finished.status == 0, "\(finished.stdout.suffix(2000))")
     }
 
     static func buildingWithoutTheLock(_ arguments: [String]) -> [String] {
@@ -135,8 +155,10 @@ import Testing
         try #require(try startingFiles(lesson).first { $0.name == ExerciseSource.studentFile }).text
     }
 
-    @Test func startingCodeIsMadeFromTheArticleVariant() throws {
-        try Self.exclusively { try startingCodeOfEveryExerciseIsMadeFromItsArticle() }
+    @Test func startingCodeIsMadeFromTheArticleVariant() async throws {
+        try await OffThePool.run {
+            try Self.exclusively { try startingCodeOfEveryExerciseIsMadeFromItsArticle() }
+        }
     }
 
     private func startingCodeOfEveryExerciseIsMadeFromItsArticle() throws {
@@ -163,48 +185,75 @@ import Testing
         }
     }
 
-    @Test func untouchedExercisesFailExactlyThePredictedChecks() throws {
-        let finished = try Self.lab(["exercise", "check", "--all", "--json"])
-        #expect(finished.status == 1, "\(finished.stderr)")
-        let records = try Self.records(finished.stdout)
-        for lesson in Catalogue.lessons {
-            let mine = records.filter { $0.exercise == lesson.lesson }
-            #expect(mine.map(\.check) == lesson.checks.map(\.id))
-            #expect(Set(mine.filter { !$0.passed }.map(\.check)) == lesson.failingAtStart, "\(lesson.lesson): \(mine)")
-            // Each defect shows itself the way the catalogue says the article's code does.
-            for record in mine where lesson.defects.contains(where: { $0.id == record.check }) {
-                #expect(record.status == .stillThere && record.symptomSeen == true, "\(lesson.lesson) \(record.check): \(record.detail)")
+    @Test func untouchedExercisesFailExactlyThePredictedChecks() async throws {
+        try await ExerciseTests.takingTurns {
+            let finished = try Self.lab(["exercise", "check", "--all", "--json"])
+            #expect(finished.status == 1, "\(finished.stderr)")
+            let records = try Self.records(finished.stdout)
+            for lesson in Catalogue.lessons {
+                let mine = records.filter { $0.exercise == lesson.lesson }
+                #expect(mine.map(\.check) == lesson.checks.map(\.id))
+                #expect(Set(mine.filter { !$0.passed }.map(\.check)) == lesson.failingAtStart, "\(lesson.lesson): \(mine)")
+                // Each defect shows itself the way the catalogue says the article's code does.
+                for record in mine where lesson.defects.contains(where: { $0.id == record.check }) {
+                    #expect(record.status == .stillThere && record.symptomSeen == true, "\(lesson.lesson) \(record.check): \(record.detail)")
+                }
+                // Who and what: untouched code is not attempted, and every line says which code and which lab.
+                let code = try FileDigest.sha256Hex(of: Self.packageRoot.appendingPathComponent(ExerciseSource.path(for: lesson)))
+                for record in mine {
+                    #expect(!record.attempted && record.codeSHA256 == code
+                            && record.labVersion == LabVersion.current)
+                    #expect(ISO8601DateFormatter().date(from: record.timestamp) != nil, "\(record.timestamp)")
+                }
             }
-            // Who and what: untouched code is not attempted, and every line says which code and which lab.
-            let code = try FileDigest.sha256Hex(of: Self.packageRoot.appendingPathComponent(ExerciseSource.path(for: lesson)))
-            for record in mine {
-                #expect(!record.attempted && record.codeSHA256 == code
-                        && record.labVersion == LabVersion.current)
-                #expect(ISO8601DateFormatter().date(from: record.timestamp) != nil, "\(record.timestamp)")
-                try Self.expectPastedCommandShows(record)
+            // Every "see it" command, pasted: four at a time, as they only read what was built.
+            let pasted = Self.onThreads(records, width: 4) { record in Result { try Self.paste(record) } }
+            for (record, shown) in zip(records, pasted) {
+                try Self.expectPastedCommandShows(record, shown.get())
             }
         }
     }
 
     /// Runs the check's "see it" command as a student pastes it (`swift run X` is the built X: the
-    /// running `swift test` holds the package's lock), and expects what the check saw: the same
-    /// exit status for a one-run command, the same verdict from `lab exercise see`.
-    static func expectPastedCommandShows(_ record: Record) throws {
+    /// running `swift test` holds the package's lock). The caller holds the exercise folders.
+    static func paste(_ record: Record) throws -> ChildProcess.Finished {
         let see = "swift run lab exercise see "
         if record.command.hasPrefix(see) {
-            let words = ["exercise", "see"] + record.command.dropFirst(see.count).split(separator: " ").map(String.init)
-            let shown = try lab(words)
+            return try runLab(["exercise", "see"] + record.command.dropFirst(see.count).split(separator: " ").map(String.init), timeout: 600)
+        }
+        let pasted = ChildProcess.buildDirectory.path + "/" + record.command.dropFirst("swift run ".count)
+        let child = try ChildProcess(program: URL(fileURLWithPath: "/bin/sh"), ["-c", pasted])
+        try child.start()
+        return child.wait(timeout: 120)
+    }
+
+    /// The pasted command shows what the check saw: the same exit status for a one-run command,
+    /// the same verdict from `lab exercise see`.
+    static func expectPastedCommandShows(_ record: Record, _ shown: ChildProcess.Finished) throws {
+        if record.command.hasPrefix("swift run lab exercise see ") {
             #expect(shown.status == (record.passed ? 0 : 1), "\(record.command): \(shown.stdout.suffix(400)) \(shown.stderr.suffix(400))")
             #expect(shown.stdout.contains((record.passed ? "✔ " : "✗ ") + record.check), "\(record.command): \(shown.stdout.suffix(400))")
             return
         }
         let wanted = try #require(record.detail.firstMatch(of: /exit (\d+)/).map { Int32($0.output.1)! }, "\(record.detail)")
         #expect(record.command.hasPrefix("swift run "), "\(record.command)")
-        let pasted = ChildProcess.buildDirectory.path + "/" + record.command.dropFirst("swift run ".count)
-        let child = try ChildProcess(program: URL(fileURLWithPath: "/bin/sh"), ["-c", pasted])
-        try child.start()
-        let finished = child.wait(timeout: 120)
-        #expect(finished.status == wanted, "\(record.exercise) \(record.check): `\(record.command)` exited \(finished.status), the check saw \(wanted)")
+        #expect(shown.status == wanted, "\(record.exercise) \(record.check): `\(record.command)` exited \(shown.status), the check saw \(wanted)")
+    }
+
+    /// `work` on each item, `width` at a time on threads of their own; the results in order.
+    static func onThreads<Item: Sendable, Output: Sendable>(_ items: [Item], width: Int,
+                                                            _ work: @escaping @Sendable (Item) -> Output) -> [Output] {
+        let board = ParallelBoard<Output>(count: items.count)
+        let group = DispatchGroup()
+        for _ in 0..<min(width, items.count) {
+            group.enter()
+            Thread {
+                while let index = board.claim() { board.store(work(items[index]), at: index) }
+                group.leave()
+            }.start()
+        }
+        group.wait()
+        return board.outputs
     }
 
     /// The exercise's files holding the lesson's corrected logic (`startingFiles(swappingVariants:)`),
@@ -228,264 +277,316 @@ import Testing
 
     /// Exercise 03 solved except that it never resumes: every other check holds, the resume
     /// checks do not, and their lines count the bytes sent twice.
-    @Test func anExerciseThatNeverResumesFailsTheResumeChecks() throws {
-        // The resume condition forced false: the request never carries Range.
-        let records = try Self.checkCorrected(
-            "03", replacing: "URLConnection(request: partial.nextRequest(), delegate: self)",
-            with: "URLConnection(request: false ? partial.nextRequest() : URLRequest(url: run.url), delegate: self)")
-        // compressed-resume is a defect's check that only a resume passes, so it fails too.
-        #expect(Set(records.filter { !$0.passed }.map(\.check)) == ["compressed-resume", "resumes-after-drop", "resumes-after-kill"], "\(records)")
-        for record in records where !record.passed && record.check != "compressed-resume" {
-            #expect(record.status == .fails)
-            #expect(record.detail.contains("asked for no Range: 4,194,304 bytes came twice (at most 1 MiB may)"), "\(record.detail)")
+    @Test func anExerciseThatNeverResumesFailsTheResumeChecks() async throws {
+        try await ExerciseTests.takingTurns {
+            // The resume condition forced false: the request never carries Range.
+            let records = try Self.checkCorrected(
+                "03", replacing: "URLConnection(request: partial.nextRequest(), delegate: self)",
+                with: "URLConnection(request: false ? partial.nextRequest() : URLRequest(url: run.url), delegate: self)")
+            // compressed-resume is a defect's check that only a resume passes, so it fails too.
+            #expect(Set(records.filter { !$0.passed }.map(\.check)) == ["compressed-resume", "resumes-after-drop", "resumes-after-kill"], "\(records)")
+            for record in records where !record.passed && record.check != "compressed-resume" {
+                #expect(record.status == .fails)
+                #expect(record.detail.contains("asked for no Range: 4,194,304 bytes came twice (at most 1 MiB may)"), "\(record.detail)")
+            }
+            let compressed = try #require(records.first { $0.check == "compressed-resume" })
+            #expect(compressed.status == .stillThere)
+            #expect(compressed.detail.hasPrefix("gzip+drop:40pct,gzip: the request after the break asked for no Range and got 200"), "\(compressed.detail)")
         }
-        let compressed = try #require(records.first { $0.check == "compressed-resume" })
-        #expect(compressed.status == .stillThere)
-        #expect(compressed.detail.hasPrefix("gzip+drop:40pct,gzip: the request after the break asked for no Range and got 200"), "\(compressed.detail)")
     }
 
     /// Exercise 05 solved, except that it resumes from any blob on disk: the run at another URL
     /// follows the blob to a server that is gone, and fails.
-    @Test func resumeDataForAnotherURLIsSetAside() throws {
-        let records = try Self.checkCorrected("05", replacing: "guard url == run.url else {", with: "guard url == url else {")
-        #expect(Set(records.filter { !$0.passed }.map(\.check)) == ["resume-data-for-another-url"], "\(records)")
-        let record = try #require(records.first { $0.check == "resume-data-for-another-url" })
-        #expect(record.detail.hasPrefix("ok,stall:512KiB, killed at the stall and run again at another URL: exit 69 (transfer-failed)"), "\(record.detail)")
+    @Test func resumeDataForAnotherURLIsSetAside() async throws {
+        try await ExerciseTests.takingTurns {
+            let records = try Self.checkCorrected("05", replacing: "guard url == run.url else {", with: "guard url == url else {")
+            #expect(Set(records.filter { !$0.passed }.map(\.check)) == ["resume-data-for-another-url"], "\(records)")
+            let record = try #require(records.first { $0.check == "resume-data-for-another-url" })
+            #expect(record.detail.hasPrefix("ok,stall:512KiB, killed at the stall and run again at another URL: exit 69 (transfer-failed)"), "\(record.detail)")
+        }
     }
 
     /// A full disk that ends in exit 69 is not the lesson's contract (74): the line says which it got.
-    @Test func aStopWithTheWrongExitStatusFails() throws {
-        let records = try Self.checkCorrected(
-            "02", replacing: "do { try partial.append(data, through: fileHandle) } catch { fail(error) }",
-            with: "do { try partial.append(data, through: fileHandle) } catch { fail(DownloadError.httpStatus(0, url: \"disk\")) }")
-        let record = try #require(records.first { $0.check == "write-errors-dropped" })
-        #expect(!record.passed && record.status == .stillThere)
-        #expect(record.detail.contains("the first run ended with exit 69, wanted exit 74 (io-failed)"), "\(record.detail)")
+    @Test func aStopWithTheWrongExitStatusFails() async throws {
+        try await ExerciseTests.takingTurns {
+            let records = try Self.checkCorrected(
+                "02", replacing: "do { try partial.append(data, through: fileHandle) } catch { fail(error) }",
+                with: "do { try partial.append(data, through: fileHandle) } catch { fail(DownloadError.httpStatus(0, url: \"disk\")) }")
+            let record = try #require(records.first { $0.check == "write-errors-dropped" })
+            #expect(!record.passed && record.status == .stillThere)
+            #expect(record.detail.contains("the first run ended with exit 69, wanted exit 74 (io-failed)"), "\(record.detail)")
+        }
     }
 
-    @Test func correctedLogicInTheExercisePassesEveryCheck() throws {
-        for lesson in Catalogue.lessons {
-            let finished = try Self.withExerciseFiles(lesson, holding: try Self.correctedFiles(lesson)) {
-                try Self.lab(["exercise", "check", lesson.number, "--json"])
-            }
-            #expect(finished.status == 0, "\(lesson.lesson): \(finished.stderr)")
-            let records = try Self.records(finished.stdout)
-            #expect(records.map(\.check) == lesson.checks.map(\.id))
-            for record in records {
-                #expect(record.passed && record.symptomSeen != true, "\(lesson.lesson) \(record.check): \(record.detail)")
+    @Test func correctedLogicInTheExercisePassesEveryCheck() async throws {
+        try await ExerciseTests.takingTurns {
+            for lesson in Catalogue.lessons {
+                let finished = try Self.withExerciseFiles(lesson, holding: try Self.correctedFiles(lesson)) {
+                    try Self.lab(["exercise", "check", lesson.number, "--json"])
+                }
+                #expect(finished.status == 0, "\(lesson.lesson): \(finished.stderr)")
+                let records = try Self.records(finished.stdout)
+                #expect(records.map(\.check) == lesson.checks.map(\.id))
+                // A defect's symptom is looked for and not seen; the skills and the clean run hold.
+                let defects = Set(lesson.defects.map(\.id))
+                for record in records {
+                    #expect(record.passed && record.symptomSeen != true, "\(lesson.lesson) \(record.check): \(record.detail)")
+                    if defects.contains(record.check) { #expect(record.symptomSeen == false, "\(lesson.lesson) \(record.check)") }
+                }
             }
         }
     }
 
-    @Test func halfFixedExerciseReportsExactlyTheRemainingDefects() throws {
-        let lesson = try #require(Catalogue.lesson(named: "02"))
-        let starting = try Self.startingCode(lesson)
-        let rangeFixed = starting.replacingOccurrences(of: "\"bytes:\\(localSize)-\"", with: "\"bytes=\\(localSize)-\"")
-        #expect(rangeFixed != starting)
-        let finished = try Self.withExercise(lesson, holding: rangeFixed) { try Self.lab(["exercise", "check", "02"]) }
-        #expect(finished.status == 1)
-        #expect(finished.stdout.contains("✔ range-colon"), "\(finished.stdout)")
-        #expect(finished.stdout.contains("✗ no-206-check           still there"), "\(finished.stdout)")
-        let failing = finished.stdout.split(separator: "\n").filter { $0.hasPrefix("✗ ") }
-            .map { String($0.dropFirst(2).prefix { $0 != " " }) }
-        #expect(Set(failing) == Set(lesson.defects.map(\.id)).subtracting(["range-colon"]))
-        // With the colon fixed, the 206 that starts 100 bytes early shows itself as what it is.
-        #expect(finished.stdout.contains("100 bytes too long (4,194,404 for 4,194,304)"), "\(finished.stdout)")
-        #expect(finished.stdout.contains("7 of 11 checks fail. A hint: swift run lab exercise hint 02"), "\(finished.stdout)")
+    @Test func halfFixedExerciseReportsExactlyTheRemainingDefects() async throws {
+        try await ExerciseTests.takingTurns {
+            let lesson = try #require(Catalogue.lesson(named: "02"))
+            let starting = try Self.startingCode(lesson)
+            let rangeFixed = starting.replacingOccurrences(of: "\"bytes:\\(localSize)-\"", with: "\"bytes=\\(localSize)-\"")
+            #expect(rangeFixed != starting)
+            let finished = try Self.withExercise(lesson, holding: rangeFixed) { try Self.lab(["exercise", "check", "02"]) }
+            #expect(finished.status == 1)
+            #expect(finished.stdout.contains("✔ range-colon"), "\(finished.stdout)")
+            #expect(finished.stdout.contains("✗ no-206-check           still there"), "\(finished.stdout)")
+            let failing = finished.stdout.split(separator: "\n").filter { $0.hasPrefix("✗ ") }
+                .map { String($0.dropFirst(2).prefix { $0 != " " }) }
+            #expect(Set(failing) == Set(lesson.defects.map(\.id)).subtracting(["range-colon"]))
+            // With the colon fixed, the 206 that starts 100 bytes early shows itself as what it is.
+            #expect(finished.stdout.contains("100 bytes too long (4,194,404 for 4,194,304)"), "\(finished.stdout)")
+            #expect(finished.stdout.contains("7 of 11 checks fail. A hint: swift run lab exercise hint 02"), "\(finished.stdout)")
+        }
     }
 
     /// progress.json is anyone's to edit: counts out of range are clamped, and a file that is not
     /// progress counts as none, instead of stopping `hint` with "Index out of range".
     @Test(arguments: [-1, Int.min, Int.max])
-    func aTamperedHintCounterIsClamped(count: Int) throws {
-        let lesson = try #require(Catalogue.lesson(named: "02"))
-        let code = Self.packageRoot.appendingPathComponent(ExerciseSource.path(for: lesson))
-        let progress = """
-            {"exercises": {"02-filehandle": {"sourceSHA256": "\(try FileDigest.sha256Hex(of: code))", "failing": ["range-colon"],
-             "total": -5, "compiles": true, "hintsShown": {"range-colon": \(count)}}}}
-            """
-        try FileManager.default.createDirectory(at: Self.progressFile.deletingLastPathComponent(), withIntermediateDirectories: true)
-        try Data(progress.utf8).write(to: Self.progressFile)
-        let finished = try Self.lab(["exercise", "hint", "02"])
-        #expect(finished.status == 0, "\(finished.stderr)")
-        let shown = count < 0 ? 1 : 3
-        #expect(finished.stdout.contains("hint \(shown) of 3: "), "\(finished.stdout)")
-        #expect(!finished.stdout.contains("Checking exercise"), "\(finished.stdout)")
+    func aTamperedHintCounterIsClamped(count: Int) async throws {
+        try await ExerciseTests.takingTurns {
+            let lesson = try #require(Catalogue.lesson(named: "02"))
+            let code = Self.packageRoot.appendingPathComponent(ExerciseSource.path(for: lesson))
+            let progress = """
+                {"exercises": {"02-filehandle": {"sourceSHA256": "\(try FileDigest.sha256Hex(of: code))", "failing": ["range-colon"],
+                 "total": -5, "compiles": true, "hintsShown": {"range-colon": \(count)}}}}
+                """
+            try FileManager.default.createDirectory(at: Self.progressFile.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try Data(progress.utf8).write(to: Self.progressFile)
+            let finished = try Self.lab(["exercise", "hint", "02"])
+            #expect(finished.status == 0, "\(finished.stderr)")
+            let shown = count < 0 ? 1 : 3
+            #expect(finished.stdout.contains("hint \(shown) of 3: "), "\(finished.stdout)")
+            #expect(!finished.stdout.contains("Checking exercise"), "\(finished.stdout)")
+        }
     }
 
-    @Test func codeThatDoesNotCompileGivesTheFirstErrorOnly() throws {
-        let lesson = try #require(Catalogue.lesson(named: "03"))
-        var lines = try Self.startingCode(lesson).components(separatedBy: "\n")
-        let line = try #require(lines.firstIndex { $0.contains("func downloadFile()") }) + 2
-        lines.insert("        let broken: Int = \"not a number\"", at: line - 1)
-        let finished = try Self.withExercise(lesson, holding: lines.joined(separator: "\n")) { try Self.lab(["exercise", "check", "03"]) }
-        #expect(finished.status == 1)
-        #expect(finished.stdout.isEmpty, "\(finished.stdout)")
-        let errorLines = finished.stderr.split(separator: "\n")
-        #expect(errorLines.count == 1, "\(finished.stderr)")
-        #expect(finished.stderr.hasPrefix("lab exercise check: Sources/Exercises/03-outputstream/Article.swift:\(line):"), "\(finished.stderr)")
-        #expect(finished.stderr.contains("error: cannot convert value of type 'String'"), "\(finished.stderr)")
+    @Test func codeThatDoesNotCompileGivesTheFirstErrorOnly() async throws {
+        try await ExerciseTests.takingTurns {
+            let lesson = try #require(Catalogue.lesson(named: "03"))
+            var lines = try Self.startingCode(lesson).components(separatedBy: "\n")
+            let line = try #require(lines.firstIndex { $0.contains("func downloadFile()") }) + 2
+            lines.insert("        let broken: Int = \"not a number\"", at: line - 1)
+            let finished = try Self.withExercise(lesson, holding: lines.joined(separator: "\n")) { try Self.lab(["exercise", "check", "03"]) }
+            #expect(finished.status == 1)
+            #expect(finished.stdout.isEmpty, "\(finished.stdout)")
+            let errorLines = finished.stderr.split(separator: "\n")
+            #expect(errorLines.count == 1, "\(finished.stderr)")
+            #expect(finished.stderr.hasPrefix("lab exercise check: Sources/Exercises/03-outputstream/Article.swift:\(line):"), "\(finished.stderr)")
+            #expect(finished.stderr.contains("error: cannot convert value of type 'String'"), "\(finished.stderr)")
+        }
     }
 
     /// A completion handler written the natural way, a plain `var` set in the closure, fails
     /// Swift 6's data-race checking; the error points at the header, and the header's Mutex
     /// pattern, typed in the same place, compiles and downloads.
-    @Test func aNaturalCompletionHandlerIsExplainedAndTheHeadersPatternCompiles() throws {
-        let lesson = try #require(Catalogue.lesson(named: "00"))
-        let starting = try Self.startingCode(lesson)
-        let call = "        let (data, _, _) = fetchInOneCall(URLRequest(url: run.url), way, run)\n"
-        #expect(starting.contains(call))
-        let natural = """
-                    var data: Data?
-                    let done = DispatchSemaphore(value: 0)
-                    URLSession.shared.dataTask(with: run.url) { body, _, _ in
-                        data = body
-                        done.signal()
-                    }.resume()
-                    done.wait()
+    @Test func aNaturalCompletionHandlerIsExplainedAndTheHeadersPatternCompiles() async throws {
+        try await ExerciseTests.takingTurns {
+            let lesson = try #require(Catalogue.lesson(named: "00"))
+            let starting = try Self.startingCode(lesson)
+            let call = "        let (data, _, _) = fetchInOneCall(URLRequest(url: run.url), way, run)\n"
+            #expect(starting.contains(call))
+            let natural = """
+                        var data: Data?
+                        let done = DispatchSemaphore(value: 0)
+                        URLSession.shared.dataTask(with: run.url) { body, _, _ in
+                            data = body
+                            done.signal()
+                        }.resume()
+                        done.wait()
 
-            """
-        let refused = try Self.withExercise(lesson, holding: starting.replacingOccurrences(of: call, with: natural)) {
-            try Self.lab(["exercise", "check", "00"])
-        }
-        #expect(refused.status == 1)
-        #expect(refused.stderr.split(separator: "\n").count == 1, "\(refused.stderr)")
-        #expect(refused.stderr.hasSuffix("(Swift 6's data-race checking: the header of Article.swift shows the Mutex the lessons use for state a callback changes)\n"),
-                "\(refused.stderr)")
-
-        let withMutex = """
-                    let received = Mutex<Data?>(nil)
-                    let done = DispatchSemaphore(value: 0)
-                    URLSession.shared.dataTask(with: run.url) { body, _, _ in
-                        received.withLock { $0 = body }
-                        done.signal()
-                    }.resume()
-                    done.wait()
-                    let data = received.withLock { $0 }
-
-            """
-        let code = "import Synchronization\n" + starting.replacingOccurrences(of: call, with: withMutex)
-        let checked = try Self.withExercise(lesson, holding: code) { try Self.lab(["exercise", "check", "00", "--json"]) }
-        let clean = try #require(try Self.records(checked.stdout).first, "\(checked.stderr)")
-        #expect(clean.check == "clean" && clean.passed, "\(clean.detail)")
-    }
-
-    @Test func hangingAndCrashingProgramsAreNamedAndStopped() throws {
-        let lesson = try #require(Catalogue.lesson(named: "00"))
-        let starting = try Self.startingCode(lesson)
-        let call = "let (data, _, _) = fetchInOneCall(URLRequest(url: run.url), way, run)"
-        #expect(starting.contains(call))
-
-        let hangs = starting.replacingOccurrences(of: call, with: "while true { sleep(1) }\n        " + call)
-        let started = Date()
-        let hung = try Self.withExercise(lesson, holding: hangs) { try Self.lab(["exercise", "check", "00", "--timeout", "3"]) }
-        #expect(hung.status == 1)
-        #expect(hung.stdout.contains("✗ clean            timed out"), "\(hung.stdout)")
-        #expect(hung.stdout.contains("timed out: still running after 3 s, stopped"), "\(hung.stdout)")
-        #expect(hung.stdout.contains("· status-ignored   not run: the program timed out in an earlier check"), "\(hung.stdout)")
-        #expect(Date().timeIntervalSince(started) < 120)
-
-        let crashes = starting.replacingOccurrences(of: call, with: "let crash: [Int] = []\n        _ = crash[1]\n        " + call)
-        let crashed = try Self.withExercise(lesson, holding: crashes) { try Self.lab(["exercise", "check", "00", "--json"]) }
-        #expect(crashed.status == 1)
-        let records = try Self.records(crashed.stdout)
-        #expect(records.count == 5)
-        for record in records {
-            // A Swift trap: SIGILL (4) on x86_64, SIGTRAP (5) on arm64.
-            #expect(record.status == .crashed && [4, 5].contains { record.detail.hasSuffix("crashed (signal \($0))") }, "\(record)")
-        }
-    }
-
-    @Test func hintsGoFromTheSymptomToTheFix() throws {
-        let lesson = try #require(Catalogue.lesson(named: "02"))
-        let defect = lesson.defects[0]
-        let note = "// a fresh edit: the checks have not seen this code\n"
-        // Hints already shown are remembered; start from none.
-        try? FileManager.default.removeItem(at: Self.progressFile)
-        try Self.withExercise(lesson, holding: note + (try Self.startingCode(lesson))) {
-            var shown: [String] = []
-            for _ in 0..<4 {
-                let finished = try Self.lab(["exercise", "hint", "2"])
-                #expect(finished.status == 0, "\(finished.stderr)")
-                shown.append(finished.stdout)
+                """
+            let refused = try Self.withExercise(lesson, holding: starting.replacingOccurrences(of: call, with: natural)) {
+                try Self.lab(["exercise", "check", "00"])
             }
-            #expect(shown[0].hasPrefix("Checking exercise 02 first:"), "\(shown[0])")
-            for (index, hint) in defect.hints.enumerated() {
-                #expect(shown[index].contains("\(defect.id), hint \(index + 1) of \(defect.hints.count): \(hint)"), "\(shown[index])")
-                // The diagnosis comes with the last hint only.
-                #expect(shown[index].contains(defect.summary) == (index == defect.hints.count - 1), "\(shown[index])")
-            }
-            #expect(shown[3].contains("hint 3 of 3"))
-            #expect(!shown[1].contains("Checking"))
+            #expect(refused.status == 1)
+            #expect(refused.stderr.split(separator: "\n").count == 1, "\(refused.stderr)")
+            #expect(refused.stderr.hasSuffix("(Swift 6's data-race checking: the header of Article.swift shows the Mutex the lessons use for state a callback changes)\n"),
+                    "\(refused.stderr)")
+
+            let withMutex = """
+                        let received = Mutex<Data?>(nil)
+                        let done = DispatchSemaphore(value: 0)
+                        URLSession.shared.dataTask(with: run.url) { body, _, _ in
+                            received.withLock { $0 = body }
+                            done.signal()
+                        }.resume()
+                        done.wait()
+                        let data = received.withLock { $0 }
+
+                """
+            let code = "import Synchronization\n" + starting.replacingOccurrences(of: call, with: withMutex)
+            let checked = try Self.withExercise(lesson, holding: code) { try Self.lab(["exercise", "check", "00", "--json"]) }
+            let clean = try #require(try Self.records(checked.stdout).first, "\(checked.stderr)")
+            #expect(clean.check == "clean" && clean.passed, "\(clean.detail)")
         }
     }
 
-    @Test func watchChecksAgainWhenTheFileIsSaved() throws {
-        let lesson = try #require(Catalogue.lesson(named: "02"))
-        let starting = try Self.startingCode(lesson)
-        try Self.withExercise(lesson, holding: starting) {
-            let child = try ChildProcess("lab", Self.buildingWithoutTheLock(["exercise", "watch", "02"]))
-            child.process.currentDirectoryURL = Self.packageRoot
-            try child.start()
-            defer { child.kill() }
-            func waitFor(_ text: String, count: Int) -> Bool {
-                let deadline = Date().addingTimeInterval(180)
-                while Date() < deadline {
-                    if child.stdoutSoFar.components(separatedBy: text).count - 1 >= count { return true }
-                    usleep(200_000)
+    @Test func hangingAndCrashingProgramsAreNamedAndStopped() async throws {
+        try await ExerciseTests.takingTurns {
+            let lesson = try #require(Catalogue.lesson(named: "00"))
+            let starting = try Self.startingCode(lesson)
+            let call = "let (data, _, _) = fetchInOneCall(URLRequest(url: run.url), way, run)"
+            #expect(starting.contains(call))
+
+            let hangs = starting.replacingOccurrences(of: call, with: "while true { sleep(1) }\n        " + call)
+            let started = Date()
+            let hung = try Self.withExercise(lesson, holding: hangs) { try Self.lab(["exercise", "check", "00", "--timeout", "3"]) }
+            #expect(hung.status == 1)
+            #expect(hung.stdout.contains("✗ clean            timed out"), "\(hung.stdout)")
+            #expect(hung.stdout.contains("timed out: still running after 3 s, stopped"), "\(hung.stdout)")
+            #expect(hung.stdout.contains("· status-ignored   not run: the program timed out in an earlier check"), "\(hung.stdout)")
+            #expect(Date().timeIntervalSince(started) < 120)
+
+            let crashes = starting.replacingOccurrences(of: call, with: "let crash: [Int] = []\n        _ = crash[1]\n        " + call)
+            let crashed = try Self.withExercise(lesson, holding: crashes) { try Self.lab(["exercise", "check", "00", "--json"]) }
+            #expect(crashed.status == 1)
+            let records = try Self.records(crashed.stdout)
+            #expect(records.count == 5)
+            for record in records {
+                // A Swift trap: SIGILL (4) on x86_64, SIGTRAP (5) on arm64.
+                #expect(record.status == .crashed && [4, 5].contains { record.detail.hasSuffix("crashed (signal \($0))") }, "\(record)")
+            }
+        }
+    }
+
+    @Test func hintsGoFromTheSymptomToTheFix() async throws {
+        try await ExerciseTests.takingTurns {
+            let lesson = try #require(Catalogue.lesson(named: "02"))
+            let defect = lesson.defects[0]
+            let note = "// a fresh edit: the checks have not seen this code\n"
+            // Hints already shown are remembered; start from none.
+            try? FileManager.default.removeItem(at: Self.progressFile)
+            try Self.withExercise(lesson, holding: note + (try Self.startingCode(lesson))) {
+                var shown: [String] = []
+                for _ in 0..<4 {
+                    let finished = try Self.lab(["exercise", "hint", "2"])
+                    #expect(finished.status == 0, "\(finished.stderr)")
+                    shown.append(finished.stdout)
                 }
-                return false
+                #expect(shown[0].hasPrefix("Checking exercise 02 first:"), "\(shown[0])")
+                for (index, hint) in defect.hints.enumerated() {
+                    #expect(shown[index].contains("\(defect.id), hint \(index + 1) of \(defect.hints.count): \(hint)"), "\(shown[index])")
+                    // The diagnosis comes with the last hint only.
+                    #expect(shown[index].contains(defect.summary) == (index == defect.hints.count - 1), "\(shown[index])")
+                }
+                #expect(shown[3].contains("hint 3 of 3"))
+                #expect(!shown[1].contains("Checking"))
             }
-            #expect(waitFor("── watching Article.swift", count: 1), "\(child.stdoutSoFar)")
-            #expect(child.stdoutSoFar.contains("✗ range-colon"))
-            let fixed = starting.replacingOccurrences(of: "\"bytes:\\(localSize)-\"", with: "\"bytes=\\(localSize)-\"")
-            try fixed.write(to: Self.packageRoot.appendingPathComponent(ExerciseSource.path(for: lesson)), atomically: true, encoding: .utf8)
-            #expect(waitFor("── watching Article.swift", count: 2), "\(child.stdoutSoFar)")
-            #expect(child.stdoutSoFar.contains("✔ range-colon            fixed"), "\(child.stdoutSoFar)")
         }
     }
 
-    @Test func resetPutsBackTheStartingCodeAndKeepsTheEditedOne() throws {
-        let lesson = try #require(Catalogue.lesson(named: "04"))
-        let edited = "// my attempt\n" + (try Self.startingCode(lesson))
-        try Self.withExercise(lesson, holding: edited) {
-            let finished = try Self.lab(["exercise", "reset", "4"])
+    @Test func watchChecksAgainWhenTheFileIsSaved() async throws {
+        try await ExerciseTests.takingTurns {
+            let lesson = try #require(Catalogue.lesson(named: "02"))
+            let starting = try Self.startingCode(lesson)
+            try Self.withExercise(lesson, holding: starting) {
+                let child = try ChildProcess("lab", Self.buildingWithoutTheLock(["exercise", "watch", "02"]))
+                child.process.currentDirectoryURL = Self.packageRoot
+                try child.start()
+                defer { child.kill() }
+                func waitFor(_ text: String, count: Int) -> Bool {
+                    let deadline = Date().addingTimeInterval(180)
+                    while Date() < deadline {
+                        if child.stdoutSoFar.components(separatedBy: text).count - 1 >= count { return true }
+                        usleep(200_000)
+                    }
+                    return false
+                }
+                #expect(waitFor("── watching Article.swift", count: 1), "\(child.stdoutSoFar)")
+                #expect(child.stdoutSoFar.contains("✗ range-colon"))
+                let fixed = starting.replacingOccurrences(of: "\"bytes:\\(localSize)-\"", with: "\"bytes=\\(localSize)-\"")
+                try fixed.write(to: Self.packageRoot.appendingPathComponent(ExerciseSource.path(for: lesson)), atomically: true, encoding: .utf8)
+                #expect(waitFor("── watching Article.swift", count: 2), "\(child.stdoutSoFar)")
+                #expect(child.stdoutSoFar.contains("✔ range-colon            fixed"), "\(child.stdoutSoFar)")
+            }
+        }
+    }
+
+    @Test func resetPutsBackTheStartingCodeAndKeepsTheEditedOne() async throws {
+        try await ExerciseTests.takingTurns {
+            let lesson = try #require(Catalogue.lesson(named: "04"))
+            let edited = "// my attempt\n" + (try Self.startingCode(lesson))
+            try Self.withExercise(lesson, holding: edited) {
+                let finished = try Self.lab(["exercise", "reset", "4"])
+                #expect(finished.status == 0, "\(finished.stderr)")
+                let file = Self.packageRoot.appendingPathComponent(ExerciseSource.path(for: lesson))
+                #expect(try String(contentsOf: file, encoding: .utf8) == (try Self.startingCode(lesson)))
+                let kept = try #require(finished.stdout.firstMatch(of: /kept at (\S+\.swift)/)?.output.1)
+                let backup = Self.packageRoot.appendingPathComponent(String(kept))
+                #expect(try String(contentsOf: backup, encoding: .utf8) == edited)
+                try? FileManager.default.removeItem(at: backup)
+            }
+        }
+    }
+
+    @Test func listShowsEachExerciseAndTheNextOne() async throws {
+        try await ExerciseTests.takingTurns {
+            let finished = try Self.lab(["exercise"])
             #expect(finished.status == 0, "\(finished.stderr)")
-            let file = Self.packageRoot.appendingPathComponent(ExerciseSource.path(for: lesson))
-            #expect(try String(contentsOf: file, encoding: .utf8) == (try Self.startingCode(lesson)))
-            let kept = try #require(finished.stdout.firstMatch(of: /kept at (\S+\.swift)/)?.output.1)
-            let backup = Self.packageRoot.appendingPathComponent(String(kept))
-            #expect(try String(contentsOf: backup, encoding: .utf8) == edited)
-            try? FileManager.default.removeItem(at: backup)
+            for lesson in Catalogue.lessons {
+                #expect(finished.stdout.contains("  \(lesson.number)  \(lesson.lesson.dropFirst(3))"))
+            }
+            #expect(finished.stdout.contains("swift run lab exercise check "))
         }
     }
 
-    @Test func listShowsEachExerciseAndTheNextOne() throws {
-        let finished = try Self.lab(["exercise"])
-        #expect(finished.status == 0, "\(finished.stderr)")
-        for lesson in Catalogue.lessons {
-            #expect(finished.stdout.contains("  \(lesson.number)  \(lesson.lesson.dropFirst(3))"))
+    @Test func outsideThePackageIsOneLineAndExit64() async throws {
+        try await OffThePool.run {
+            let child = try ChildProcess("lab", ["exercise", "check", "02"])
+            child.process.currentDirectoryURL = URL(fileURLWithPath: "/")
+            try child.start()
+            let finished = child.wait(timeout: 60)
+            #expect(finished.status == 64)
+            #expect(finished.stderr == "lab exercise check: no Sources/Exercises here or above: run `swift run lab exercise` in the Download Lab folder\n")
         }
-        #expect(finished.stdout.contains("swift run lab exercise check "))
-    }
-
-    @Test func outsideThePackageIsOneLineAndExit64() throws {
-        let child = try ChildProcess("lab", ["exercise", "check", "02"])
-        child.process.currentDirectoryURL = URL(fileURLWithPath: "/")
-        try child.start()
-        let finished = child.wait(timeout: 60)
-        #expect(finished.status == 64)
-        #expect(finished.stderr == "lab exercise check: no Sources/Exercises here or above: run `swift run lab exercise` in the Download Lab folder\n")
     }
 
     @Test(arguments: [["exercise", "check", "99"], ["exercise", "hint", "lesson-42"], ["exercise", "reset", "x"],
                       ["exercise", "watch", "10"], ["exercise", "check"], ["exercise", "check", "02", "--timeout", "0"],
                       ["exercise", "see", "02", "bogus"], ["exercise", "see", "02"], ["exercise", "hint", "02", "bogus"]])
-    func badInputIsOneLineAndExit64(arguments: [String]) throws {
-        let finished = try Self.lab(arguments, timeout: 60)
-        #expect(finished.status == 64)
-        #expect(finished.stdout.isEmpty)
-        #expect(finished.stderr.split(separator: "\n").count == 1, "\(finished.stderr)")
-        #expect(finished.stderr.hasPrefix("lab exercise"), "\(finished.stderr)")
+    func badInputIsOneLineAndExit64(arguments: [String]) async throws {
+        try await ExerciseTests.takingTurns {
+            let finished = try Self.lab(arguments, timeout: 60)
+            #expect(finished.status == 64)
+            #expect(finished.stdout.isEmpty)
+            #expect(finished.stderr.split(separator: "\n").count == 1, "\(finished.stderr)")
+            #expect(finished.stderr.hasPrefix("lab exercise"), "\(finished.stderr)")
+        }
     }
+}
+
+/// The items `ExerciseTests.onThreads` hands out, and what came of each.
+private final class ParallelBoard<Output: Sendable>: Sendable {
+    private let state: Mutex<(next: Int, outputs: [Output?])>
+
+    init(count: Int) { state = Mutex((0, Array(repeating: nil, count: count))) }
+
+    func claim() -> Int? {
+        state.withLock { state in
+            guard state.next < state.outputs.count else { return nil }
+            defer { state.next += 1 }
+            return state.next
+        }
+    }
+
+    func store(_ output: Output, at index: Int) { state.withLock { $0.outputs[index] = output } }
+
+    var outputs: [Output] { state.withLock { $0.outputs.map { $0! } } }
 }

@@ -4,6 +4,7 @@ import LabKit
 import LabPlatform
 import LabServer
 import LabVocabulary
+import TestThreads
 import Testing
 
 /// Input that used to crash a lesson, hang it, or leak through it: each gets one line on stderr
@@ -26,21 +27,25 @@ final class HostileInputTests {
     /// Above the largest fixture, a size is refused before anything is hashed or sent.
     @Test(arguments: [("lesson-03-outputstream", "9223372036854775807"), ("lesson-03-outputstream", "65GiB"),
                       ("lesson-07-multipart-upload", "100TiB")])
-    func sizeAboveTheLargestFixtureIsRefusedAtOnce(executable: String, size: String) throws {
-        let started = Date()
-        let finished = try ChildProcess.run(executable, ["--size", size], timeout: 30)
-        #expect(Date().timeIntervalSince(started) < 10)
-        #expect(finished.status == ExitStatus.usage.rawValue)
-        #expect(finished.stderr == "\(executable): --size: \(size) is larger than the largest fixture, 64GiB\n")
+    func sizeAboveTheLargestFixtureIsRefusedAtOnce(executable: String, size: String) async throws {
+        try await OffThePool.run {
+            let started = Date()
+            let finished = try ChildProcess.run(executable, ["--size", size], timeout: 30)
+            #expect(Date().timeIntervalSince(started) < 10)
+            #expect(finished.status == ExitStatus.usage.rawValue)
+            #expect(finished.stderr == "\(executable): --size: \(size) is larger than the largest fixture, 64GiB\n")
+        }
     }
 
     /// gzip measures the compressed length before it answers: a file it cannot measure in time is
     /// refused in one line, before any server starts. 1 GiB itself is served.
-    @Test func gzipAboveOneGibibyteIsRefusedAtOnce() throws {
-        let finished = try ChildProcess.run("lesson-03-outputstream", ["--size", "1073741825", "--faults", "ok,gzip"], timeout: 30)
-        #expect(finished.status == ExitStatus.usage.rawValue)
-        #expect(finished.stderr == "lesson-03-outputstream: --faults: gzip serves files up to 1 GiB: the compressed length is "
-                + "measured before the answer, and a larger file would keep the client waiting past its time-out\n")
+    @Test func gzipAboveOneGibibyteIsRefusedAtOnce() async throws {
+        try await OffThePool.run {
+            let finished = try ChildProcess.run("lesson-03-outputstream", ["--size", "1073741825", "--faults", "ok,gzip"], timeout: 30)
+            #expect(finished.status == ExitStatus.usage.rawValue)
+            #expect(finished.stderr == "lesson-03-outputstream: --faults: gzip serves files up to 1 GiB: the compressed length is "
+                    + "measured before the answer, and a larger file would keep the client waiting past its time-out\n")
+        }
     }
 
     /// `ulimit -f 4096` (4 MiB): past it the kernel's SIGXFSZ would end a writer with no word said.
@@ -48,22 +53,24 @@ final class HostileInputTests {
     /// inherited, and the test runner's may be.
     @Test(.enabled(if: Platform.isLinux, "GNU env sets the ignored signal back to its default; macOS's env cannot"),
           arguments: lessons.map { ($0, Variant.corrected) } + [(LessonID.outputStream.executable, .article)])
-    func fileSizeLimitIsALocalError(executable: String, variant: Variant) throws {
-        let output = directory.appendingPathComponent("\(executable)-\(variant)-\(UUID().uuidString)")
-        let lesson = ChildProcess.buildDirectory.appendingPathComponent(executable).path
-        let finished = try ChildProcess.runProgram(URL(fileURLWithPath: "/usr/bin/env"), [
-            "--default-signal=XFSZ", "/bin/sh", "-c", "ulimit -f 4096; exec \"$0\" \"$@\"", lesson,
-            "--size", "16MiB", "--variant", variant.rawValue, "--output", output.path, "--quiet",
-        ], timeout: 120)
-        let lines = Self.errorLines(finished, executable)
-        #expect(lines.count == 1, "\(finished.stderr)")
-        if variant == .corrected {
-            #expect(finished.status == ExitStatus.localIOFailed.rawValue, "\(finished.stderr)")
-            #expect(lines.first?.contains("File too large") == true, "\(finished.stderr)")
-        } else {
-            // The article ignores what `write` returns: the short file is caught by the digest.
-            #expect(finished.status == ExitStatus.verificationFailed.rawValue, "\(finished.stderr)")
-            #expect(lines.first?.contains("SHA-256 mismatch") == true, "\(finished.stderr)")
+    func fileSizeLimitIsALocalError(executable: String, variant: Variant) async throws {
+        try await OffThePool.run {
+            let output = directory.appendingPathComponent("\(executable)-\(variant)-\(UUID().uuidString)")
+            let lesson = ChildProcess.buildDirectory.appendingPathComponent(executable).path
+            let finished = try ChildProcess.runProgram(URL(fileURLWithPath: "/usr/bin/env"), [
+                "--default-signal=XFSZ", "/bin/sh", "-c", "ulimit -f 4096; exec \"$0\" \"$@\"", lesson,
+                "--size", "16MiB", "--variant", variant.rawValue, "--output", output.path, "--quiet",
+            ], timeout: 120)
+            let lines = Self.errorLines(finished, executable)
+            #expect(lines.count == 1, "\(finished.stderr)")
+            if variant == .corrected {
+                #expect(finished.status == ExitStatus.localIOFailed.rawValue, "\(finished.stderr)")
+                #expect(lines.first?.contains("File too large") == true, "\(finished.stderr)")
+            } else {
+                // The article ignores what `write` returns: the short file is caught by the digest.
+                #expect(finished.status == ExitStatus.verificationFailed.rawValue, "\(finished.stderr)")
+                #expect(lines.first?.contains("SHA-256 mismatch") == true, "\(finished.stderr)")
+            }
         }
     }
 
@@ -71,73 +78,83 @@ final class HostileInputTests {
     /// a plain URLSession cancel on Linux lands only when the body has ended.
     @Test(arguments: ["lesson-02-filehandle", "lesson-03-outputstream", "lesson-04-session-data-task",
                       "lesson-06-runloop-thread"])
-    func aFailedWriteStopsTheTransfer(executable: String) throws {
-        let fixture = Fixture(name: "full-\(executable)", size: 256 << 20)
-        let token = UUID().uuidString
-        let url = server.url(for: fixture, faults: nil, run: token)
-        let finished = try ChildProcess.run(executable, [
-            "--url", url.absoluteString, "--output", directory.appendingPathComponent("\(token).bin").path,
-            "--disk-full-after", "5MiB", "--sha256", fixture.sha256Hex(), "--quiet",
-        ])
-        #expect(finished.status == ExitStatus.localIOFailed.rawValue, "\(finished.stderr)")
-        #expect(finished.stderr.contains("No space left on device"), "\(finished.stderr)")
-        let sent = server.requestLog.filter { $0.target.contains("run=\(token)") }.reduce(0) { $0 + $1.bodyBytesSent }
-        // What already sat in the socket buffers may still come; the rest of the 256 MiB may not.
-        #expect(sent <= (5 << 20) + (16 << 20), "\(sent) bytes sent for a disk that filled at 5 MiB")
+    func aFailedWriteStopsTheTransfer(executable: String) async throws {
+        try await OffThePool.run {
+            let fixture = Fixture(name: "full-\(executable)", size: 256 << 20)
+            let token = UUID().uuidString
+            let url = server.url(for: fixture, faults: nil, run: token)
+            let finished = try ChildProcess.run(executable, [
+                "--url", url.absoluteString, "--output", directory.appendingPathComponent("\(token).bin").path,
+                "--disk-full-after", "5MiB", "--sha256", fixture.sha256Hex(), "--quiet",
+            ])
+            #expect(finished.status == ExitStatus.localIOFailed.rawValue, "\(finished.stderr)")
+            #expect(finished.stderr.contains("No space left on device"), "\(finished.stderr)")
+            let sent = server.requestLog.filter { $0.target.contains("run=\(token)") }.reduce(0) { $0 + $1.bodyBytesSent }
+            // What already sat in the socket buffers may still come; the rest of the 256 MiB may not.
+            #expect(sent <= (5 << 20) + (16 << 20), "\(sent) bytes sent for a disk that filled at 5 MiB")
+        }
     }
 
     /// Over 16 MiB the lab server answers before it has hashed the file, so no response of the
     /// download carries `Repr-Digest`: the lesson asks for it with `Want-Repr-Digest`, and verifies.
-    @Test func aLargeFileFromALabServerIsStillVerified() throws {
-        let fixture = Fixture(name: "unhashed-\(UUID().uuidString.prefix(8))", size: 32 << 20)
-        let url = server.url(for: fixture, faults: nil, run: UUID().uuidString)
-        let finished = try ChildProcess.run("lesson-03-outputstream", [
-            "--url", url.absoluteString, "--output", directory.appendingPathComponent("\(fixture.name).bin").path, "--json",
-        ])
-        #expect(finished.status == 0, "\(finished.stderr)")
-        let result = try finished.result()
-        #expect(result.outcome == .verified)
-        #expect(result.expectedSHA256 == fixture.sha256Hex())
-        #expect(result.requests.map(\.method) == [.get, .head])
-        #expect(result.requests.first?.reprDigestSHA256 == nil)
+    @Test func aLargeFileFromALabServerIsStillVerified() async throws {
+        try await OffThePool.run {
+            let fixture = Fixture(name: "unhashed-\(UUID().uuidString.prefix(8))", size: 32 << 20)
+            let url = server.url(for: fixture, faults: nil, run: UUID().uuidString)
+            let finished = try ChildProcess.run("lesson-03-outputstream", [
+                "--url", url.absoluteString, "--output", directory.appendingPathComponent("\(fixture.name).bin").path, "--json",
+            ])
+            #expect(finished.status == 0, "\(finished.stderr)")
+            let result = try finished.result()
+            #expect(result.outcome == .verified)
+            #expect(result.expectedSHA256 == fixture.sha256Hex())
+            #expect(result.requests.map(\.method) == [.get, .head])
+            #expect(result.requests.first?.reprDigestSHA256 == nil)
+        }
     }
 
-    @Test func passwordInTheURLIsNeverShown() throws {
-        let fixture = Fixture(name: "secret", size: 1 << 20)
-        let url = server.url(for: fixture, faults: nil, run: UUID().uuidString).absoluteString
-            .replacingOccurrences(of: "http://", with: "http://student:hunter2@")
-        let output = directory.appendingPathComponent("secret.bin")
-        let finished = try ChildProcess.run("lesson-03-outputstream", ["--url", url, "--output", output.path, "--json"])
-        #expect(finished.status == 0, "\(finished.stderr)")
-        #expect(!finished.stdout.contains("hunter2"))
-        #expect(!finished.stderr.contains("hunter2"), "\(finished.stderr)")
-        let result = try finished.result()
-        #expect(result.url == url.replacingOccurrences(of: "student:hunter2@", with: "***@"))
-        #expect(result.requests.allSatisfy { $0.url.contains("://***@127.0.0.1:") }, "\(result.requests.map(\.url))")
-        #expect(finished.stderr.contains("  from http://***@127.0.0.1:"), "\(finished.stderr)")
+    @Test func passwordInTheURLIsNeverShown() async throws {
+        try await OffThePool.run {
+            let fixture = Fixture(name: "secret", size: 1 << 20)
+            let url = server.url(for: fixture, faults: nil, run: UUID().uuidString).absoluteString
+                .replacingOccurrences(of: "http://", with: "http://student:hunter2@")
+            let output = directory.appendingPathComponent("secret.bin")
+            let finished = try ChildProcess.run("lesson-03-outputstream", ["--url", url, "--output", output.path, "--json"])
+            #expect(finished.status == 0, "\(finished.stderr)")
+            #expect(!finished.stdout.contains("hunter2"))
+            #expect(!finished.stderr.contains("hunter2"), "\(finished.stderr)")
+            let result = try finished.result()
+            #expect(result.url == url.replacingOccurrences(of: "student:hunter2@", with: "***@"))
+            #expect(result.requests.allSatisfy { $0.url.contains("://***@127.0.0.1:") }, "\(result.requests.map(\.url))")
+            #expect(finished.stderr.contains("  from http://***@127.0.0.1:"), "\(finished.stderr)")
+        }
     }
 
-    @Test func aHugeURLIsShortenedInItsErrorLine() throws {
-        let url = "http://127.0.0.1:1/" + String(repeating: "a", count: 100_000)
-        let unreachable = try ChildProcess.run("lesson-03-outputstream", ["--url", url, "--quiet"])
-        #expect(unreachable.status == ExitStatus.transferFailed.rawValue)
-        #expect(unreachable.stderr.split(separator: "\n").count == 1)
-        #expect(unreachable.stderr.count < 1_000, "\(unreachable.stderr.count) characters")
+    @Test func aHugeURLIsShortenedInItsErrorLine() async throws {
+        try await OffThePool.run {
+            let url = "http://127.0.0.1:1/" + String(repeating: "a", count: 100_000)
+            let unreachable = try ChildProcess.run("lesson-03-outputstream", ["--url", url, "--quiet"])
+            #expect(unreachable.status == ExitStatus.transferFailed.rawValue)
+            #expect(unreachable.stderr.split(separator: "\n").count == 1)
+            #expect(unreachable.stderr.count < 1_000, "\(unreachable.stderr.count) characters")
 
-        let refused = try ChildProcess.run("lesson-03-outputstream", ["--url", "gopher://" + String(repeating: "b", count: 100_000)])
-        #expect(refused.status == ExitStatus.usage.rawValue)
-        #expect(refused.stderr.split(separator: "\n").count == 1)
-        #expect(refused.stderr.count < 1_000, "\(refused.stderr.count) characters")
-        #expect(refused.stderr.contains("… (100009 characters)"), "\(refused.stderr)")
+            let refused = try ChildProcess.run("lesson-03-outputstream", ["--url", "gopher://" + String(repeating: "b", count: 100_000)])
+            #expect(refused.status == ExitStatus.usage.rawValue)
+            #expect(refused.stderr.split(separator: "\n").count == 1)
+            #expect(refused.stderr.count < 1_000, "\(refused.stderr.count) characters")
+            #expect(refused.stderr.contains("… (100009 characters)"), "\(refused.stderr)")
+        }
     }
 
     /// 405 has no reason phrase in the lab's table: the line has no hole where it would be.
-    @Test func statusWithoutAReasonPhrase() throws {
-        let fixture = Fixture(name: "teapot", size: 1 << 20)
-        let url = server.url(for: fixture, faults: "status:405", run: UUID().uuidString)
-        let finished = try ChildProcess.run("lesson-03-outputstream",
-                                            ["--url", url.absoluteString, "--output", directory.appendingPathComponent("405").path, "--quiet"])
-        #expect(finished.status == ExitStatus.transferFailed.rawValue)
-        #expect(finished.stderr == "lesson-03-outputstream: HTTP 405 from \(url.absoluteString)\n")
+    @Test func statusWithoutAReasonPhrase() async throws {
+        try await OffThePool.run {
+            let fixture = Fixture(name: "teapot", size: 1 << 20)
+            let url = server.url(for: fixture, faults: "status:405", run: UUID().uuidString)
+            let finished = try ChildProcess.run("lesson-03-outputstream",
+                                                ["--url", url.absoluteString, "--output", directory.appendingPathComponent("405").path, "--quiet"])
+            #expect(finished.status == ExitStatus.transferFailed.rawValue)
+            #expect(finished.stderr == "lesson-03-outputstream: HTTP 405 from \(url.absoluteString)\n")
+        }
     }
 }

@@ -1,30 +1,33 @@
 import Foundation
 import LabKit
 import TestFolders
+import TestThreads
 import Testing
 
 /// The lab's own folders under `.build`, planted as links to folders outside: refused with one
 /// line, and nothing written through them.
 struct LabFolderTests {
-    @Test func aLinkedExercisesFolderIsRefused() throws {
-        try ExerciseTests.exclusively {
-            let folder = ExerciseTests.progressFile.deletingLastPathComponent()
-            let aside = folder.deletingLastPathComponent().appendingPathComponent("lab-exercises-aside-\(UUID().uuidString)")
-            let outside = try scratchDirectory()
-            let hadOne = FileManager.default.fileExists(atPath: folder.path)
-            if hadOne { try FileManager.default.moveItem(at: folder, to: aside) }
-            defer {
-                try? FileManager.default.removeItem(at: folder)  // the link, not what it points to
-                if hadOne { try? FileManager.default.moveItem(at: aside, to: folder) }
-                try? FileManager.default.removeItem(at: outside)
+    @Test func aLinkedExercisesFolderIsRefused() async throws {
+        try await ExerciseTests.takingTurns {
+            try ExerciseTests.exclusively {
+                let folder = ExerciseTests.progressFile.deletingLastPathComponent()
+                let aside = folder.deletingLastPathComponent().appendingPathComponent("lab-exercises-aside-\(UUID().uuidString)")
+                let outside = try scratchDirectory()
+                let hadOne = FileManager.default.fileExists(atPath: folder.path)
+                if hadOne { try FileManager.default.moveItem(at: folder, to: aside) }
+                defer {
+                    try? FileManager.default.removeItem(at: folder)  // the link, not what it points to
+                    if hadOne { try? FileManager.default.moveItem(at: aside, to: folder) }
+                    try? FileManager.default.removeItem(at: outside)
+                }
+                try FileManager.default.createSymbolicLink(at: folder, withDestinationURL: outside)
+                let finished = try ExerciseTests.lab(["exercise", "hint", "02"])
+                #expect(finished.status != 0)
+                // `hint` checks the code first, and its build lock lives in that folder.
+                #expect(finished.stderr == "lab exercise hint: cannot lock \(folder.path)/build.lock: \(folder.path): it is not a folder of "
+                        + "the lab's own (a link, or a file): nothing is written through it\n", "\(finished.stderr)")
+                #expect(try FileManager.default.contentsOfDirectory(atPath: outside.path).isEmpty)
             }
-            try FileManager.default.createSymbolicLink(at: folder, withDestinationURL: outside)
-            let finished = try ExerciseTests.lab(["exercise", "hint", "02"])
-            #expect(finished.status != 0)
-            // `hint` checks the code first, and its build lock lives in that folder.
-            #expect(finished.stderr == "lab exercise hint: cannot lock \(folder.path)/build.lock: \(folder.path): it is not a folder of "
-                    + "the lab's own (a link, or a file): nothing is written through it\n", "\(finished.stderr)")
-            #expect(try FileManager.default.contentsOfDirectory(atPath: outside.path).isEmpty)
         }
     }
 

@@ -47,7 +47,8 @@ final class Lesson01Tests {
     /// Holding the whole body costs its size in memory; the article's copy to Data costs it twice.
     @Test(arguments: Variant.allCases)
     func peakMemoryFollowsTheBody(variant: Variant) throws {
-        let size: Int64 = 256 << 20
+        // The process's own 40-odd MB are a third of 128 MiB: once is about 1.33, twice about 2.33.
+        let size: Int64 = 128 << 20
         let url = server.url(for: Fixture(name: "big", size: size), faults: nil, run: UUID().uuidString)
         let (finished, output) = try lesson(variant, url: url)
         defer { try? FileManager.default.removeItem(at: output) }
@@ -56,8 +57,8 @@ final class Lesson01Tests {
         #expect(result.verified)
         let peak = Double(result.peakRSSBytes) / Double(size)
         switch variant {
-        case .article: #expect(peak >= 1.7, "peak RSS \(result.peakRSSBytes), \(peak) × the body")
-        case .corrected: #expect(peak <= 1.3, "peak RSS \(result.peakRSSBytes), \(peak) × the body")
+        case .article: #expect(peak >= 1.8, "peak RSS \(result.peakRSSBytes), \(peak) × the body")
+        case .corrected: #expect(peak <= 1.5, "peak RSS \(result.peakRSSBytes), \(peak) × the body")
         }
     }
 

@@ -57,7 +57,7 @@ struct ResumingLessonsTests {
     /// Without a bound (lesson 04's bounded delegate queue, lesson 08's `BodyChunks` channel, the
     /// others' run-loop back-pressure), a 100 µs write delay took lesson 03's download to 852 MB.
     @Test(arguments: lessons)
-    func oneGibibyteWithASlowDiskStaysUnder96MB(lesson: String) throws {
+    func aSlowDiskKeepsMemoryUnder96MB(lesson: String) throws {
         try ResumableLesson(lesson).checkMemory()
     }
 }

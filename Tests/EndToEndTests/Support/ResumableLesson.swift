@@ -203,9 +203,10 @@ final class ResumableLesson {
         #expect(!FileManager.default.fileExists(atPath: ResumeState.sidecar(for: resumed.output).path))
     }
 
-    /// Backpressure: a slow disk must slow the transfer down, not fill memory.
+    /// Backpressure: a slow disk must slow the transfer down, not fill memory. 256 MiB shows it:
+    /// without a bound, the body waiting for the disk grows with the file, past 200 MB here.
     func checkMemory() throws {
-        let fixture = Fixture(name: "big", size: 1 << 30)
+        let fixture = Fixture(name: "big", size: 256 << 20)
         let corrected = try run(.corrected, fixture, faults: nil,
                                 extra: ["--write-delay-us", "100", "--sha256", fixture.sha256Hex()])
         defer { try? FileManager.default.removeItem(at: corrected.output) }
