@@ -2,6 +2,7 @@ import Foundation
 import LabClass
 import LabReport
 import LabVocabulary
+import TestFolders
 import Testing
 
 /// The smaller findings of a hostile sweep, each a line or a mode: one line per error however
@@ -19,6 +20,23 @@ struct HostileMinorTests {
         #expect(reversed.status == 64)
         #expect(!reversed.stderr.unicodeScalars.contains("\u{202E}"))
         #expect(reversed.stderr.contains("\"\\u{202E}clean\""), "\(reversed.stderr)")
+    }
+
+    /// An empty `TMPDIR` means /tmp, as it does for the C library: a lesson never makes its folder
+    /// at the root of the file system. The run's folder, and the lab's folder if this test made
+    /// it, are removed.
+    @Test func anEmptyTMPDIRMeansTmp() throws {
+        let labFolder = "/tmp/download-lab-\(getuid())"
+        let existed = FileManager.default.fileExists(atPath: labFolder)
+        let child = try ChildProcess(LessonID.smallFile.executable, ["--size", "1KiB", "--json", "--quiet"])
+        child.process.environment = TestFolders.childEnvironment(["TMPDIR": ""])
+        try child.start()
+        let finished = child.wait(timeout: 60)
+        let output = try finished.result().output
+        defer { try? FileManager.default.removeItem(atPath: existed ? (output as NSString).deletingLastPathComponent : labFolder) }
+        #expect(finished.status == 0, "\(finished.stderr)")
+        #expect(output.hasPrefix(labFolder + "/"), "\(output)")
+        #expect(!FileManager.default.fileExists(atPath: "/download-lab-\(getuid())"))
     }
 
     /// The class's database holds the teacher's token: its owner's alone. An empty `--data` is

@@ -51,8 +51,14 @@ extension InProcessTransfers {
     @Suite(.serialized)
     final class ResumableDownloadTaskTests {
         let server: LabServer
+        /// The tasks keep their files in the lab's folder under this process's own temporary
+        /// folder, the system's: made by a test, it goes with the test.
+        private let labFolderWasThere = FileManager.default.fileExists(atPath: LabFolders.mine.path)
         init() throws { server = try LabServer.start() }
-        deinit { server.stop() }
+        deinit {
+            server.stop()
+            if !labFolderWasThere { try? FileManager.default.removeItem(at: LabFolders.mine) }
+        }
 
         private func body(_ fixture: Fixture) -> Data {
             var data = Data(count: Int(fixture.size))
