@@ -29,9 +29,21 @@ struct PortabilityCheckTests {
                        to: root, "Sources/LabKit/HiddenImport.swift")
         try Self.write("\(linuxOnly)\nimport Foundation\nimport LabVocabulary\n\nlet fillIn = 1\n#endif\n",
                        to: root, "Sources/LabKit/FillIn.swift")
+        // What differs on Apple's systems wherever it is written: a tool macOS keeps in /usr/bin,
+        // and the test bundle looked up where macOS's test runner does not put it.
+        let (gzip, bundles) = ("\"/bin/" + "gzip\"", "Bundle." + "allBundles")
+        try Self.write("let tool = URL(fileURLWithPath: \(gzip))\nlet shell = URL(fileURLWithPath: \"/bin/sh\")\n",
+                       to: root, "Tests/Gzip.swift")
+        try Self.write("import Foundation\nlet tests = \(bundles).first\n", to: root, "Tests/Products.swift")
+        try Self.write("import Foundation\nlet tests = \(bundles).first\n", to: root, "Sources/LabPlatform/Darwin.swift")
         let (status, output) = try Self.check(root)
         #expect(status == 1)
         let lines = output.split(separator: "\n").map(String.init)
+        #expect(lines.contains("Tests/Gzip.swift:1: /bin/gzip, which macOS keeps in /usr/bin: find it on PATH"), "\(output)")
+        #expect(!output.contains("/bin/sh,"), "macOS has /bin/sh: \(output)")
+        #expect(lines.contains("Tests/Products.swift:2: \(bundles) outside Sources/LabPlatform: use Platform.productsFolder"),
+                "\(output)")
+        #expect(!output.contains("Darwin.swift"), "the seam may look for the bundle: \(output)")
         #expect(lines.contains("Sources/LabKit/Planted.swift:3: Linux-only \(streamRaw) outside Sources/LabPlatform/Linux.swift"),
                 "\(output)")
         #expect(lines.contains("Tests/Planted.swift:1: Linux-only pthread_self() as an integer outside Sources/LabPlatform/Linux.swift"),

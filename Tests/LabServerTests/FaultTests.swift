@@ -383,8 +383,9 @@ struct GzipTests {
         let compressed = folder.appendingPathComponent("body.gz")
         try Data(bytes).write(to: compressed)
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/gzip")
-        process.arguments = ["-dc", compressed.path]
+        // From PATH: Debian keeps gzip in /bin, macOS in /usr/bin.
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["gzip", "-dc", compressed.path]
         let decoded = folder.appendingPathComponent("body")
         _ = FileManager.default.createFile(atPath: decoded.path, contents: nil)
         process.standardOutput = try FileHandle(forWritingTo: decoded)
