@@ -46,7 +46,9 @@ let package = Package(
         // The lab's names as types, declared once: lessons, variants, scenarios, sizes, fault scripts.
         .target(name: "LabVocabulary"),
         // The one platform seam: Linux.swift and Darwin.swift (docs/architecture.md).
-        .target(name: "LabPlatform"),
+        .target(name: "LabPlatform", dependencies: ["CLabPlatform"]),
+        // The one Darwin call Swift 6 refuses to reach directly with older SDKs (see its header).
+        .target(name: "CLabPlatform"),
         // The generated files: bytes by offset and their SHA-256, for the server and the upload lesson.
         .target(
             name: "LabFixtures",

@@ -1,4 +1,5 @@
 #if canImport(Darwin)
+import CLabPlatform
 import Darwin
 import Foundation
 
@@ -55,12 +56,16 @@ extension Platform {
         return info.pbi_status != 5
     }
 
-    /// The folder holding the package's products. A program finds it beside itself; under a Mac's
-    /// test runner (`xctest`, `swiftpm-testing-helper`), `Bundle.main` is the runner, so the
-    /// folder is the one holding the loaded `.xctest` bundle (as swift-tools-support-core does).
+    /// The folder holding the package's products. A program finds it beside itself. Under a Mac's
+    /// test runners `Bundle.main` is the runner: `xctest` loads the `.xctest` bundle through
+    /// NSBundle (as swift-tools-support-core finds it), and `swiftpm-testing-helper`, which runs
+    /// Swift Testing, names it in `--test-bundle-path`.
     public static var productsFolder: URL {
         if let tests = Bundle.allBundles.first(where: { $0.bundleURL.pathExtension == "xctest" }) {
             return tests.bundleURL.resolvingSymlinksInPath().deletingLastPathComponent()
+        }
+        if let folder = productsFolder(testBundlePathIn: ProcessInfo.processInfo.arguments) {
+            return folder.resolvingSymlinksInPath()
         }
         return Bundle.main.executableURL!.resolvingSymlinksInPath().deletingLastPathComponent()
     }
@@ -97,10 +102,10 @@ extension Platform {
     public static func threadHasEnded(_ id: Int) -> Bool {
         var threads: thread_act_array_t?
         var count: mach_msg_type_number_t = 0
-        guard task_threads(mach_task_self_, &threads, &count) == KERN_SUCCESS, let threads else { return false }
+        guard task_threads(lab_mach_task_self(), &threads, &count) == KERN_SUCCESS, let threads else { return false }
         defer {
-            for index in 0..<Int(count) { mach_port_deallocate(mach_task_self_, threads[index]) }
-            vm_deallocate(mach_task_self_, vm_address_t(UInt(bitPattern: threads)),
+            for index in 0..<Int(count) { mach_port_deallocate(lab_mach_task_self(), threads[index]) }
+            vm_deallocate(lab_mach_task_self(), vm_address_t(UInt(bitPattern: threads)),
                           vm_size_t(Int(count) * MemoryLayout<thread_t>.stride))
         }
         for index in 0..<Int(count) {

@@ -1,0 +1,16 @@
+#ifndef DOWNLOAD_LAB_CLABPLATFORM_H
+#define DOWNLOAD_LAB_CLABPLATFORM_H
+
+#if defined(__APPLE__)
+#include <mach/mach.h>
+
+// The task's own port. mach_task_self() is a macro over the global mach_task_self_, which Swift 6
+// refuses as shared mutable state with SDKs before macOS 15.4 (apple/swift-system#369, #373). C has
+// no such check; swift-testing does the same (Sources/_TestingInternals/include/Stubs.h,
+// swt_mach_task_self), as does swift-foundation (_FoundationCShims, _platform_mach_task_self).
+static inline mach_port_t lab_mach_task_self(void) {
+    return mach_task_self();
+}
+#endif
+
+#endif
