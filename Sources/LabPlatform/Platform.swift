@@ -24,3 +24,21 @@ extension Platform {
         timeval(tv_sec: Int(seconds), tv_usec: suseconds_t((seconds - seconds.rounded(.down)) * 1_000_000))
     }
 }
+
+extension Platform {
+    /// The products folder of a test run that SwiftPM hosts in `swiftpm-testing-helper`, from its
+    /// `--test-bundle-path <products>/X.xctest/Contents/MacOS/X` argument: the helper loads the
+    /// bundle with `dlopen`, so `Bundle.allBundles` has no `.xctest` (swift-package-manager's
+    /// Sources/swiftpm-testing-helper/Entrypoint.swift; its own tests read the argument the same
+    /// way since #8685, Sources/_InternalTestSupport/Toolchain.swift). Nil without the argument.
+    public static func productsFolder(testBundlePathIn arguments: [String]) -> URL? {
+        guard let flag = arguments.firstIndex(of: "--test-bundle-path"), flag + 1 < arguments.count else { return nil }
+        var folder = URL(fileURLWithPath: arguments[flag + 1]).standardizedFileURL
+        while folder.pathExtension != "xctest" {
+            guard folder.pathComponents.count > 1 else { return nil }
+            folder.deleteLastPathComponent()
+        }
+        return folder.deletingLastPathComponent()
+    }
+}
+

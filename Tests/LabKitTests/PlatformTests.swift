@@ -31,6 +31,17 @@ struct PlatformTests {
         #expect(ThreadCensus.exited([other.get()]))
     }
 
+    /// How a Mac's `swiftpm-testing-helper` names the test bundle, read on any system: the
+    /// products folder is the one holding the `.xctest`.
+    @Test func theTestBundlePathNamesTheProductsFolder() {
+        let binary = "/Users/ada/lab/.build/arm64-apple-macosx/debug/DownloadLabPackageTests.xctest/Contents/MacOS/DownloadLabPackageTests"
+        #expect(Platform.productsFolder(testBundlePathIn: ["swiftpm-testing-helper", "--test-bundle-path", binary, "--testing-library",
+                                                           "swift-testing"])?.path == "/Users/ada/lab/.build/arm64-apple-macosx/debug")
+        #expect(Platform.productsFolder(testBundlePathIn: ["xctest", "/x/Tests.xctest"]) == nil)
+        #expect(Platform.productsFolder(testBundlePathIn: ["helper", "--test-bundle-path"]) == nil)
+        #expect(Platform.productsFolder(testBundlePathIn: ["helper", "--test-bundle-path", "/no/bundle/here"]) == nil)
+    }
+
     @Test func childrenAndTheirEnd() throws {
         let sleeper = Process()
         sleeper.executableURL = URL(fileURLWithPath: "/bin/sleep")
