@@ -58,13 +58,15 @@ struct Cases {
     /// returns at once, and the callbacks run on the queue's threads.
     private func delegateQueue() {
         let deliveries = Deliveries(), request = self.request
-        let queue = OperationQueue()
-        queue.name = "lab.delegate-queue"
-        queue.maxConcurrentOperationCount = 1
         let starter = Mutex("")
         let returned = DispatchSemaphore(value: 0)
         Thread {
             nameThisThread("lab.case-c")
+            // Made in the block: Thread's block is @Sendable on Apple's systems, and not every SDK
+            // marks OperationQueue Sendable. The connection keeps it.
+            let queue = OperationQueue()
+            queue.name = "lab.delegate-queue"
+            queue.maxConcurrentOperationCount = 1
             starter.withLock { $0 = currentThread() }
             let connection = URLConnection(request: request, delegate: deliveries, startImmediately: false)
             connection.setDelegateQueue(queue)  // before start(): a started connection cannot move
