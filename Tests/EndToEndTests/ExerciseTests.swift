@@ -377,6 +377,31 @@ import Testing
         }
     }
 
+    /// `lab` built somewhere else, as Xcode builds it into DerivedData, with `lab-measure` beside
+    /// it as a build of `lab` puts it: the check runs the exercise `swift build` just built in the
+    /// package, not a program beside `lab`, which is not there.
+    @Test func aLabBuiltElsewhereRunsWhatItJustBuilt() async throws {
+        try await ExerciseTests.takingTurns {
+            let elsewhere = try scratchDirectory()
+            defer { try? FileManager.default.removeItem(at: elsewhere) }
+            for name in ["lab", "lab-measure"] {
+                try FileManager.default.copyItem(at: ChildProcess.buildDirectory.appendingPathComponent(name),
+                                                 to: elsewhere.appendingPathComponent(name))
+            }
+            let lesson = try #require(Catalogue.lesson(named: "07"))
+            let child = try ChildProcess(program: elsewhere.appendingPathComponent("lab"), ["exercise", "check", "07", "--json", "--ignore-lock"])
+            child.process.currentDirectoryURL = Self.packageRoot
+            try child.start()
+            let finished = child.wait(timeout: 600)
+            let records = try Self.records(finished.stdout)
+            #expect(records.map(\.check) == lesson.checks.map(\.id), "\(finished.stderr)")
+            #expect(Set(records.filter { !$0.passed }.map(\.check)) == lesson.failingAtStart, "\(records.map(\.detail))")
+            // Each check ran the program, and the defects showed.
+            #expect(records.allSatisfy { $0.status != .notRun }, "\(records.map(\.detail))")
+            #expect(records.filter { $0.symptomSeen == true }.map(\.check) == lesson.defects.map(\.id), "\(records.map(\.detail))")
+        }
+    }
+
     @Test func codeThatDoesNotCompileGivesTheFirstErrorOnly() async throws {
         try await ExerciseTests.takingTurns {
             let lesson = try #require(Catalogue.lesson(named: "03"))

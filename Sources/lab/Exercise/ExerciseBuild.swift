@@ -4,26 +4,37 @@ import LabPlatform
 import LabVocabulary
 
 /// Builds one product of the package with `swift build`, in the configuration `lab` itself was
-/// built in, and finds the executable next to `lab`. Only the first compiler error is kept: a
-/// student reads one line, with its file and line, not the build log.
+/// built in, and runs it from where `swift build --show-bin-path` says that build put it: not
+/// from beside `lab`, which Xcode builds into DerivedData. Only the first compiler error is kept:
+/// a student reads one line, with its file and line, not the build log.
 ///
 /// Like any `swift build`, it waits while another `swift` command holds the package's lock.
 /// `swift test` holds it until its tests end, so a check that a test starts builds with
 /// `--ignore-lock`.
 enum ExerciseBuild {
-    /// The folder `lab` runs from: the build products of its configuration.
-    static let productsFolder = Platform.productsFolder
-
     static func build(product: String, in root: URL, ignoringLock: Bool) throws -> URL {
-        var arguments = ["swift", "build", "--product", product]
-        if BuildConfiguration(rawValue: productsFolder.lastPathComponent) == .release { arguments += ["-c", "release"] }
-        if ignoringLock { arguments.append("--ignore-lock") }
+        var options = MachineFacts.buildConfiguration == .release ? ["-c", "release"] : []
+        if ignoringLock { options.append("--ignore-lock") }
         // One `lab` build at a time: two at once in one .build folder would trip over each other.
         let ownLock = try BuildLock(root.appendingPathComponent(".build/lab-exercises/build.lock"))
         defer { ownLock.release() }
+        let built = try swift(["build", "--product", product] + options, in: root)
+        guard built.status == 0 else {
+            throw ExerciseError.failure(firstError(in: built.output, root: root) ?? "`swift build --product \(product)` failed (exit \(built.status))")
+        }
+        let folder = try swift(["build", "--show-bin-path"] + options, in: root)
+        let path = folder.output.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard folder.status == 0, path.hasPrefix("/") else {
+            throw ExerciseError.failure("`swift build --show-bin-path` did not name the products folder (exit \(folder.status))")
+        }
+        return URL(fileURLWithPath: path, isDirectory: true).appendingPathComponent(product)
+    }
+
+    /// `swift` with `arguments`, run in `root`: its exit status, and stdout and stderr together.
+    private static func swift(_ arguments: [String], in root: URL) throws -> (status: Int32, output: String) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = arguments
+        process.arguments = ["swift"] + arguments
         process.currentDirectoryURL = root
         let output = Pipe()
         process.standardOutput = output
@@ -32,14 +43,11 @@ enum ExerciseBuild {
         do {
             try process.run()
         } catch {
-            throw ExerciseError.failure("cannot run `swift build`: \(error.localizedDescription)")
+            throw ExerciseError.failure("cannot run `swift \(arguments[0])`: \(error.localizedDescription)")
         }
         let log = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw ExerciseError.failure(firstError(in: log, root: root) ?? "`swift build --product \(product)` failed (exit \(process.terminationStatus))")
-        }
-        return productsFolder.appendingPathComponent(product)
+        return (process.terminationStatus, log)
     }
 
     /// "Sources/Exercises/02-filehandle/Article.swift:42:9: error: cannot find 'x' in scope".
