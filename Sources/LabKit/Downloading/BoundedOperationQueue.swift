@@ -12,8 +12,10 @@ import LabVocabulary
 /// needs: while the sender outpaces the delegate, a plain cancel lands only when the body has
 /// ended. Stop such a task with `cancelAtOnce()`.
 ///
-/// The block form `addOperation(_:)` funnels into `addOperation(_: Operation)` in
-/// swift-corelibs-foundation, so overriding that one method bounds both.
+/// Every way in takes a slot: the block form is wrapped here, and a batch takes one slot per
+/// operation, rather than trusting Foundation to route them through `addOperation(_: Operation)`
+/// (swift-corelibs-foundation does; Apple documents no such thing). How Apple's URLSession hands
+/// its delegate queue work is not public, so on a Mac this bound is unmeasured.
 public final class BoundedOperationQueue: OperationQueue, @unchecked Sendable {
     // @unchecked: OperationQueue is an open Foundation class that is not Sendable; the state
     // added here is a DispatchSemaphore and a DispatchQueue, both thread-safe.
@@ -42,5 +44,18 @@ public final class BoundedOperationQueue: OperationQueue, @unchecked Sendable {
             slots.signal()
         }
         super.addOperation(operation)
+    }
+
+    #if canImport(FoundationNetworking)
+    // Foundation on Linux declares the block @Sendable; SDKs before Apple's sendability audit of
+    // NSOperation.h do not, and an override cannot match both. On a Mac the bound is unmeasured.
+    public override func addOperation(_ block: @escaping @Sendable () -> Void) {
+        addOperation(BlockOperation(block: block))
+    }
+    #endif
+
+    public override func addOperations(_ operations: [Operation], waitUntilFinished wait: Bool) {
+        for operation in operations { addOperation(operation) }
+        if wait { for operation in operations { operation.waitUntilFinished() } }
     }
 }
