@@ -74,6 +74,10 @@ extension Platform {
     public typealias SpawnFileActions = posix_spawn_file_actions_t?
     public static func makeSpawnFileActions() -> SpawnFileActions { nil }
 
+    /// What `posix_spawnattr_init` takes: an opaque pointer on Darwin (xnu spawn.h).
+    public typealias SpawnAttributes = posix_spawnattr_t?
+    public static func makeSpawnAttributes() -> SpawnAttributes { nil }
+
     /// The processor's name: sysctl `machdep.cpu.brand_string` (sysctlbyname(3)).
     public static func cpuModel() -> String? {
         var size = 0

@@ -75,6 +75,10 @@ extension Platform {
     public typealias SpawnFileActions = posix_spawn_file_actions_t
     public static func makeSpawnFileActions() -> SpawnFileActions { posix_spawn_file_actions_t() }
 
+    /// What `posix_spawnattr_init` takes: a struct on glibc.
+    public typealias SpawnAttributes = posix_spawnattr_t
+    public static func makeSpawnAttributes() -> SpawnAttributes { posix_spawnattr_t() }
+
     /// The processor's name, from /proc/cpuinfo.
     public static func cpuModel() -> String? {
         let cpuinfo = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)) ?? ""

@@ -5,6 +5,7 @@ import LabPlatform
 import LabServer
 import LabVocabulary
 import TestThreads
+import TestFolders
 import Testing
 
 /// Input that used to crash a lesson, hang it, or leak through it: each gets one line on stderr
@@ -20,6 +21,45 @@ final class HostileInputTests {
     static let lessons = LessonID.allCases.map(\.executable)
 
     /// Lines the lesson itself wrote on stderr as errors (the story may go there too).
+    /// `arguments` run with SIGXFSZ at its default disposition and unblocked, through
+    /// `posix_spawn`'s `POSIX_SPAWN_SETSIGDEF` and `POSIX_SPAWN_SETSIGMASK`, which both systems
+    /// have (GNU env's `--default-signal` is Linux's only, and leaves the mask as it is).
+    static func runWithDefaultXFSZ(_ arguments: [String]) throws -> ChildProcess.Finished {
+        let folder = try TestFolders.scratch("xfsz")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (stdout, stderr) = (folder.appendingPathComponent("stdout"), folder.appendingPathComponent("stderr"))
+        var actions = Platform.makeSpawnFileActions()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, stdout.path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        posix_spawn_file_actions_addopen(&actions, 2, stderr.path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        var attributes = Platform.makeSpawnAttributes()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        // The signal at its default, and blocked nowhere: a thread of this process may block it, a
+        // child inherits the mask, and a blocked SIGXFSZ would leave the write to fail with EFBIG.
+        var defaults = sigset_t(), unblocked = sigset_t()
+        sigemptyset(&defaults)
+        sigaddset(&defaults, SIGXFSZ)
+        sigemptyset(&unblocked)
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setsigmask(&attributes, &unblocked)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
+        let argv = arguments.map { strdup($0) } + [nil]
+        let envp = TestFolders.childEnvironment().map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { (argv + envp).forEach { free($0) } }
+        var pid: pid_t = 0
+        let started = posix_spawn(&pid, arguments[0], &actions, &attributes, argv, envp)
+        try #require(started == 0, "posix_spawn: \(String(cString: strerror(started)))")
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+        let read = { (file: URL) in (try? String(contentsOf: file, encoding: .utf8)) ?? "" }
+        // An exit's code is in the second byte; a signal's number, the low seven bits.
+        return ChildProcess.Finished(status: status & 0x7f == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f),
+                                     stdout: read(stdout), stderr: read(stderr))
+    }
+
     static func errorLines(_ finished: ChildProcess.Finished, _ executable: String) -> [Substring] {
         finished.stderr.split(separator: "\n").filter { $0.hasPrefix("\(executable):") }
     }
@@ -48,19 +88,18 @@ final class HostileInputTests {
         }
     }
 
-    /// `ulimit -f 4096` (4 MiB): past it the kernel's SIGXFSZ would end a writer with no word said.
-    /// The signal is set back to its default first, as in a login shell: an ignored signal is
-    /// inherited, and the test runner's may be.
-    @Test(.enabled(if: Platform.isLinux, "GNU env sets the ignored signal back to its default; macOS's env cannot"),
-          arguments: lessons.map { ($0, Variant.corrected) } + [(LessonID.outputStream.executable, .article)])
+    /// `ulimit -f 4096` (2 MiB: sh counts 512-byte blocks): past it the kernel's SIGXFSZ would end
+    /// a writer with no word said. The signal is set back to its default first, as in a login
+    /// shell: an ignored signal is inherited, the test runner's may be, and sh cannot undo it.
+    @Test(arguments: lessons.map { ($0, Variant.corrected) } + [(LessonID.outputStream.executable, .article)])
     func fileSizeLimitIsALocalError(executable: String, variant: Variant) async throws {
         try await OffThePool.run {
             let output = directory.appendingPathComponent("\(executable)-\(variant)-\(UUID().uuidString)")
             let lesson = ChildProcess.buildDirectory.appendingPathComponent(executable).path
-            let finished = try ChildProcess.runProgram(URL(fileURLWithPath: "/usr/bin/env"), [
-                "--default-signal=XFSZ", "/bin/sh", "-c", "ulimit -f 4096; exec \"$0\" \"$@\"", lesson,
+            let finished = try Self.runWithDefaultXFSZ([
+                "/bin/sh", "-c", "ulimit -f 4096; exec \"$0\" \"$@\"", lesson,
                 "--size", "16MiB", "--variant", variant.rawValue, "--output", output.path, "--quiet",
-            ], timeout: 120)
+            ])
             let lines = Self.errorLines(finished, executable)
             #expect(lines.count == 1, "\(finished.stderr)")
             if variant == .corrected {
