@@ -2,7 +2,6 @@ import Foundation
 import LabCatalogue
 import LabKit
 import LabVocabulary
-import Synchronization
 import TestThreads
 import Testing
 
@@ -24,141 +23,8 @@ import Testing
         }
     }
 
-    struct Record: Decodable {
-        let exercise: String
-        let check: String
-        let status: CheckStatus
-        let passed: Bool
-        let detail: String
-        let command: String
-        let symptomSeen: Bool?
-        let attempted: Bool
-        let codeSHA256: String
-        let hintsShown: Int
-        let timestamp: String
-        let labVersion: String
-    }
-
-    /// `lab` with `arguments`, run in the package folder. The commands that build get
-    /// `--ignore-lock`: the `swift test` running this suite holds the package's lock.
-    /// Once one run has hung, the others are not started: each would hang as long, and a stuck
-    /// build would hold the whole suite for hours.
-    static func lab(_ arguments: [String], timeout: TimeInterval = 600) throws -> ChildProcess.Finished {
-        try exclusively { try runLab(arguments, timeout: timeout) }
-    }
-
-    /// A test that writes code into the exercise folders, builds it or runs what was built: on a
-    /// thread of its own, waiting its turn without holding one of Swift Testing's, then alone
-    /// with the folders and their builds from its first step to its last.
-    static func takingTurns<T>(_ body: () throws -> T) async throws -> T {
-        try await OffThePool.runWaitingForALock { try exclusively(body) }
-    }
-
-    /// The exercise folders are the package's own, shared by every suite that writes code into
-    /// them (this one, the catalogue's, lesson 09's, the class's): one test at a time uses them,
-    /// whatever its suite. Recursive, as `withExerciseFiles` runs `lab` inside.
-    static func exclusively<T>(_ body: () throws -> T) rethrows -> T {
-        exerciseFolders.lock()
-        defer { exerciseFolders.unlock() }
-        return try body()
-    }
-    private static let exerciseFolders = NSRecursiveLock()
-
-    private static func runLab(_ arguments: [String], timeout: TimeInterval) throws -> ChildProcess.Finished {
-        if aRunHung.withLock({ $0 }) {
-            throw LabHung(description: "not run: an earlier `lab exercise` outlived its time limit")
-        }
-        let child = try ChildProcess("lab", buildingWithoutTheLock(arguments))
-        child.process.currentDirectoryURL = packageRoot
-        try child.start()
-        let finished = child.wait(timeout: timeout)
-        if finished.timedOut {
-            aRunHung.withLock { $0 = true }
-            throw LabHung(description: "`lab \(arguments.joined(separator: " "))` was still running after \(Int(timeout)) s; "
-                          + "stdout ended: \(finished.stdout.suffix(300)); stderr ended: \(finished.stderr.suffix(300))")
-        }
-        return finished
-    }
-
-    private static let aRunHung = Mutex(false)
-
-    struct LabHung: Error, CustomStringConvertible {
-        let description: String
-    }
-
-    /// Builds the exercise's executable from its files as they are, without checking it.
-    static func build(_ lesson: LessonDefects) throws {
-        let finished = try exclusively {
-            let child = try ChildProcess(program: URL(fileURLWithPath: "/usr/bin/env"),
-                                         ["swift", "build", "--product", lesson.exerciseExecutable, "--ignore-lock"])
-            child.process.currentDirectoryURL = packageRoot
-            try child.start()
-            return child.wait(timeout: 600)
-        }
-        try #require(finished.status == 0, "\(finished.stdout.suffix(2000))")
-    }
-
-    static func buildingWithoutTheLock(_ arguments: [String]) -> [String] {
-        arguments.count > 1 && ["check", "hint", "see", "watch"].contains(arguments[1]) ? arguments + ["--ignore-lock"] : arguments
-    }
-
-    static func records(_ output: String) throws -> [Record] {
-        try output.split(separator: "\n").map { try JSONDecoder().decode(Record.self, from: Data($0.utf8)) }
-    }
-
-
-    /// Runs `body` with the exercise's file holding `code`, then puts the file back as it was.
-    static func withExercise<T>(_ lesson: LessonDefects, holding code: String, _ body: () throws -> T) throws -> T {
-        try withExerciseFiles(lesson, holding: [ExerciseSource.studentFile: code], body)
-    }
-
-    /// Runs `body` with the exercise's files named in `files` replaced, and puts them back.
-    static func withExerciseFiles<T>(_ lesson: LessonDefects, holding files: [String: String], _ body: () throws -> T) throws -> T {
-        try exclusively { try withFilesReplaced(lesson, holding: files, body) }
-    }
-
-    private static func withFilesReplaced<T>(_ lesson: LessonDefects, holding files: [String: String], _ body: () throws -> T) throws -> T {
-        let folder = packageRoot.appendingPathComponent(ExerciseSource.folder(for: lesson))
-        var originals: [URL: Data] = [:]
-        defer { for (file, data) in originals { try? data.write(to: file) } }
-        for (name, code) in files {
-            let file = folder.appendingPathComponent(name)
-            originals[file] = try Data(contentsOf: file)
-            try code.write(to: file, atomically: true, encoding: .utf8)
-        }
-        return try body()
-    }
-
-    /// The exercise's files as `lab exercise reset` makes them from the lesson's folder. With
-    /// `swappingVariants`, made as if the lesson's corrected variant were its article: the
-    /// corrected file with its types named as the article's, and the wiring's corrected line.
-    static func startingFiles(_ lesson: LessonDefects, swappingVariants: Bool = false) throws -> [ExerciseSource.File] {
-        let folder = packageRoot.appendingPathComponent(ExerciseSource.lessonFolder(for: lesson))
-        var files: [String: String] = [:]
-        for name in try FileManager.default.contentsOfDirectory(atPath: folder.path) where name.hasSuffix(".swift") {
-            files[name] = try String(contentsOf: folder.appendingPathComponent(name), encoding: .utf8)
-        }
-        if swappingVariants {
-            let asArticle = { (text: String) in text.replacing(/\bCorrected(?=[A-Z])/, with: "Article") }
-            files[ExerciseSource.studentFile] = asArticle(try #require(files["Corrected.swift"]))
-            var wiring = try #require(files["main.swift"]).components(separatedBy: "\n")
-            let corrected = try #require(wiring.first { $0.contains("case .corrected:") })
-            wiring = wiring.filter { !$0.contains("case .article:") }
-                .map { $0 == corrected ? asArticle(corrected.replacingOccurrences(of: "case .corrected:", with: "case .article:")) : $0 }
-            files["main.swift"] = wiring.joined(separator: "\n")
-        }
-        return try ExerciseSource.files(for: lesson, lessonFiles: files)
-    }
-
-    /// The student's file as it starts.
-    static func startingCode(_ lesson: LessonDefects) throws -> String {
-        try #require(try startingFiles(lesson).first { $0.name == ExerciseSource.studentFile }).text
-    }
-
     @Test func startingCodeIsMadeFromTheArticleVariant() async throws {
-        try await OffThePool.run {
-            try Self.exclusively { try startingCodeOfEveryExerciseIsMadeFromItsArticle() }
-        }
+        try await ExerciseTests.takingTurns { try startingCodeOfEveryExerciseIsMadeFromItsArticle() }
     }
 
     private func startingCodeOfEveryExerciseIsMadeFromItsArticle() throws {
@@ -212,67 +78,6 @@ import Testing
                 try Self.expectPastedCommandShows(record, shown.get())
             }
         }
-    }
-
-    /// Runs the check's "see it" command as a student pastes it (`swift run X` is the built X: the
-    /// running `swift test` holds the package's lock). The caller holds the exercise folders.
-    static func paste(_ record: Record) throws -> ChildProcess.Finished {
-        let see = "swift run lab exercise see "
-        if record.command.hasPrefix(see) {
-            return try runLab(["exercise", "see"] + record.command.dropFirst(see.count).split(separator: " ").map(String.init), timeout: 600)
-        }
-        let pasted = ChildProcess.buildDirectory.path + "/" + record.command.dropFirst("swift run ".count)
-        let child = try ChildProcess(program: URL(fileURLWithPath: "/bin/sh"), ["-c", pasted])
-        try child.start()
-        return child.wait(timeout: 120)
-    }
-
-    /// The pasted command shows what the check saw: the same exit status for a one-run command,
-    /// the same verdict from `lab exercise see`.
-    static func expectPastedCommandShows(_ record: Record, _ shown: ChildProcess.Finished) throws {
-        if record.command.hasPrefix("swift run lab exercise see ") {
-            #expect(shown.status == (record.passed ? 0 : 1), "\(record.command): \(shown.stdout.suffix(400)) \(shown.stderr.suffix(400))")
-            #expect(shown.stdout.contains((record.passed ? "✔ " : "✗ ") + record.check), "\(record.command): \(shown.stdout.suffix(400))")
-            return
-        }
-        let wanted = try #require(record.detail.firstMatch(of: /exit (\d+)/).map { Int32($0.output.1)! }, "\(record.detail)")
-        #expect(record.command.hasPrefix("swift run "), "\(record.command)")
-        #expect(shown.status == wanted, "\(record.exercise) \(record.check): `\(record.command)` exited \(shown.status), the check saw \(wanted)")
-    }
-
-    /// `work` on each item, `width` at a time on threads of their own; the results in order.
-    static func onThreads<Item: Sendable, Output: Sendable>(_ items: [Item], width: Int,
-                                                            _ work: @escaping @Sendable (Item) -> Output) -> [Output] {
-        let board = ParallelBoard<Output>(count: items.count)
-        let group = DispatchGroup()
-        for _ in 0..<min(width, items.count) {
-            group.enter()
-            Thread {
-                while let index = board.claim() { board.store(work(items[index]), at: index) }
-                group.leave()
-            }.start()
-        }
-        group.wait()
-        return board.outputs
-    }
-
-    /// The exercise's files holding the lesson's corrected logic (`startingFiles(swappingVariants:)`),
-    /// less the shared file, which the exercise already has.
-    static func correctedFiles(_ lesson: LessonDefects) throws -> [String: String] {
-        let files = try startingFiles(lesson, swappingVariants: true).filter { $0.name != "Shared.swift" }
-        return Dictionary(uniqueKeysWithValues: files.map { ($0.name, $0.text) })
-    }
-
-    /// `check --json` of an exercise holding the corrected logic with one piece of it replaced:
-    /// a student's solution that is right but for that piece.
-    static func checkCorrected(_ number: String, replacing piece: String, with replacement: String) throws -> [Record] {
-        let lesson = try #require(Catalogue.lesson(named: number))
-        var files = try correctedFiles(lesson)
-        let student = try #require(files[ExerciseSource.studentFile])
-        try #require(student.contains(piece), "\(piece)")
-        files[ExerciseSource.studentFile] = student.replacingOccurrences(of: piece, with: replacement)
-        let finished = try withExerciseFiles(lesson, holding: files) { try lab(["exercise", "check", number, "--json"]) }
-        return try records(finished.stdout)
     }
 
     /// Exercise 03 solved except that it never resumes: every other check holds, the resume
@@ -374,47 +179,6 @@ import Testing
             let shown = count < 0 ? 1 : 3
             #expect(finished.stdout.contains("hint \(shown) of 3: "), "\(finished.stdout)")
             #expect(!finished.stdout.contains("Checking exercise"), "\(finished.stdout)")
-        }
-    }
-
-    /// `lab` built somewhere else, as Xcode builds it into DerivedData, with `lab-measure` beside
-    /// it as a build of `lab` puts it: the check runs the exercise `swift build` just built in the
-    /// package, not a program beside `lab`, which is not there.
-    @Test func aLabBuiltElsewhereRunsWhatItJustBuilt() async throws {
-        try await ExerciseTests.takingTurns {
-            let elsewhere = try scratchDirectory()
-            defer { try? FileManager.default.removeItem(at: elsewhere) }
-            for name in ["lab", "lab-measure"] {
-                try FileManager.default.copyItem(at: ChildProcess.buildDirectory.appendingPathComponent(name),
-                                                 to: elsewhere.appendingPathComponent(name))
-            }
-            let lesson = try #require(Catalogue.lesson(named: "07"))
-            let child = try ChildProcess(program: elsewhere.appendingPathComponent("lab"), ["exercise", "check", "07", "--json", "--ignore-lock"])
-            child.process.currentDirectoryURL = Self.packageRoot
-            try child.start()
-            let finished = child.wait(timeout: 600)
-            let records = try Self.records(finished.stdout)
-            #expect(records.map(\.check) == lesson.checks.map(\.id), "\(finished.stderr)")
-            #expect(Set(records.filter { !$0.passed }.map(\.check)) == lesson.failingAtStart, "\(records.map(\.detail))")
-            // Each check ran the program, and the defects showed.
-            #expect(records.allSatisfy { $0.status != .notRun }, "\(records.map(\.detail))")
-            #expect(records.filter { $0.symptomSeen == true }.map(\.check) == lesson.defects.map(\.id), "\(records.map(\.detail))")
-        }
-    }
-
-    @Test func codeThatDoesNotCompileGivesTheFirstErrorOnly() async throws {
-        try await ExerciseTests.takingTurns {
-            let lesson = try #require(Catalogue.lesson(named: "03"))
-            var lines = try Self.startingCode(lesson).components(separatedBy: "\n")
-            let line = try #require(lines.firstIndex { $0.contains("func downloadFile()") }) + 2
-            lines.insert("        let broken: Int = \"not a number\"", at: line - 1)
-            let finished = try Self.withExercise(lesson, holding: lines.joined(separator: "\n")) { try Self.lab(["exercise", "check", "03"]) }
-            #expect(finished.status == 1)
-            #expect(finished.stdout.isEmpty, "\(finished.stdout)")
-            let errorLines = finished.stderr.split(separator: "\n")
-            #expect(errorLines.count == 1, "\(finished.stderr)")
-            #expect(finished.stderr.hasPrefix("lab exercise check: Sources/Exercises/03-outputstream/Article.swift:\(line):"), "\(finished.stderr)")
-            #expect(finished.stderr.contains("error: cannot convert value of type 'String'"), "\(finished.stderr)")
         }
     }
 
@@ -597,21 +361,3 @@ import Testing
     }
 }
 
-/// The items `ExerciseTests.onThreads` hands out, and what came of each.
-private final class ParallelBoard<Output: Sendable>: Sendable {
-    private let state: Mutex<(next: Int, outputs: [Output?])>
-
-    init(count: Int) { state = Mutex((0, Array(repeating: nil, count: count))) }
-
-    func claim() -> Int? {
-        state.withLock { state in
-            guard state.next < state.outputs.count else { return nil }
-            defer { state.next += 1 }
-            return state.next
-        }
-    }
-
-    func store(_ output: Output, at index: Int) { state.withLock { $0.outputs[index] = output } }
-
-    var outputs: [Output] { state.withLock { $0.outputs.map { $0! } } }
-}
