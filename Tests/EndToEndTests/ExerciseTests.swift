@@ -73,7 +73,9 @@ import Testing
                 }
             }
             // Every "see it" command, pasted: four at a time, as they only read what was built.
-            let pasted = Self.onThreads(records, width: 4) { record in Result { try Self.paste(record) } }
+            var pasted: [Result<ChildProcess.Finished, any Error>] = []
+            WorkInOrder.run(records, width: 4, work: { record, _ in (Result { try Self.paste(record) }, false) },
+                            each: { pasted.append($0) })
             for (record, shown) in zip(records, pasted) {
                 try Self.expectPastedCommandShows(record, shown.get())
             }

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import LabVocabulary
 import LabCatalogue
 import LabKit
@@ -41,24 +40,16 @@ struct ExerciseCheck {
         let checks = lesson.checks
         let (clean, cleanPeak) = outcome(of: checks[0], cleanPeak: nil)
         report(clean)
-        let rest = Array(checks.dropFirst())
-        let board = CheckBoard(count: rest.count, hung: clean.status == .timedOut)
-        for _ in 0..<min(Self.concurrentChecks, rest.count) {
-            DispatchQueue.global().async {
-                while let index = board.claim() {
-                    let outcome = board.hasHung
-                        ? notRun(rest[index], because: "not run: the program timed out in an earlier check")
-                        : outcome(of: rest[index], cleanPeak: cleanPeak).outcome
-                    board.finish(index, with: outcome)
-                }
-            }
-        }
         var outcomes = [clean]
-        for index in rest.indices {
-            let outcome = board.wait(for: index)
+        let hung = "not run: the program timed out in an earlier check"
+        WorkInOrder.run(Array(checks.dropFirst()), width: Self.concurrentChecks, work: { check, stopped in
+            if stopped || clean.status == .timedOut { return (notRun(check, because: hung), false) }
+            let outcome = outcome(of: check, cleanPeak: cleanPeak).outcome
+            return (outcome, outcome.status == .timedOut)
+        }, each: { outcome in
             report(outcome)
             outcomes.append(outcome)
-        }
+        })
         return outcomes
     }
 
@@ -224,37 +215,3 @@ struct ExerciseCheck {
     }
 }
 
-/// The checks that run side by side: which one is next, and each one's outcome once it ends.
-private final class CheckBoard: Sendable {
-    private let state: Mutex<(next: Int, hung: Bool, outcomes: [ExerciseCheck.Outcome?])>
-    private let ended: [DispatchSemaphore]
-
-    init(count: Int, hung: Bool) {
-        state = Mutex((0, hung, Array(repeating: nil, count: count)))
-        ended = (0..<count).map { _ in DispatchSemaphore(value: 0) }
-    }
-
-    /// The next check to run, or nil when every one has been taken.
-    func claim() -> Int? {
-        state.withLock { state in
-            guard state.next < state.outcomes.count else { return nil }
-            defer { state.next += 1 }
-            return state.next
-        }
-    }
-
-    var hasHung: Bool { state.withLock { $0.hung } }
-
-    func finish(_ index: Int, with outcome: ExerciseCheck.Outcome) {
-        state.withLock { state in
-            state.outcomes[index] = outcome
-            if outcome.status == .timedOut { state.hung = true }
-        }
-        ended[index].signal()
-    }
-
-    func wait(for index: Int) -> ExerciseCheck.Outcome {
-        ended[index].wait()
-        return state.withLock { $0.outcomes[index]! }
-    }
-}

@@ -166,22 +166,6 @@ extension ExerciseTests {
         #expect(shown.status == wanted, "\(record.exercise) \(record.check): `\(record.command)` exited \(shown.status), the check saw \(wanted)")
     }
 
-    /// `work` on each item, `width` at a time on threads of their own; the results in order.
-    static func onThreads<Item: Sendable, Output: Sendable>(_ items: [Item], width: Int,
-                                                            _ work: @escaping @Sendable (Item) -> Output) -> [Output] {
-        let board = ParallelBoard<Output>(count: items.count)
-        let group = DispatchGroup()
-        for _ in 0..<min(width, items.count) {
-            group.enter()
-            Thread {
-                while let index = board.claim() { board.store(work(items[index]), at: index) }
-                group.leave()
-            }.start()
-        }
-        group.wait()
-        return board.outputs
-    }
-
     /// The exercise's files holding the lesson's corrected logic (`startingFiles(swappingVariants:)`),
     /// less the shared file, which the exercise already has.
     static func correctedFiles(_ lesson: LessonDefects) throws -> [String: String] {
@@ -202,21 +186,3 @@ extension ExerciseTests {
     }
 }
 
-/// The items `ExerciseTests.onThreads` hands out, and what came of each.
-private final class ParallelBoard<Output: Sendable>: Sendable {
-    private let state: Mutex<(next: Int, outputs: [Output?])>
-
-    init(count: Int) { state = Mutex((0, Array(repeating: nil, count: count))) }
-
-    func claim() -> Int? {
-        state.withLock { state in
-            guard state.next < state.outputs.count else { return nil }
-            defer { state.next += 1 }
-            return state.next
-        }
-    }
-
-    func store(_ output: Output, at index: Int) { state.withLock { $0.outputs[index] = output } }
-
-    var outputs: [Output] { state.withLock { $0.outputs.map { $0! } } }
-}
