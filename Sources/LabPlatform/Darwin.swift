@@ -10,6 +10,36 @@ extension Platform {
     /// Apple's systems, whose Foundation is Apple's own: the lessons' Linux facts do not hold here.
     public static let isLinux = false
 
+    /// The toolchain the README's prerequisites ask for here: Xcode 16.3 is the first with
+    /// Swift 6.1, which `swift-tools-version: 6.1` in Package.swift needs.
+    public static let minimumToolchain = ToolchainFloor(swift: [6, 1], shownAs: "Xcode 16.3 (Swift 6.1)")
+
+    /// "macOS 15.2.0 (arm64)": Foundation's `operatingSystemVersion`, and the machine from uname(3).
+    public static func operatingSystem() -> String {
+        let version = ProcessInfo.processInfo.operatingSystemVersion
+        var names = utsname()
+        let machine = uname(&names) == 0
+            ? withUnsafeBytes(of: names.machine) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) } : "unknown"
+        return "macOS \(version.majorVersion).\(version.minorVersion).\(version.patchVersion) (\(machine))"
+    }
+
+    /// Where the compiler finds C libraries' headers: the active SDK's usr/include, as
+    /// `xcrun --show-sdk-path` names it (xcrun(1)); Xcode's and the Command Line Tools' alike.
+    public static func systemHeaderFolders() -> [URL] {
+        let xcrun = Process()
+        xcrun.executableURL = URL(fileURLWithPath: "/usr/bin/xcrun")
+        xcrun.arguments = ["--show-sdk-path"]
+        let output = Pipe()
+        xcrun.standardOutput = output
+        xcrun.standardError = FileHandle.nullDevice
+        guard (try? xcrun.run()) != nil else { return [] }
+        let path = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        xcrun.waitUntilExit()
+        guard xcrun.terminationStatus == 0, path.hasPrefix("/") else { return [] }
+        return [URL(fileURLWithPath: path).appendingPathComponent("usr/include")]
+    }
+
     // MARK: - Memory and CPU
 
     /// Peak resident set size in bytes: getrusage's `ru_maxrss`, which Darwin gives in bytes

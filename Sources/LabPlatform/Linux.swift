@@ -8,6 +8,31 @@ extension Platform {
     /// Linux, whose Foundation is swift-corelibs-foundation: facts the lessons show about it hold here.
     public static let isLinux = true
 
+    /// The toolchain the README's prerequisites ask for here: the one the package is built and
+    /// tested with on Linux.
+    public static let minimumToolchain = ToolchainFloor(swift: [6, 3], shownAs: "Swift 6.3")
+
+    /// "Debian GNU/Linux 12 (bookworm), Linux 6.1.0-25-amd64": os-release(5)'s PRETTY_NAME, and
+    /// the kernel's release from uname(2).
+    public static func operatingSystem() -> String {
+        let release = (try? String(contentsOfFile: "/etc/os-release", encoding: .utf8)) ?? ""
+        let pretty = release.split(separator: "\n").first { $0.hasPrefix("PRETTY_NAME=") }
+            .map { $0.dropFirst("PRETTY_NAME=".count).trimmingCharacters(in: CharacterSet(charactersIn: "\"")) }
+        var names = utsname()
+        let kernel = uname(&names) == 0
+            ? withUnsafeBytes(of: names.release) { "Linux " + String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) } : nil
+        return [pretty, kernel].compactMap { $0 }.joined(separator: ", ")
+    }
+
+    /// Where the compiler finds C libraries' headers: /usr/include, its multiarch folder
+    /// (Debian's `<machine>-linux-gnu`), and /usr/local/include.
+    public static func systemHeaderFolders() -> [URL] {
+        var names = utsname()
+        let machine = uname(&names) == 0
+            ? withUnsafeBytes(of: names.machine) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) } : "x86_64"
+        return ["/usr/include", "/usr/include/\(machine)-linux-gnu", "/usr/local/include"].map { URL(fileURLWithPath: $0) }
+    }
+
     // MARK: - Memory and CPU
 
     /// Peak resident set size in bytes: `VmHWM` from /proc/self/status, else getrusage's

@@ -11,6 +11,29 @@ import Foundation
 
 public enum Platform {}
 
+/// The oldest toolchain the lab is for on a system, as the README states it.
+public struct ToolchainFloor: Sendable {
+    /// Its Swift version's numbers: [6, 1].
+    public let swift: [Int]
+    /// How the README names it: "Xcode 16.3 (Swift 6.1)".
+    public let shownAs: String
+
+    public init(swift: [Int], shownAs: String) {
+        self.swift = swift
+        self.shownAs = shownAs
+    }
+
+    /// Whether `version` ("6.1.2", "6.3-dev") is this one or later.
+    public func isMet(by version: String) -> Bool {
+        let numbers = version.prefix { $0.isNumber || $0 == "." }.split(separator: ".").compactMap { Int($0) }
+        guard !numbers.isEmpty else { return false }
+        for (have, need) in zip(numbers + Array(repeating: 0, count: max(0, swift.count - numbers.count)), swift) where have != need {
+            return have > need
+        }
+        return true
+    }
+}
+
 extension Platform {
     /// User plus system CPU time this process has used, in seconds.
     public static func cpuSeconds() -> Double {

@@ -23,6 +23,7 @@ struct Lab: ParsableCommand {
             Exercise.self,
             Pages.self,
             Class.self,
+            Doctor.self,
         ]
     )
 }

@@ -55,6 +55,21 @@ struct PlatformTests {
         #expect(!Platform.isRunning(pid))
     }
 
+    /// `lab doctor`'s toolchain check: a version meets the floor from its first differing number.
+    @Test func aToolchainMeetsItsFloorFromItsVersion() {
+        let floor = ToolchainFloor(swift: [6, 1], shownAs: "Xcode 16.3 (Swift 6.1)")
+        for version in ["6.1", "6.1.0", "6.1.2", "6.2-dev", "6.10", "7.0"] { #expect(floor.isMet(by: version), "\(version)") }
+        for version in ["6.0.3", "6", "5.10.1", "", "dev"] { #expect(!floor.isMet(by: version), "\(version)") }
+    }
+
+    /// The README's prerequisites name the floor that `lab doctor` checks on this system.
+    @Test func theReadmeStatesTheToolchainFloor() throws {
+        let readme = try String(contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../../README.md").standardizedFileURL, encoding: .utf8)
+        #expect(readme.contains(Platform.minimumToolchain.shownAs + " or later"), "README.md names no \(Platform.minimumToolchain.shownAs) or later")
+        #expect(Platform.minimumToolchain.shownAs.contains("Swift " + Platform.minimumToolchain.swift.map(String.init).joined(separator: ".")))
+    }
+
     @Test func theProductsFolderHoldsTheLab() {
         #expect(FileManager.default.isExecutableFile(atPath: Platform.productsFolder.appendingPathComponent("lab-measure").path))
     }

@@ -32,28 +32,8 @@ enum MachineFacts {
 
     static func cpuModel() -> String { Platform.cpuModel() ?? "unknown" }
 
-    static func operatingSystem() -> String {
-        let release = (try? String(contentsOfFile: "/etc/os-release", encoding: .utf8)) ?? ""
-        let pretty = release.split(separator: "\n").first { $0.hasPrefix("PRETTY_NAME=") }
-            .map { $0.dropFirst("PRETTY_NAME=".count).trimmingCharacters(in: CharacterSet(charactersIn: "\"")) }
-        // Foundation's operatingSystemVersionString is that same pretty name on Linux; the
-        // kernel comes from uname.
-        var names = utsname()
-        let kernel = uname(&names) == 0
-            ? withUnsafeBytes(of: names.release) { "Linux " + String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) } : nil
-        return [pretty, kernel].compactMap { $0 }.joined(separator: ", ")
-    }
+    static func operatingSystem() -> String { Platform.operatingSystem() }
 
     /// The toolchain on PATH, which is the one `swift run` built this with.
-    static func swiftVersion() -> String {
-        guard let swift = References.which("swift") else { return "unknown" }
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("lab-swift-version-\(getpid())")
-        try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        guard let finished = try? MeasuredProcess(program: swift, arguments: ["--version"], outputFolder: folder).run(),
-              let line = (finished.stdout + finished.stderr).split(separator: "\n").first(where: { $0.contains("Swift version") }),
-              let range = line.range(of: #"Swift version [0-9][^ ]*"#, options: .regularExpression)
-        else { return "unknown" }
-        return String(line[range].dropFirst("Swift version ".count))
-    }
+    static func swiftVersion() -> String { SwiftToolchain.version() ?? "unknown" }
 }

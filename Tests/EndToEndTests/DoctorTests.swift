@@ -1,0 +1,83 @@
+import Foundation
+import LabKit
+import LabPlatform
+import TestFolders
+import TestThreads
+import Testing
+
+/// `lab doctor` on this machine, as a teacher runs it, and once for each thing that stops a
+/// class: each named on one line of stderr, with exit 1.
+struct DoctorTests {
+    /// Every check's row, and the line to paste. Its exercise check builds in the package, so it
+    /// takes its turn with the tests that write into the exercise folders.
+    @Test func aClassCanRunHere() async throws {
+        let finished = try await ExerciseTests.takingTurns { try doctor([]) }
+        #expect(finished.status == 0, "\(finished.stdout)\n\(finished.stderr)")
+        #expect(finished.stderr.isEmpty, "\(finished.stderr)")
+        let rows = finished.stdout.split(separator: "\n")
+        for title in ["toolchain", "headers", "products", "loopback port", "output folder", "free disk", "curl", "nginx",
+                      "chromium-headless-shell", "lesson run", "exercise check"] {
+            #expect(rows.contains { $0.hasPrefix("  " + title + "  ") }, "no row for \(title) in\n\(finished.stdout)")
+        }
+        #expect(rows.contains { $0.hasPrefix("  lesson run") && $0.contains(" ok ") && $0.contains("SHA-256 checked from outside") })
+        #expect(rows.contains { $0.hasPrefix("  exercise check") && $0.contains(" ok ") && $0.contains("5 of 5 checks hold") })
+        #expect(rows.last?.hasPrefix("  lab doctor ") == true && rows.last?.contains(" · a class can run here") == true, "\(finished.stdout)")
+    }
+
+    /// `lab` alone in a folder, as when it was copied out, or the lessons were never built.
+    @Test func programsNotBuiltAreNamed() async throws {
+        let elsewhere = ExerciseTests.packageRoot.appendingPathComponent(".build/doctor-elsewhere-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: elsewhere, withIntermediateDirectories: false)
+        defer { try? FileManager.default.removeItem(at: elsewhere) }
+        // A hard link: the products folder is found beside the program's own path.
+        try FileManager.default.linkItem(at: Platform.productsFolder.appendingPathComponent("lab"), to: elsewhere.appendingPathComponent("lab"))
+        let finished = try await OffThePool.run { try doctor([], program: elsewhere.appendingPathComponent("lab")) }
+        #expect(finished.status == 1)
+        #expect(finished.stderr == "lab doctor: products: 22 of the lab's 22 programs are not in \(elsewhere.path) "
+                + "(lesson-00-small-file, exercise-00-small-file, lesson-01-in-memory and 19 more): run `swift build` in the package's folder\n",
+                "\(finished.stderr)")
+        #expect(row("lesson run", in: finished) == ["not", "run", "needs", "products", "(above)"], "\(finished.stdout)")
+        #expect(finished.stdout.contains("· 3 problems: products, lesson run, exercise check"), "\(finished.stdout)")
+    }
+
+    /// Another server holds the port the class will use.
+    @Test func aPortInUseIsNamed() async throws {
+        let taken = try #require(boundLoopbackSocket())
+        defer { close(taken.descriptor) }
+        #expect(listen(taken.descriptor, 1) == 0)
+        let finished = try await OffThePool.run { try doctor(["--port", String(taken.port)]) }
+        #expect(finished.status == 1)
+        #expect(finished.stderr == "lab doctor: loopback port: cannot listen on 127.0.0.1:\(taken.port): address already in use\n", "\(finished.stderr)")
+        #expect(row("exercise check", in: finished) == ["not", "run", "needs", "loopback", "port", "(above)"], "\(finished.stdout)")
+    }
+
+    /// The lab's folder in the temporary folder is a file someone put there: nothing goes into it.
+    @Test func anOutputFolderThatCannotBeUsedIsNamed() async throws {
+        let temporary = try scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: temporary) }
+        let planted = temporary.appendingPathComponent("download-lab-\(getuid())")
+        try Data("not a folder".utf8).write(to: planted)
+        let finished = try await OffThePool.run { try doctor([], environment: ["TMPDIR": temporary.path]) }
+        #expect(finished.status == 1)
+        #expect(finished.stderr == "lab doctor: output folder: cannot write \(planted.path): "
+                + "not a folder of this user's alone, so the lab does not use it\n", "\(finished.stderr)")
+        #expect(row("lesson run", in: finished) == ["not", "run", "needs", "output", "folder", "(above)"], "\(finished.stdout)")
+        #expect(try Data(contentsOf: planted) == Data("not a folder".utf8))
+    }
+
+    /// The words after a check's name in the table.
+    private func row(_ title: String, in finished: ChildProcess.Finished) -> [Substring] {
+        let line = finished.stdout.split(separator: "\n").first { $0.hasPrefix("  \(title)  ") } ?? ""
+        return line.dropFirst(title.count + 2).split(separator: " ")
+    }
+
+    /// `lab doctor` (or `program`) run in the package folder.
+    private func doctor(_ arguments: [String], program: URL? = nil, environment: [String: String] = [:]) throws -> ChildProcess.Finished {
+        let child = try ChildProcess(program: program ?? Platform.productsFolder.appendingPathComponent("lab"),
+                                     ["doctor", "--ignore-lock"] + arguments)
+        child.process.currentDirectoryURL = ExerciseTests.packageRoot
+        child.process.environment = TestFolders.childEnvironment(environment)
+        try child.start()
+        return child.wait(timeout: 300)
+    }
+}
