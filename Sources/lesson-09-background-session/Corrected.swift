@@ -7,7 +7,7 @@ import FoundationNetworking
 import LabKit
 
 /// The app delegate and the download's delegate in one, as small apps write it.
-final class CorrectedApp: NSObject, BackgroundApp, BackgroundSessionDelegate, @unchecked Sendable {
+final class CorrectedApp: NSObject, BackgroundApp, URLSessionDownloadDelegate, @unchecked Sendable {
     // @unchecked: URLSession wants a Sendable delegate. Its callbacks run one at a time on the
     // session's serial delegate queue; the app delegate's calls run on the main queue, and the
     // one value both touch, the completion handler, is only read and written there.

@@ -78,6 +78,76 @@ struct Lesson09AppCodeTests {
         }
     }
 
+    /// `finishTasksAndInvalidate()` right after Start: the download goes on, the file is handed
+    /// over, and only then does the delegate hear that the session is invalid.
+    @Test func anInvalidatedSessionFinishesItsTaskThenSaysSo() async throws {
+        try await ExerciseTests.takingTurns {
+            let start = """
+                self.session.downloadTask(with: self.run.url).resume()
+                            self.session.finishTasksAndInvalidate()
+                """
+            let told = ("    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {\n", """
+                    func urlSession(_ session: URLSession, didBecomeInvalidWithError error: (any Error)?) {
+                        run.log("the session is invalid now")
+                    }
+
+                    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+
+                """)
+            let server = try LabServer.start()
+            defer { server.stop() }
+            let ran = try Self.runCorrected(replacing: [(Self.startPiece, start), told], ["--life", ""], size: 2 << 20, server: server)
+            #expect(ran.finished.status == 0, "\(ran.finished.stderr)")
+            #expect(try #require(ran.record).verified)
+            let story = ran.finished.stderr
+            let moved = try #require(story.range(of: "moved the file to "), "\(story)")
+            let invalid = try #require(story.range(of: "the session is invalid now"), "\(story)")
+            #expect(moved.lowerBound < invalid.lowerBound)
+        }
+    }
+
+    /// Lesson 09's tasks are the lab's: `cancel(byProducingResumeData:)` takes a `@Sendable`
+    /// handler here as in Apple's header, so a handler that would not build on a Mac does not
+    /// build here either.
+    @Test func aResumeDataHandlerIsAsStrictAsApples() async throws {
+        try await ExerciseTests.takingTurns {
+            let lesson = try #require(Catalogue.lesson(.backgroundSession))
+            var files = try ExerciseTests.correctedFiles(lesson)
+            let student = try #require(files[ExerciseSource.studentFile])
+            try #require(student.contains(Self.startPiece))
+            files[ExerciseSource.studentFile] = student.replacingOccurrences(of: Self.startPiece, with: """
+                final class Tally { var bytes = 0 }
+                            let tally = Tally()
+                            let task = self.session.downloadTask(with: self.run.url)
+                            task.resume()
+                            task.cancel(byProducingResumeData: { data in tally.bytes = data?.count ?? 0 })
+                """)
+            try ExerciseTests.withExerciseFiles(lesson, holding: files) {
+                let checked = try ExerciseTests.lab(["exercise", "check", "09", "--json"])
+                let record = try #require(try ExerciseTests.records(checked.stdout).first)
+                #expect(record.status == .doesNotCompile, "\(record.detail)")
+                #expect(record.detail.contains("Article.swift:") && record.detail.contains("Sendable"), "\(record.detail)")
+            }
+        }
+    }
+
+    /// A task asked of an invalidated session: Apple's raises, the lab's app ends with one line.
+    @Test func anInvalidatedSessionMakesNoMoreTasks() async throws {
+        try await ExerciseTests.takingTurns {
+            let start = """
+                self.session.finishTasksAndInvalidate()
+                            self.session.downloadTask(with: self.run.url).resume()
+                """
+            let server = try LabServer.start()
+            defer { server.stop() }
+            let ran = try Self.runCorrected(replacing: [(Self.startPiece, start)], ["--life", ""], size: 1 << 20, server: server)
+            #expect(ran.finished.status == ExitStatus.misuse.rawValue, "\(ran.finished.stderr)")
+            #expect(ran.finished.stderr.hasSuffix("\(LessonID.backgroundSession.exerciseExecutable): downloadTask(with:): this session has "
+                                                  + "been invalidated, and makes no more tasks: make a new session\n"), "\(ran.finished.stderr)")
+            #expect(ran.gets.isEmpty)
+        }
+    }
+
     /// Corrected code that, on Start, uploads a body file of `mebibytes` MiB of 7s as one
     /// multipart part, logs the progress's end, the server's answer and the upload's end, then
     /// downloads as usual; run as the exercise's executable with `arguments`. `meanwhile` gets
@@ -95,7 +165,7 @@ struct Lesson09AppCodeTests {
         out.write(Data("\r\n--lab-boundary--\r\n".utf8))
         try out.close()
         let pieces = [
-            ("BackgroundSessionDelegate, @unchecked Sendable {", "BackgroundSessionDelegate, URLSessionDataDelegate, @unchecked Sendable {"),
+            ("URLSessionDownloadDelegate, @unchecked Sendable {", "URLSessionDownloadDelegate, URLSessionDataDelegate, @unchecked Sendable {"),
             (startPiece, """
                 let body = URL(fileURLWithPath: "\(body.path)")
                 var request = URLRequest(url: URL(string: "/upload", relativeTo: self.run.url)!.absoluteURL)

@@ -1,5 +1,19 @@
 /// Copied from Sources/lesson-09-background-session/Shared.swift by `lab exercise reset`: what both
 /// variants use. Your code is in Article.swift.
+import LabKit
+
+// The app runs on the lab's phone, whose URLSession has Apple's names and contract: in this
+// module, these names are the phone's (LabKit's Background/LabURLSession.swift). In an iOS app
+// these lines go, and the same code uses Foundation's.
+typealias URLSession = any LabURLSession
+typealias URLSessionTask = any LabURLSessionTask
+typealias URLSessionDataTask = any LabURLSessionDataTask
+typealias URLSessionUploadTask = any LabURLSessionUploadTask
+typealias URLSessionDownloadTask = any LabURLSessionDownloadTask
+typealias URLSessionDelegate = LabURLSessionDelegate
+typealias URLSessionTaskDelegate = LabURLSessionTaskDelegate
+typealias URLSessionDataDelegate = LabURLSessionDataDelegate
+typealias URLSessionDownloadDelegate = LabURLSessionDownloadDelegate
 
 /// The app's constants.
 enum App {

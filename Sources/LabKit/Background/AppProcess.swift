@@ -30,7 +30,7 @@ final class AppProcess: @unchecked Sendable {
     private let returned = Atomic(false)
     private struct Sessions {
         var background: [BackgroundSession] = []
-        var plain: [URLSession] = []
+        var plain: [InProcessSession] = []
         var madePerIdentifier: [String: Int] = [:]
         /// Identifiers whose `urlSessionDidFinishEvents` has been delivered, and when.
         var eventsFinishedAt: [String: Date] = [:]
@@ -168,7 +168,7 @@ final class AppProcess: @unchecked Sendable {
     }
 
     func adopt(_ session: BackgroundSession) { sessions.withLock { $0.background.append(session) } }
-    func adopt(_ session: URLSession) { sessions.withLock { $0.plain.append(session) } }
+    func adopt(_ session: InProcessSession) { sessions.withLock { $0.plain.append(session) } }
 
     /// The app broke a rule of the API: Apple's raises an exception, which ends the app. Here it
     /// ends with one line, through the phone, and exit 70.
@@ -236,7 +236,7 @@ final class AppProcess: @unchecked Sendable {
         }
     }
 
-    private static func hasNoRunningTask(_ session: URLSession) -> Bool {
+    private static func hasNoRunningTask(_ session: InProcessSession) -> Bool {
         let running = Mutex(0)
         let answered = DispatchSemaphore(value: 0)
         session.getAllTasks { tasks in
@@ -264,65 +264,29 @@ extension LessonRun {
     /// `URLSession(configuration:delegate:delegateQueue:)` for lesson 09's app. A configuration
     /// from `background(withIdentifier:)` gives the lab's `BackgroundSession`, whose tasks the
     /// transfer service runs, on every system: Apple's daemon would not relaunch a command-line
-    /// program. Any other gives a URLSession in the app's own process, which ends with it.
-    public func makeSession(configuration: URLSessionConfiguration, delegate: any URLSessionDownloadDelegate,
-                            delegateQueue: OperationQueue?) -> URLSession {
+    /// program. Any other gives Foundation's URLSession in the app's own process, which ends with
+    /// it (`InProcessSession`). Both are `LabURLSession`s: LabURLSession.swift says why.
+    public func makeSession(configuration: URLSessionConfiguration, delegate: (any LabURLSessionDelegate)?,
+                            delegateQueue: OperationQueue?) -> any LabURLSession {
         guard let app = AppProcess.current else {
             preconditionFailure("makeSession(configuration:delegate:delegateQueue:) is lesson 09's, for its app's process")
         }
         guard let identifier = configuration.identifier else {
-            let session = URLSession(configuration: configuration,
-                                     delegate: InspectingDelegate(forwardingTo: StoppingAtLifePoints(delegate, phone: app.phone),
-                                                                  recordingIn: exchangeLog),
-                                     delegateQueue: delegateQueue)
+            let session = InProcessSession(configuration: configuration, delegate: delegate, delegateQueue: delegateQueue,
+                                           phone: app.phone, exchangeLog: exchangeLog)
             app.adopt(session)
             return session
         }
         guard !identifier.isEmpty else {
             app.refuse("a background session needs an identifier: background(withIdentifier:) was given \"\"")
         }
+        guard let delegate else {
+            app.refuse("a background session needs a delegate: its events reach the app through it alone")
+        }
         let session = BackgroundSession(identifier: identifier, configuration: configuration, delegate: delegate,
                                         delegateQueue: delegateQueue, app: app)
         app.adopt(session)
         return session
-    }
-}
-
-/// Forwards a download delegate's calls, and holds the transfer at each point of the life script
-/// until the phone has played it: the app's own session downloads in the app's process.
-private final class StoppingAtLifePoints: NSObject, URLSessionDownloadDelegate, Sendable {
-    private let target: any URLSessionDownloadDelegate
-    private let points: LifePoints
-
-    init(_ target: any URLSessionDownloadDelegate, phone: PhoneFolder) {
-        self.target = target
-        points = LifePoints(phone)
-    }
-
-    func urlSession(_ session: URLSession, downloadTask: URLSessionDownloadTask, didWriteData bytesWritten: Int64,
-                    totalBytesWritten: Int64, totalBytesExpectedToWrite: Int64) {
-        // Before the app hears of these bytes: at a point, the app stops where the script says.
-        points.pass(received: totalBytesWritten, of: totalBytesExpectedToWrite)
-        let forward: ((URLSession, URLSessionDownloadTask, Int64, Int64, Int64) -> Void)?
-            = target.urlSession(_:downloadTask:didWriteData:totalBytesWritten:totalBytesExpectedToWrite:)
-        forward?(session, downloadTask, bytesWritten, totalBytesWritten, totalBytesExpectedToWrite)
-    }
-
-    func urlSession(_ session: URLSession, downloadTask: URLSessionDownloadTask, didFinishDownloadingTo location: URL) {
-        AppProcess.current?.handedOver()
-        target.urlSession(session, downloadTask: downloadTask, didFinishDownloadingTo: location)
-    }
-
-    func urlSession(_ session: URLSession, downloadTask: URLSessionDownloadTask, didResumeAtOffset fileOffset: Int64,
-                    expectedTotalBytes: Int64) {
-        let forward: ((URLSession, URLSessionDownloadTask, Int64, Int64) -> Void)?
-            = target.urlSession(_:downloadTask:didResumeAtOffset:expectedTotalBytes:)
-        forward?(session, downloadTask, fileOffset, expectedTotalBytes)
-    }
-
-    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
-        let forward: ((URLSession, URLSessionTask, (any Error)?) -> Void)? = target.urlSession(_:task:didCompleteWithError:)
-        forward?(session, task, error)
     }
 }
 

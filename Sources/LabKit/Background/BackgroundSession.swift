@@ -8,7 +8,8 @@ import Synchronization
 /// The app's side of a background session: what `run.makeSession(configuration:delegate:delegateQueue:)`
 /// hands back for a configuration made with `background(withIdentifier:)`. Its tasks run in the
 /// transfer service; this object asks the service for them and delivers their events to the
-/// delegate, as Apple's session does in the app's process.
+/// delegate, as Apple's session does in the app's process. It is a `LabURLSession`, not a
+/// subclass of Foundation's (LabURLSession.swift says why).
 ///
 /// Its contract, each point after Apple's documentation:
 /// - It needs an identifier and a delegate. A completion handler, a data task or an upload from
@@ -23,15 +24,20 @@ import Synchronization
 ///   follows the last of them.
 /// - A second session with the same identifier gets no events (Apple calls its behaviour
 ///   undefined), and the story says so.
-public final class BackgroundSession: URLSession, @unchecked Sendable {
-    // @unchecked: URLSession is an open Foundation class marked @unchecked Sendable; the state
-    // added here is behind a Mutex, and the delegate is called on its serial queue only.
+/// - Invalidated, it makes no more tasks (the app ends with one line, where Apple's raises), tells
+///   the delegate every event of the tasks it has, then `didBecomeInvalidWithError(nil)`, and
+///   lets go of the delegate.
+final class BackgroundSession: LabURLSession, @unchecked Sendable {
+    // @unchecked: URLSessionConfiguration and OperationQueue are not Sendable on every system; both
+    // are set at init and never changed. The state that changes is behind a Mutex, and the
+    // delegate is called on its serial queue only.
     let identifier: String
+    let configuration: URLSessionConfiguration
     private let app: AppProcess
     private let phone: PhoneFolder
     private let events: OperationQueue
-    private let downloadDelegate: (any URLSessionDownloadDelegate)?
-    private let dataDelegate: (any URLSessionDataDelegate)?
+    /// Let go of once the session is invalidated and has told its last event.
+    private let heldDelegate: Mutex<(any LabURLSessionDelegate)?>
     /// Only the first session of an identifier in the app's process hears its events.
     private let hearsEvents: Bool
 
@@ -39,41 +45,31 @@ public final class BackgroundSession: URLSession, @unchecked Sendable {
         var byID: [String: any BackgroundTask] = [:]
         var nextNumber = 1
         var invalidated = false
+        var toldInvalid = false
         /// `urlSessionDidFinishEvents` is due once, in a launch for background events.
         var finishEventsDue: Bool
     }
     private let tasks: Mutex<Tasks>
 
-    #if !canImport(FoundationNetworking)
-    private let ownConfiguration: URLSessionConfiguration
-    private let ownDelegate: (any URLSessionDelegate)?
-    public override var configuration: URLSessionConfiguration { ownConfiguration }
-    public override var delegate: (any URLSessionDelegate)? { ownDelegate }
-    public override var delegateQueue: OperationQueue { events }
-    #endif
+    var delegate: (any LabURLSessionDelegate)? { heldDelegate.withLock { $0 } }
+    var delegateQueue: OperationQueue { events }
+    private var downloadDelegate: (any LabURLSessionDownloadDelegate)? { delegate as? any LabURLSessionDownloadDelegate }
+    private var dataDelegate: (any LabURLSessionDataDelegate)? { delegate as? any LabURLSessionDataDelegate }
+    private var taskDelegate: (any LabURLSessionTaskDelegate)? { delegate as? any LabURLSessionTaskDelegate }
 
-    init(identifier: String, configuration: URLSessionConfiguration, delegate: (any URLSessionDelegate)?,
+    init(identifier: String, configuration: URLSessionConfiguration, delegate: any LabURLSessionDelegate,
          delegateQueue: OperationQueue?, app: AppProcess) {
         self.identifier = identifier
+        self.configuration = configuration
         self.app = app
         phone = app.phone
         let queue = delegateQueue ?? OperationQueue()
         queue.maxConcurrentOperationCount = delegateQueue?.maxConcurrentOperationCount ?? 1
         events = queue
-        downloadDelegate = delegate as? any URLSessionDownloadDelegate
-        dataDelegate = delegate as? any URLSessionDataDelegate
+        heldDelegate = Mutex(delegate)
         hearsEvents = app.sessionMade(identifier: identifier)
         let numbers = phone.records().filter { $0.session == identifier }.map(\.number)
         tasks = Mutex(Tasks(nextNumber: (numbers.max() ?? 0) + 1, finishEventsDue: app.launchedForEvents(of: identifier)))
-        #if canImport(FoundationNetworking)
-        super.init(configuration: configuration, delegate: delegate, delegateQueue: queue)
-        #else
-        // Apple's URLSession(configuration:delegate:delegateQueue:) is a class method, which a
-        // subclass cannot call: the session keeps the three itself (the getters below).
-        ownConfiguration = configuration
-        ownDelegate = delegate
-        super.init()
-        #endif
         if hearsEvents {
             Thread { [weak self] in
                 while let session = self, session.deliverEvents() { usleep(20_000) }
@@ -83,11 +79,10 @@ public final class BackgroundSession: URLSession, @unchecked Sendable {
 
     // MARK: The tasks a background session allows
 
-    public override func downloadTask(with url: URL) -> URLSessionDownloadTask {
-        downloadTask(with: URLRequest(url: url))
-    }
+    func downloadTask(with request: URLRequest) -> any LabURLSessionDownloadTask { makeDownloadTask(request, for: "downloadTask(with:)") }
 
-    public override func downloadTask(with request: URLRequest) -> URLSessionDownloadTask {
+    private func makeDownloadTask(_ request: URLRequest, for call: String) -> BackgroundDownloadTask {
+        refuseIfInvalidated(call)
         var asked = request
         // The service asks for the file as it is: a compressed body could not be resumed.
         asked.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
@@ -98,7 +93,8 @@ public final class BackgroundSession: URLSession, @unchecked Sendable {
 
     /// Sends the file at `fileURL` as the request's body. The service reads it where it is, so it
     /// must stay there until the task ends.
-    public override func uploadTask(with request: URLRequest, fromFile fileURL: URL) -> URLSessionUploadTask {
+    func uploadTask(with request: URLRequest, fromFile fileURL: URL) -> any LabURLSessionUploadTask {
+        refuseIfInvalidated("uploadTask(with:fromFile:)")
         guard fileURL.isFileURL else { app.refuse("uploadTask(with:fromFile:): \(fileURL.absoluteString) is not a file URL") }
         let task = BackgroundUploadTask(core: makeCore(request, uploading: fileURL))
         tasks.withLock { $0.byID[task.core.id] = task }
@@ -114,82 +110,62 @@ public final class BackgroundSession: URLSession, @unchecked Sendable {
     }
 
     /// Continues a task that failed with resume data: the service's partial file goes on.
-    public override func downloadTask(withResumeData resumeData: Data) -> URLSessionDownloadTask {
+    func downloadTask(withResumeData resumeData: Data) -> any LabURLSessionDownloadTask {
         guard let blob = try? JSONDecoder().decode(BackgroundResumeData.self, from: resumeData), let url = URL(string: blob.url) else {
             app.refuse("downloadTask(withResumeData:): this is not resume data of a background session")
         }
-        let task = downloadTask(with: URLRequest(url: url)) as! BackgroundDownloadTask
+        let task = makeDownloadTask(URLRequest(url: url), for: "downloadTask(withResumeData:)")
         task.core.resumesFrom = blob.task
         return task
     }
 
-    public override func downloadTask(with url: URL, completionHandler: @escaping @Sendable (URL?, URLResponse?, (any Error)?) -> Void)
-        -> URLSessionDownloadTask {
+    func downloadTask(with request: URLRequest,
+                      completionHandler: @escaping @Sendable (URL?, URLResponse?, (any Error)?) -> Void) -> any LabURLSessionDownloadTask {
         app.refuse(Self.noCompletionHandlers)
     }
 
-    public override func downloadTask(with request: URLRequest,
-                                      completionHandler: @escaping @Sendable (URL?, URLResponse?, (any Error)?) -> Void)
-        -> URLSessionDownloadTask {
+    func dataTask(with request: URLRequest,
+                  completionHandler: @escaping @Sendable (Data?, URLResponse?, (any Error)?) -> Void) -> any LabURLSessionDataTask {
         app.refuse(Self.noCompletionHandlers)
     }
 
-    public override func downloadTask(withResumeData resumeData: Data,
-                                      completionHandler: @escaping @Sendable (URL?, URLResponse?, (any Error)?) -> Void)
-        -> URLSessionDownloadTask {
-        app.refuse(Self.noCompletionHandlers)
-    }
-
-    public override func dataTask(with url: URL, completionHandler: @escaping @Sendable (Data?, URLResponse?, (any Error)?) -> Void)
-        -> URLSessionDataTask {
-        app.refuse(Self.noCompletionHandlers)
-    }
-
-    public override func dataTask(with request: URLRequest,
-                                  completionHandler: @escaping @Sendable (Data?, URLResponse?, (any Error)?) -> Void)
-        -> URLSessionDataTask {
-        app.refuse(Self.noCompletionHandlers)
-    }
-
-    public override func dataTask(with url: URL) -> URLSessionDataTask { app.refuse(Self.noDataTasks) }
-    public override func dataTask(with request: URLRequest) -> URLSessionDataTask { app.refuse(Self.noDataTasks) }
-    public override func uploadTask(with request: URLRequest, from bodyData: Data) -> URLSessionUploadTask {
+    func dataTask(with request: URLRequest) -> any LabURLSessionDataTask { app.refuse(Self.noDataTasks) }
+    func uploadTask(with request: URLRequest, from bodyData: Data) -> any LabURLSessionUploadTask {
         app.refuse("uploadTask(with:from:): a background session uploads from a file only: use uploadTask(with:fromFile:)")
     }
 
     static let noCompletionHandlers = "completion handler blocks are not supported in background sessions: use a delegate instead"
     static let noDataTasks = "data tasks are not supported in background sessions: use a download task and a delegate"
 
-    public override func getAllTasks(completionHandler: @escaping @Sendable ([URLSessionTask]) -> Void) {
-        let running = runningTasks()
-        events.addOperation { completionHandler(running) }
+    /// Apple's raises "Task created in a session that has been invalidated".
+    private func refuseIfInvalidated(_ call: String) {
+        guard tasks.withLock({ $0.invalidated }) else { return }
+        app.refuse("\(call): this session has been invalidated, and makes no more tasks: make a new session")
     }
 
-    public override func getTasksWithCompletionHandler(
-        _ completionHandler: @escaping @Sendable ([URLSessionDataTask], [URLSessionUploadTask], [URLSessionDownloadTask]) -> Void) {
+    func getAllTasks(completionHandler: @escaping @Sendable ([any LabURLSessionTask]) -> Void) {
         let running = runningTasks()
-        let uploads = running.compactMap { $0 as? URLSessionUploadTask }
-        let downloads = running.compactMap { $0 as? URLSessionDownloadTask }
-        events.addOperation { completionHandler([], uploads, downloads) }
+        events.addOperation { completionHandler(running) }
     }
 
     /// The system woke the app for this session's events: `urlSessionDidFinishEvents` follows them.
     func expectFinishEvents() { tasks.withLock { $0.finishEventsDue = true } }
 
-    public override func finishTasksAndInvalidate() {
+    /// Its tasks go on, and their events are told; then the delegate hears
+    /// `didBecomeInvalidWithError(nil)` and is let go of.
+    func finishTasksAndInvalidate() {
         tasks.withLock { $0.invalidated = true }
-        super.finishTasksAndInvalidate()
     }
 
-    public override func invalidateAndCancel() {
+    /// Its running tasks are cancelled, and their ends told; then as `finishTasksAndInvalidate`.
+    func invalidateAndCancel() {
         for task in runningTasks() { task.cancel() }
         tasks.withLock { $0.invalidated = true }
-        super.invalidateAndCancel()
     }
 
     /// The tasks the app made and the service has not finished, and those it still runs for an
     /// earlier launch of the app.
-    private func runningTasks() -> [URLSessionTask] {
+    private func runningTasks() -> [any LabURLSessionTask] {
         adoptEarlierTasks()
         return tasks.withLock { $0.byID.values.filter { $0.state == .running }.sorted { $0.taskIdentifier < $1.taskIdentifier } }
     }
@@ -245,11 +221,7 @@ public final class BackgroundSession: URLSession, @unchecked Sendable {
             if record.state == .downloaded, let download = task as? BackgroundDownloadTask { handOver(phone.finishedFile(record.id), of: download) }
             if record.state == .uploaded, let upload = task as? BackgroundUploadTask { tellAnswer(phone.answerFile(record.id), of: upload) }
             let error = self.error(for: record)
-            deliver {
-                let forward: ((URLSession, URLSessionTask, (any Error)?) -> Void)? = (self.delegate as? any URLSessionTaskDelegate)?
-                    .urlSession(_:task:didCompleteWithError:)
-                forward?(self, task, error)
-            }
+            deliver { self.taskDelegate?.urlSession(self, task: task, didCompleteWithError: error) }
             if let handler = (task as? BackgroundDownloadTask)?.takeResumeDataHandler() {
                 let resumeData = (error as? URLError)?.downloadTaskResumeData
                 deliver { handler.call(resumeData) }
@@ -267,11 +239,26 @@ public final class BackgroundSession: URLSession, @unchecked Sendable {
             return true
         }
         if finishEvents {
-            deliver { tellEventsFinished(to: self.delegate, session: self) }
+            deliver { self.delegate?.urlSessionDidFinishEvents(forBackgroundURLSession: self) }
             app.finishedEvents(of: identifier)
         }
         deliveredOnce.store(true, ordering: .releasing)
-        return !(tasks.withLock { $0.invalidated } && isIdle)
+        return !tellInvalidOnceIdle()
+    }
+
+    /// Once invalidated with nothing left to tell: `didBecomeInvalidWithError(nil)`, once, and the
+    /// delegate let go of, as Apple's session does. True when that is done.
+    private func tellInvalidOnceIdle() -> Bool {
+        guard tasks.withLock({ $0.invalidated }), isIdle else { return false }
+        let first = tasks.withLock { tasks in
+            defer { tasks.toldInvalid = true }
+            return !tasks.toldInvalid
+        }
+        if first {
+            deliver { self.delegate?.urlSession(self, didBecomeInvalidWithError: nil) }
+            heldDelegate.withLock { $0 = nil }
+        }
+        return true
     }
 
     /// `didWriteData` for the bytes the service's file has grown by since the last round.
@@ -281,9 +268,8 @@ public final class BackgroundSession: URLSession, @unchecked Sendable {
         let (written, before) = (onDisk - task.core.reported, task.core.reported)
         task.core.reported = onDisk
         deliver {
-            let forward: ((URLSession, URLSessionDownloadTask, Int64, Int64, Int64) -> Void)?
-                = self.downloadDelegate?.urlSession(_:downloadTask:didWriteData:totalBytesWritten:totalBytesExpectedToWrite:)
-            forward?(self, task, written, before + written, record.expected)
+            self.downloadDelegate?.urlSession(self, downloadTask: task, didWriteData: written, totalBytesWritten: before + written,
+                                              totalBytesExpectedToWrite: record.expected)
         }
     }
 
@@ -293,9 +279,8 @@ public final class BackgroundSession: URLSession, @unchecked Sendable {
         let (now, before) = (sent - task.core.reported, task.core.reported)
         task.core.reported = sent
         deliver {
-            let forward: ((URLSession, URLSessionTask, Int64, Int64, Int64) -> Void)? = (self.delegate as? any URLSessionTaskDelegate)?
-                .urlSession(_:task:didSendBodyData:totalBytesSent:totalBytesExpectedToSend:)
-            forward?(self, task, now, before + now, record.toSend ?? -1)
+            self.taskDelegate?.urlSession(self, task: task, didSendBodyData: now, totalBytesSent: before + now,
+                                          totalBytesExpectedToSend: record.toSend ?? -1)
         }
     }
 
@@ -305,10 +290,7 @@ public final class BackgroundSession: URLSession, @unchecked Sendable {
         guard OutputFile.isRegularFile(file), let handle = try? FileHandle(forReadingFrom: file) else { return }
         defer { try? handle.close() }
         while let chunk = try? handle.read(upToCount: 64 << 10), !chunk.isEmpty {
-            deliver {
-                let forward: ((URLSession, URLSessionDataTask, Data) -> Void)? = self.dataDelegate?.urlSession(_:dataTask:didReceive:)
-                forward?(self, task, chunk)
-            }
+            deliver { self.dataDelegate?.urlSession(self, dataTask: task, didReceive: chunk) }
         }
     }
 
@@ -490,37 +472,36 @@ final class BackgroundTaskCore: @unchecked Sendable {
 }
 
 /// A background session's task, of either kind: its core, which the session reads.
-protocol BackgroundTask: URLSessionTask {
+protocol BackgroundTask: LabURLSessionTask {
     var core: BackgroundTaskCore { get }
 }
 
 /// A background session's download task.
-final class BackgroundDownloadTask: URLSessionDownloadTask, BackgroundTask, @unchecked Sendable {
-    // @unchecked: URLSessionDownloadTask is an open Foundation class; the state added here is the
-    // core's, and the handler behind a Mutex.
+final class BackgroundDownloadTask: LabURLSessionDownloadTask, BackgroundTask, Sendable {
     let core: BackgroundTaskCore
 
     init(core: BackgroundTaskCore) {
         self.core = core
-        super.init()
     }
 
-    override var taskIdentifier: Int { core.number }
-    override var originalRequest: URLRequest? { core.request }
-    override var currentRequest: URLRequest? { core.request }
-    override var state: URLSessionTask.State { core.state }
-    override var countOfBytesReceived: Int64 { core.reported }
-    override var countOfBytesExpectedToReceive: Int64 { core.record?.expected ?? -1 }
-    override var response: URLResponse? { core.response }
-    override func resume() { core.resume() }
-    override func cancel() { core.cancel() }
-    override func suspend() {}
+    var taskIdentifier: Int { core.number }
+    var originalRequest: URLRequest? { core.request }
+    var currentRequest: URLRequest? { core.request }
+    var state: URLSessionTask.State { core.state }
+    var countOfBytesReceived: Int64 { core.reported }
+    var countOfBytesExpectedToReceive: Int64 { core.record?.expected ?? -1 }
+    var countOfBytesSent: Int64 { 0 }
+    var countOfBytesExpectedToSend: Int64 { 0 }
+    var response: URLResponse? { core.response }
+    func resume() { core.resume() }
+    func cancel() { core.cancel() }
+    func suspend() {}
 
     /// Stops the task and hands back resume data, once the service has stopped it: the same
     /// blob as a failed task's error carries, which `downloadTask(withResumeData:)` continues.
     /// The handler runs on the delegate queue after `didCompleteWithError`; nil for a task that
     /// is not running.
-    override func cancel(byProducingResumeData completionHandler: @escaping ResumeDataCompletion) {
+    func cancel(byProducingResumeData completionHandler: @escaping @Sendable (Data?) -> Void) {
         let handler = ResumeDataHandler(completionHandler)
         let wasRunning = core.startCancelling()
         guard let owner = core.session else { return }
@@ -540,25 +521,25 @@ final class BackgroundDownloadTask: URLSessionDownloadTask, BackgroundTask, @unc
 }
 
 /// A background session's upload task: from a file only.
-final class BackgroundUploadTask: URLSessionUploadTask, BackgroundTask, @unchecked Sendable {
-    // @unchecked: URLSessionUploadTask is an open Foundation class; the state added here is the core's.
+final class BackgroundUploadTask: LabURLSessionUploadTask, BackgroundTask, Sendable {
     let core: BackgroundTaskCore
 
     init(core: BackgroundTaskCore) {
         self.core = core
-        super.init()
     }
 
-    override var taskIdentifier: Int { core.number }
-    override var originalRequest: URLRequest? { core.request }
-    override var currentRequest: URLRequest? { core.request }
-    override var state: URLSessionTask.State { core.state }
-    override var countOfBytesSent: Int64 { core.reported }
-    override var countOfBytesExpectedToSend: Int64 { core.record?.toSend ?? -1 }
-    override var response: URLResponse? { core.response }
-    override func resume() { core.resume() }
-    override func cancel() { core.cancel() }
-    override func suspend() {}
+    var taskIdentifier: Int { core.number }
+    var originalRequest: URLRequest? { core.request }
+    var currentRequest: URLRequest? { core.request }
+    var state: URLSessionTask.State { core.state }
+    var countOfBytesReceived: Int64 { 0 }
+    var countOfBytesExpectedToReceive: Int64 { -1 }
+    var countOfBytesSent: Int64 { core.reported }
+    var countOfBytesExpectedToSend: Int64 { core.record?.toSend ?? -1 }
+    var response: URLResponse? { core.response }
+    func resume() { core.resume() }
+    func cancel() { core.cancel() }
+    func suspend() {}
 }
 
 extension BackgroundSession {

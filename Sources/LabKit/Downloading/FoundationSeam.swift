@@ -11,17 +11,13 @@ import FoundationNetworking
 //   below;
 // - `URLSession.bytes(for:)` and `URLSession.AsyncBytes`: BodyChunks.swift;
 // - `Stream.getBoundStreams(withBufferSize:inputStream:outputStream:)`: BoundStreams.swift;
-// - `URLSessionConfiguration.background(withIdentifier:)`, `URLError.backgroundTaskCancelledReason`
-//   and `urlSessionDidFinishEvents(forBackgroundURLSession:)` (`BackgroundSessionDelegate`):
-//   below. (Lesson 09's background session itself is the lab's on every system: Background/.)
+// - `URLSessionConfiguration.background(withIdentifier:)` and `URLError.backgroundTaskCancelledReason`:
+//   below. (Lesson 09's sessions are the lab's `LabURLSession`s on every system: Background/.)
 // What the operating system spells differently (memory, threads, sockets) is LabPlatform's.
 
 #if canImport(FoundationNetworking)
 /// Linux: LabKit's URLSession, whose download tasks keep the resume data contract.
 typealias SessionWithResumeData = ResumableDownloadSession
-
-/// The handler `cancel(byProducingResumeData:)` takes: Foundation on Linux's is not `@Sendable`.
-public typealias ResumeDataCompletion = (Data?) -> Void
 
 /// LabKit's download sessions tell `log` when they are made and when they are invalidated.
 func tellDownloadSessionLifecycle(to log: @escaping @Sendable (String) -> Void) {
@@ -47,22 +43,8 @@ extension URLSessionConfiguration {
     }
 }
 
-/// Apple's `URLSessionDelegate` has `urlSessionDidFinishEvents(forBackgroundURLSession:)` (iOS 7,
-/// macOS 11); Foundation on Linux lacks it. Lesson 09's delegate adopts this protocol, which on
-/// Apple's systems is `URLSessionDownloadDelegate` itself, and the method is the same.
-public protocol BackgroundSessionDelegate: URLSessionDownloadDelegate {
-    /// Every event that waited for the app has been delivered: call the system's completion
-    /// handler now, on the main queue.
-    func urlSessionDidFinishEvents(forBackgroundURLSession session: URLSession)
-}
-
 /// The `userInfo` key of a failed download task's resume data.
 let downloadTaskResumeDataKey = URLSessionDownloadTaskResumeData
-
-/// The session has delivered every event that waited for the app.
-func tellEventsFinished(to delegate: (any URLSessionDelegate)?, session: URLSession) {
-    (delegate as? any BackgroundSessionDelegate)?.urlSessionDidFinishEvents(forBackgroundURLSession: session)
-}
 
 extension URLError {
     /// Apple's reasons a background task was cancelled (`NSURLErrorBackgroundTaskCancelledReasonKey`).
@@ -81,19 +63,8 @@ extension URLError {
 /// Apple's systems: URLSession itself.
 typealias SessionWithResumeData = URLSession
 
-/// The handler `cancel(byProducingResumeData:)` takes: `@Sendable` in Apple's header.
-public typealias ResumeDataCompletion = @Sendable (Data?) -> Void
-
-/// Apple's systems: `URLSessionDelegate` has `urlSessionDidFinishEvents(forBackgroundURLSession:)`.
-public typealias BackgroundSessionDelegate = URLSessionDownloadDelegate
-
 /// The `userInfo` key of a failed download task's resume data: Apple's name for it.
 let downloadTaskResumeDataKey = NSURLSessionDownloadTaskResumeData
-
-/// The session has delivered every event that waited for the app: Apple's optional method.
-func tellEventsFinished(to delegate: (any URLSessionDelegate)?, session: URLSession) {
-    delegate?.urlSessionDidFinishEvents?(forBackgroundURLSession: session)
-}
 
 /// Apple's sessions tell nobody: the story shows no session lines there.
 func tellDownloadSessionLifecycle(to log: @escaping @Sendable (String) -> Void) {}

@@ -273,4 +273,9 @@ final class InspectingDelegate: NSObject, URLSessionDataDelegate, URLSessionDown
         let forward: ((URLSession, URLSessionTask, (any Error)?) -> Void)? = taskDelegate?.urlSession(_:task:didCompleteWithError:)
         forward?(session, task, error)
     }
+
+    func urlSession(_ session: URLSession, didBecomeInvalidWithError error: (any Error)?) {
+        let forward: ((URLSession, (any Error)?) -> Void)? = target.urlSession(_:didBecomeInvalidWithError:)
+        forward?(session, error)
+    }
 }
