@@ -36,8 +36,20 @@ struct PortabilityCheckTests {
                        to: root, "Tests/Gzip.swift")
         try Self.write("import Foundation\nlet tests = \(bundles).first\n", to: root, "Tests/Products.swift")
         try Self.write("import Foundation\nlet tests = \(bundles).first\n", to: root, "Sources/LabPlatform/Darwin.swift")
+        // Apple's deprecated initializers: a subclass of a session class, and a bare init(); a
+        // subclass in a block only Linux compiles is a fill-in.
+        let (task, configuration) = (": URLSession" + "DownloadTask, @unchecked Sendable {", "URLSession" + "Configuration()")
+        try Self.write("import Foundation\nfinal class Planted\(task)}\nlet made = \(configuration)\nlet lab = LabURLSession" + "()\n",
+                       to: root, "Sources/LabKit/Subclass.swift")
+        try Self.write("import Foundation\n\(linuxOnly)\nfinal class FillIn\(task)}\n#else\nlet other = 1\n#endif\n",
+                       to: root, "Sources/LabKit/LinuxSubclass.swift")
         let (status, output) = try Self.check(root)
         #expect(status == 1)
+        #expect(lines(output).contains("Sources/LabKit/Subclass.swift:2: a subclass of Foundation's URLSession classes, whose "
+                                       + "initializers Apple deprecates: build it by composition"), "\(output)")
+        #expect(lines(output).contains("Sources/LabKit/Subclass.swift:3: URLSession's deprecated init(): use its class methods "
+                                       + "(URLSession(configuration:), .default)"), "\(output)")
+        #expect(!output.contains("Subclass.swift:4") && !output.contains("LinuxSubclass.swift"), "\(output)")
         let lines = output.split(separator: "\n").map(String.init)
         #expect(lines.contains("Tests/Gzip.swift:1: /bin/gzip, which macOS keeps in /usr/bin: find it on PATH"), "\(output)")
         #expect(!output.contains("/bin/sh,"), "macOS has /bin/sh: \(output)")
@@ -53,6 +65,8 @@ struct PortabilityCheckTests {
         #expect(!output.contains("FillIn.swift"), "\(output)")
         #expect(!output.contains("LabPlatform/Linux.swift:"), "the seam's own Linux file may say anything: \(output)")
     }
+
+    private func lines(_ output: String) -> [String] { output.split(separator: "\n").map(String.init) }
 
     static func write(_ text: String, to root: URL, _ path: String) throws {
         let file = root.appendingPathComponent(path)
