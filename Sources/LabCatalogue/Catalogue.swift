@@ -518,7 +518,7 @@ public enum Catalogue {
                 "data(from:) returns only when the whole body is in one Data; on Linux it is copied once more on the way.",
                 "Get the body with run.sharedSession.bodyChunks(for:), iterate it with `for try await chunk in chunks` and write each chunk to a FileHandle.",
             ]),
-    ], skills: [resumesAfterKill(brokenBy: ["starts-over"])])
+    ], skills: [resumesAfterKill(brokenBy: ["starts-over"]), survivesAnIgnoredRange, survivesAChangedFile])
 
     // MARK: - 09
 
@@ -661,6 +661,33 @@ public enum Catalogue {
             ],
             brokenBy: brokenBy)
     }
+
+    /// A resume that appends whatever answers its Range: a server that ignores Range (a 200 with
+    /// the whole file) makes the file longer by what was on disk.
+    static let survivesAnIgnoredRange = Skill(
+        id: "range-ignored",
+        summary: "a server that ignores Range answers 200 with the whole file: it replaces what is on disk, never appended to it",
+        trial: Trial(faults: "drop:40pct,ignore-range", size: medium),
+        symptom: .claimsDone(.longer(by: .bytesBeforeTheBreak)), fix: .verifies,
+        hints: [
+            "After the drop the file ends up longer by what was on disk: the server ignored Range and sent the whole file, and it was appended. What does the answer's status say?",
+            "206 means \"the part you asked for\"; 200 means \"the whole file from byte 0\". Only a 206 whose Content-Range starts where the file ends continues it.",
+            "Let PartialFile(run).decide(response) judge the answer: .append(offset) continues, .replace starts the file again at 0, .reject(error) stops.",
+        ],
+        brokenBy: [])
+
+    /// A resume without a validator: a file that changed on the server is spliced onto the old one.
+    static let survivesAChangedFile = Skill(
+        id: "file-changed",
+        summary: "the file changed on the server between attempts: If-Range gets the new one whole, never spliced onto the old",
+        trial: Trial(faults: "drop:40pct,change", size: medium, generation: 1),
+        symptom: nil, fix: .verifies,
+        hints: [
+            "The file has the right length and the wrong bytes: the start of one version and the rest of another. Between the attempts the file changed on the server: how would it know which version you hold?",
+            "Keep the first answer's ETag and send it back as If-Range with the Range: the server answers 206 only while it still matches, else 200 with the new file.",
+            "PartialFile(run).nextRequest() sends Range and If-Range from the ETag it kept beside the file; decide(_:) turns the 200 into .replace.",
+        ],
+        brokenBy: [])
 
     /// Resume data names the URL it was made for; for another one it is of no use.
     static let resumeDataForAnotherURL = Skill(

@@ -120,7 +120,8 @@ public enum BackgroundRule: String, Sendable, CaseIterable {
     /// Every launch makes the session with the same identifier, so the events that waited for it
     /// are delivered.
     case sessionMadeAtLaunch = "session-made-at-launch"
-    /// The completion handler of a launch for events is called, on the main queue.
+    /// The completion handler of a launch for events is called, on the main queue, once the
+    /// session has delivered the events (`urlSessionDidFinishEvents`), not before.
     case completionHandlerCalled = "completion-handler-called"
     /// After a force-quit, nothing downloads again until the user taps Start.
     case forceQuitNotRetried = "force-quit-not-retried"

@@ -151,7 +151,7 @@ extension BackgroundRule {
         case .sessionMadeAtLaunch:
             return life.launchesWithEventsLeft > 0
         case .completionHandlerCalled:
-            return life.handlersNeverCalled + life.handlersOffTheMainQueue > 0
+            return life.handlersNeverCalled + life.handlersOffTheMainQueue + life.handlersBeforeTheEvents > 0
         case .forceQuitNotRetried:
             return life.forceQuits == 0 || life.tasksStartedUnaskedAfterForceQuit > 0
         case .oneSessionPerIdentifier:

@@ -17,9 +17,11 @@ public struct BackgroundRecord: Codable, Sendable, Equatable {
     /// Launches for events after which events were still waiting: the session that would have
     /// received them was not made.
     public var launchesWithEventsLeft = 0
-    /// Launches for events whose completion handler was never called, or not on the main queue.
+    /// Launches for events whose completion handler was never called, or not on the main queue,
+    /// or before the session had delivered the events (`urlSessionDidFinishEvents`).
     public var handlersNeverCalled = 0
     public var handlersOffTheMainQueue = 0
+    public var handlersBeforeTheEvents = 0
     /// The most background sessions the app made with one identifier in one launch.
     public var mostSessionsPerIdentifier = 0
     /// Force-quits played, and tasks the app started after one without a tap on Start.
@@ -33,4 +35,26 @@ public struct BackgroundRecord: Codable, Sendable, Equatable {
     public var servicePeakRSSBytes: Int64 = 0
 
     public init(life: String) { self.life = life }
+
+    /// Records written before a count existed read it as 0: every count but `life` may be absent.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        life = try container.decode(String.self, forKey: .life)
+        func count<T: Decodable & AdditiveArithmetic>(_ key: CodingKeys) throws -> T { try container.decodeIfPresent(T.self, forKey: key) ?? .zero }
+        launchesByUser = try count(.launchesByUser)
+        relaunchesForEvents = try count(.relaunchesForEvents)
+        wakes = try count(.wakes)
+        backgroundTasks = try count(.backgroundTasks)
+        filesHandedOver = try count(.filesHandedOver)
+        launchesWithEventsLeft = try count(.launchesWithEventsLeft)
+        handlersNeverCalled = try count(.handlersNeverCalled)
+        handlersOffTheMainQueue = try count(.handlersOffTheMainQueue)
+        handlersBeforeTheEvents = try count(.handlersBeforeTheEvents)
+        mostSessionsPerIdentifier = try count(.mostSessionsPerIdentifier)
+        forceQuits = try count(.forceQuits)
+        tasksStartedUnaskedAfterForceQuit = try count(.tasksStartedUnaskedAfterForceQuit)
+        serviceRestarts = try count(.serviceRestarts)
+        appPeakRSSBytes = try count(.appPeakRSSBytes)
+        servicePeakRSSBytes = try count(.servicePeakRSSBytes)
+    }
 }

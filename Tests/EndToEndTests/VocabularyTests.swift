@@ -29,4 +29,14 @@ struct VocabularyTests {
             #expect(LessonID(named: name) == nil, "\(name)")
         }
     }
+
+    /// A record written before a count existed reads it as 0, and a record reads back as written.
+    @Test func aBackgroundRecordFromBeforeACountExistedReadsIt() throws {
+        let old = try JSONDecoder().decode(BackgroundRecord.self, from: Data(#"{"life":"suspend@20%","handlersNeverCalled":1}"#.utf8))
+        #expect(old.handlersNeverCalled == 1 && old.handlersBeforeTheEvents == 0 && old.life == "suspend@20%")
+        var record = BackgroundRecord(life: "")
+        record.handlersBeforeTheEvents = 2
+        record.servicePeakRSSBytes = 1 << 20
+        #expect(try JSONDecoder().decode(BackgroundRecord.self, from: JSONEncoder().encode(record)) == record)
+    }
 }

@@ -121,10 +121,11 @@ final class AppProcess: @unchecked Sendable {
 
     private func completionHandlerCalled(for identifier: String) {
         let onMain = Thread.isMainThread
-        let first = sessions.withLock { $0.handlerCalled.insert(identifier).inserted }
+        let (first, eventsIn) = sessions.withLock { ($0.handlerCalled.insert(identifier).inserted, $0.eventsFinishedAt[identifier] != nil) }
         guard first else { return }
-        say("the completion handler of \(identifier) is called" + (onMain ? ", on the main queue" : ", NOT on the main queue"))
-        try? writeWhole(HandlerReport(onMainQueue: onMain), to: Self.handlerReport(identifier, in: phone))
+        say("the completion handler of \(identifier) is called" + (onMain ? ", on the main queue" : ", NOT on the main queue")
+            + (eventsIn ? "" : ", BEFORE the session has delivered its events"))
+        try? writeWhole(HandlerReport(onMainQueue: onMain, afterTheEvents: eventsIn), to: Self.handlerReport(identifier, in: phone))
     }
 
     static func handlerReport(_ identifier: String, in phone: PhoneFolder) -> URL {
@@ -258,6 +259,8 @@ final class AppProcess: @unchecked Sendable {
 
 struct HandlerReport: Codable {
     var onMainQueue: Bool
+    /// The session had delivered every event that waited (`urlSessionDidFinishEvents`) first.
+    var afterTheEvents: Bool
 }
 
 extension LessonRun {

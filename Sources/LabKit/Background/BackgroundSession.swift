@@ -239,8 +239,9 @@ final class BackgroundSession: LabURLSession, @unchecked Sendable {
             return true
         }
         if finishEvents {
-            deliver { self.delegate?.urlSessionDidFinishEvents(forBackgroundURLSession: self) }
+            // Marked first: the app may call the system's handler from inside the method.
             app.finishedEvents(of: identifier)
+            deliver { self.delegate?.urlSessionDidFinishEvents(forBackgroundURLSession: self) }
         }
         deliveredOnce.store(true, ordering: .releasing)
         return !tellInvalidOnceIdle()

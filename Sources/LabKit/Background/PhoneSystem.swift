@@ -234,6 +234,10 @@ final class PhoneSystem: LessonDownload, @unchecked Sendable {
         for identifier in launchedForEvents {
             if let report = readWhole(HandlerReport.self, from: AppProcess.handlerReport(identifier, in: phone)) {
                 if !report.onMainQueue { record.handlersOffTheMainQueue += 1 }
+                if !report.afterTheEvents {
+                    record.handlersBeforeTheEvents += 1
+                    run.log("the completion handler for \(identifier) was called before the session had delivered its events")
+                }
             } else {
                 record.handlersNeverCalled += 1
                 run.log("the completion handler for \(identifier) was never called")

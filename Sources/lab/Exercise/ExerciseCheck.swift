@@ -184,7 +184,9 @@ struct ExerciseCheck {
         case .sessionMadeAtLaunch:
             return "after \(life.launchesWithEventsLeft) relaunch\(life.launchesWithEventsLeft == 1 ? "" : "es") for events, the events were still waiting"
         case .completionHandlerCalled:
-            return life.handlersNeverCalled > 0 ? "the completion handler was never called" : "the completion handler was called off the main queue"
+            return life.handlersNeverCalled > 0 ? "the completion handler was never called"
+                : life.handlersOffTheMainQueue > 0 ? "the completion handler was called off the main queue"
+                : "the completion handler was called before the session had delivered its events (urlSessionDidFinishEvents)"
         case .forceQuitNotRetried:
             return life.forceQuits == 0
                 ? "no force-quit was played"
