@@ -74,9 +74,8 @@ public struct Trial: Sendable {
 
     /// The command a student types to see a one-run trial, less `--output` and the server.
     public func commandLine(executable: String) -> String {
-        var words = ["swift run \(executable)", "--size \(ByteSize.format(size))", "--faults \(faults.isNone ? "\"\"" : faults.description)"]
-        words += everyRun + arguments
-        return words.joined(separator: " ")
+        "swift run \(executable) " + ShellWord.line(["--size", ByteSize.format(size), "--faults", faults.isNone ? "" : faults.description]
+                                                     + everyRun + arguments)
     }
 }
 

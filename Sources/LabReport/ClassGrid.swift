@@ -92,11 +92,13 @@ public struct ClassGrid: Sendable {
             ?? cellsByKey[Key(student: student, exercise: column.exercise, check: CheckRecord.buildCheck)]
     }
 
+    /// Code identical to the starting code earns nothing: a check it passes, it passes for the
+    /// article's author, not the student.
     public func standing(_ student: String, _ column: Column) -> Standing {
         guard let cell = cell(student, column) else { return .notRun }
-        if cell.status == .doesNotCompile { return .doesNotCompile }
         if cell.status == .notRun { return .notRun }
-        if cell.passed { return .fixed }
-        return cell.attempted ? .failing : .notStarted
+        if !cell.attempted { return .notStarted }
+        if cell.status == .doesNotCompile { return .doesNotCompile }
+        return cell.passed ? .fixed : .failing
     }
 }

@@ -31,7 +31,9 @@ struct ExerciseBuildTests {
         }
     }
 
-    @Test func codeThatDoesNotCompileGivesTheFirstErrorOnly() async throws {
+    /// The first error, whole, for the student to read (its code excerpt on stdout), and its line
+    /// on stderr: one line, where a script looks.
+    @Test func codeThatDoesNotCompileGivesTheFirstErrorWhole() async throws {
         try await ExerciseTests.takingTurns {
             let lesson = try #require(Catalogue.lesson(named: "03"))
             var lines = try ExerciseTests.startingCode(lesson).components(separatedBy: "\n")
@@ -39,11 +41,39 @@ struct ExerciseBuildTests {
             lines.insert("        let broken: Int = \"not a number\"", at: line - 1)
             let finished = try ExerciseTests.withExercise(lesson, holding: lines.joined(separator: "\n")) { try ExerciseTests.lab(["exercise", "check", "03"]) }
             #expect(finished.status == 1)
-            #expect(finished.stdout.isEmpty, "\(finished.stdout)")
             let errorLines = finished.stderr.split(separator: "\n")
             #expect(errorLines.count == 1, "\(finished.stderr)")
-            #expect(finished.stderr.hasPrefix("lab exercise check: Sources/Exercises/03-outputstream/Article.swift:\(line):"), "\(finished.stderr)")
+            let place = "Sources/Exercises/03-outputstream/Article.swift:\(line):"
+            #expect(finished.stderr.hasPrefix("lab exercise check: " + place), "\(finished.stderr)")
             #expect(finished.stderr.contains("error: cannot convert value of type 'String'"), "\(finished.stderr)")
+            // On stdout, the same error with the code under it, and nothing of SwiftPM's.
+            #expect(finished.stdout.hasPrefix(place), "\(finished.stdout)")
+            #expect(finished.stdout.contains("\(line) |         let broken: Int = \"not a number\""), "\(finished.stdout)")
+            #expect(!finished.stdout.contains("Compiling") && !finished.stdout.contains("[1/"), "\(finished.stdout)")
+        }
+    }
+
+    /// A non-Sendable value sent into a task: the compiler's notes come with its error, and no
+    /// Mutex advice, which would not fix it.
+    @Test func aSendingErrorKeepsItsNotesAndGetsNoMutexAdvice() async throws {
+        try await ExerciseTests.takingTurns {
+            let lesson = try #require(Catalogue.lesson(named: "00"))
+            let starting = try ExerciseTests.startingCode(lesson)
+            let call = "        let (data, _, _) = fetchInOneCall(URLRequest(url: run.url), way, run)\n"
+            try #require(starting.contains(call))
+            let sending = """
+                        final class Counter { var count = 0 }
+                        let counter = Counter()
+                        Task.detached { counter.count += 1 }
+                        counter.count += 1
+
+                """
+            let finished = try ExerciseTests.withExercise(lesson, holding: starting.replacingOccurrences(of: call, with: sending + call)) {
+                try ExerciseTests.lab(["exercise", "check", "00"])
+            }
+            #expect(finished.status == 1)
+            #expect(finished.stderr.contains("risks causing data races") && !finished.stderr.contains("Mutex"), "\(finished.stderr)")
+            #expect(finished.stdout.contains(": note: ") || finished.stdout.contains("`- note: "), "\(finished.stdout)")
         }
     }
 }

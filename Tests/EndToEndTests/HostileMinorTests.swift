@@ -99,7 +99,7 @@ struct HostileMinorTests {
         let finished = child.wait(timeout: 60)
         #expect(Date().timeIntervalSince(started) < 10)
         #expect(finished.status == 65, "\(finished.stderr)")
-        #expect(finished.stderr == "lab class submit: 4 entries in \(outbox.path) are not a submission, left alone: "
+        #expect(finished.stderr == "lab class submit: 4 entries in \(outbox.path) are not this copy's submissions, left alone: "
                 + "a-folder.json, fifo.json, garbage.json, …\n", "\(finished.stderr)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: outbox.path).count == 4)
     }

@@ -112,10 +112,15 @@ struct Class: ParsableCommand {
         func run() throws {
             let address = try ClassAddress.parse(address, option: "the address")
             let outbox = ClassOutbox.here()
-            let (waiting, strays) = outbox.waiting()
+            var (waiting, strays) = outbox.waiting()
+            // Results another copy of the package made carry its key: sent under this name, they
+            // would claim it for someone else. They stay where they are.
+            let key = outbox.studentKey()
+            strays += waiting.filter { $0.submission.studentKey != key }.map { $0.file.lastPathComponent + " (another copy's)" }
+            waiting.removeAll { $0.submission.studentKey != key }
             // What is in the outbox but is no submission is said, not skipped in silence.
             let strayLine = strays.isEmpty ? nil : "\(strays.count) entr\(strays.count == 1 ? "y" : "ies") in \(outbox.folder.path) "
-                + "\(strays.count == 1 ? "is" : "are") not a submission, left alone: \(strays.prefix(3).joined(separator: ", "))"
+                + "\(strays.count == 1 ? "is" : "are") not this copy's submission\(strays.count == 1 ? "" : "s"), left alone: \(strays.prefix(3).joined(separator: ", "))"
                 + (strays.count > 3 ? ", …" : "")
             guard !waiting.isEmpty else {
                 if let strayLine { throw ClassCommandError(65, strayLine) }

@@ -77,26 +77,38 @@ struct ClassSubmitOptions: ParsableArguments {
 struct ClassOutbox {
     let folder: URL
     private let keyFile: URL
+    /// This copy of the package (`CopyIdentity`): the key file names the copy that made it.
+    private let copy: String
 
     /// The package's `.build` when run inside it, else the current folder's.
     static func here() -> ClassOutbox {
         let root = (try? ExerciseWorkspace.find().root) ?? URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
         let build = root.appendingPathComponent(".build")
-        return ClassOutbox(folder: build.appendingPathComponent("class-outbox"), keyFile: build.appendingPathComponent("class-student-key"))
+        return ClassOutbox(folder: build.appendingPathComponent("class-outbox"), keyFile: build.appendingPathComponent("class-student-key"),
+                           copy: CopyIdentity.of(root))
     }
 
-    /// The key, made on first use and readable by its owner only.
+    /// The key, made on first use and readable by its owner only: its first line, and the copy
+    /// that made it on the second. A key another copy made (a folder handed out with its .build)
+    /// is replaced, so no two students share one; a key from before the copy was written down
+    /// is kept, and given this copy's name.
     func studentKey() -> String {
-        if let key = OutputFile.readBounded(keyFile, limit: 4096).map({ String(decoding: $0, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines) }),
-           (16...128).contains(key.count) {
-            return key
+        let lines = OutputFile.readBounded(keyFile, limit: 4096)
+            .map { String(decoding: $0, as: UTF8.self).split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) } } ?? []
+        if let key = lines.first, (16...128).contains(key.count) {
+            if lines.count > 1, lines[1] == copy { return key }
+            if lines.count == 1 { return save(key) }
         }
-        let key = (UUID().uuidString + UUID().uuidString).replacingOccurrences(of: "-", with: "").lowercased()
+        return save((UUID().uuidString + UUID().uuidString).replacingOccurrences(of: "-", with: "").lowercased())
+    }
+
+    private func save(_ key: String) -> String {
         try? FileManager.default.createDirectory(at: keyFile.deletingLastPathComponent(), withIntermediateDirectories: true)
         guard !FileManager.default.fileExists(atPath: keyFile.path) || OutputFile.isSoleRegularFile(keyFile) else { return key }
         // Unsaved, the key still serves this submission; the next one makes another, and the
         // server then refuses it as someone else's, which its line says.
-        _ = FileManager.default.createFile(atPath: keyFile.path, contents: Data(key.utf8), attributes: [.posixPermissions: 0o600])
+        _ = FileManager.default.createFile(atPath: keyFile.path, contents: Data((key + "\n" + copy + "\n").utf8),
+                                           attributes: [.posixPermissions: 0o600])
         return key
     }
 

@@ -105,12 +105,13 @@ extension Exercise {
                           progress: ExerciseWorkspace.Progress) throws -> State {
             let total = lesson.checks.count
             guard let code = workspace.studentCode(lesson) else { return .missing(number: lesson.number) }
+            // The starting code is not started, whatever a check of it found.
+            if code == (try workspace.startingCode(lesson)) { return .notStarted(checks: total) }
             let checked = progress.exercises[lesson.lesson].flatMap { $0.sourceSHA256 == ExerciseWorkspace.sha256(code) ? $0 : nil }
             if let checked {
                 if !checked.compiles { return .doesNotCompile }
                 return checked.isDone ? .done : .failing(count: checked.failing.count, of: checked.total)
             }
-            if code == (try workspace.startingCode(lesson)) { return .notStarted(checks: total) }
             return .editedNotChecked(checks: total)
         }
     }
@@ -344,7 +345,10 @@ struct ExerciseRun {
         let program: URL
         do {
             program = try ExerciseBuild.build(product: product, in: workspace.root, ignoringLock: build.ignoringLock)
-        } catch ExerciseError.failure(let message) {
+        } catch let error as ExerciseError {
+            let message = error.description
+            // For people, the compiler's whole first error: its code excerpt and its notes.
+            if !json, case .doesNotCompile(let diagnostic) = error { Console.output(diagnostic.text) }
             if variant == nil { remember([], code: code, compiles: false) }
             let outcome = ExerciseCheck.Outcome(exercise: lesson.lesson, check: CheckRecord.buildCheck, status: .doesNotCompile,
                                                 detail: message, command: "swift build --product \(product)", seconds: 0, passed: false)
@@ -371,11 +375,14 @@ struct ExerciseRun {
             return checks.run { outcome in
                 let record = facts.record(outcome)
                 records.append(record)
-                if json { emit(record) } else { show(outcome, nameWidth: width) }
+                if json { emit(record) } else { show(outcome, nameWidth: width, started: facts.attempted) }
             }
         }
         if variant == nil { remember(outcomes.filter { !$0.passed }.map(\.check), code: code, compiles: true, total: outcomes.count) }
-        if !json {
+        if !json, !facts.attempted {
+            Console.output("not started: \(ExerciseSource.path(for: lesson)) is still the starting code, so no check counts yet; "
+                           + "the ✗ lines are where to begin.")
+        } else if !json {
             let failing = outcomes.filter { !$0.passed }.count
             Console.output(failing == 0
                 ? "done: every check holds." + (variant == nil ? " `swift run lab exercise` shows the next one." : "")
@@ -385,7 +392,9 @@ struct ExerciseRun {
     }
 
     /// `lab exercise see`: one check, with each command and the program's story shown as it runs.
+    /// On the starting code it holds nothing, as in `check`.
     func see(_ check: LabCatalogue.Check) throws -> ExerciseCheck.Outcome {
+        let started = recordFacts(code: code).attempted
         let program = try ExerciseBuild.build(product: product, in: workspace.root, ignoringLock: build.ignoringLock)
         let outcome = try withChecks(program: program, showing: true) { checks in
             Console.output("\(check.id): \(check.trial.commandLine(executable: product).dropFirst("swift run ".count)), "
@@ -399,8 +408,10 @@ struct ExerciseRun {
                                          command: checks.command(for: check), seconds: ran.seconds, symptomSeen: seen, passed: passed)
         }
         Console.output("")
-        show(outcome, nameWidth: check.id.count, withCommand: false)
-        return outcome
+        show(outcome, nameWidth: check.id.count, withCommand: false, started: started)
+        var counted = outcome
+        counted.passed = started && outcome.passed
+        return counted
     }
 
     /// Starts the lab server and a scratch folder for `body`'s checks, and removes both after.
@@ -422,12 +433,13 @@ struct ExerciseRun {
 
     /// One check's lines for a person: ✔ and the verdict, or ✗ with what the run showed and the
     /// command that shows it. The check's diagnosis is left to the hints.
-    private func show(_ outcome: ExerciseCheck.Outcome, nameWidth width: Int, withCommand: Bool = true) {
+    private func show(_ outcome: ExerciseCheck.Outcome, nameWidth width: Int, withCommand: Bool = true, started: Bool = true) {
         let name = outcome.check.padding(toLength: width, withPad: " ", startingAt: 0)
         let indent = String(repeating: " ", count: width + 3)
         switch outcome.status {
         case .fixed, .verifies, .holds:
-            Console.output("✔ \(name) \(outcome.status.rawValue)")
+            Console.output(started ? "✔ \(name) \(outcome.status.rawValue)"
+                : "· \(name) not started: the starting code \(outcome.status == .verifies ? "verifies" : "holds") here too")
         case .notRun:
             Console.output("· \(name) \(outcome.detail)")
         default:
@@ -476,9 +488,10 @@ struct CodeFacts {
     /// How many hints of each check the student has asked for.
     let hintsShown: [String: Int]
 
-    /// The record of one outcome: what `--json` prints and `--submit` sends.
+    /// The record of one outcome: what `--json` prints and `--submit` sends. A check of code not
+    /// yet changed passes nothing: what it holds, the starting code holds.
     func record(_ outcome: ExerciseCheck.Outcome) -> CheckRecord {
-        CheckRecord(exercise: outcome.exercise, check: outcome.check, status: outcome.status, passed: outcome.passed,
+        CheckRecord(exercise: outcome.exercise, check: outcome.check, status: outcome.status, passed: attempted && outcome.passed,
                     detail: outcome.detail, command: outcome.command, seconds: outcome.seconds, symptomSeen: outcome.symptomSeen,
                     attempted: attempted, codeSHA256: codeSHA256, hintsShown: hintsShown[outcome.check] ?? 0,
                     timestamp: ISO8601DateFormatter().string(from: Date()))

@@ -20,7 +20,10 @@ enum ExerciseBuild {
         defer { ownLock.release() }
         let built = try swift(["build", "--product", product] + options, in: root)
         guard built.status == 0 else {
-            throw ExerciseError.failure(firstError(in: built.output, root: root) ?? "`swift build --product \(product)` failed (exit \(built.status))")
+            guard let diagnostic = firstDiagnostic(in: built.output, root: root) else {
+                throw ExerciseError.failure("`swift build --product \(product)` failed (exit \(built.status))")
+            }
+            throw ExerciseError.doesNotCompile(diagnostic)
         }
         let folder = try swift(["build", "--show-bin-path"] + options, in: root)
         let path = folder.output.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -50,23 +53,43 @@ enum ExerciseBuild {
         return (process.terminationStatus, log)
     }
 
-    /// "Sources/Exercises/02-filehandle/Article.swift:42:9: error: cannot find 'x' in scope".
-    /// An error of Swift 6's data-race checking says where the pattern for it is shown.
-    static func firstError(in log: String, root: URL) -> String? {
+    /// The compiler's first error, whole: its line, the excerpt of code under it and its notes,
+    /// with the package's folder left out of the paths and SwiftPM's own lines dropped. Its
+    /// summary is the error's line ("Sources/Exercises/02-filehandle/Article.swift:42:9: error:
+    /// cannot find 'x' in scope"), with the header's Mutex named where a Mutex is the fix.
+    static func firstDiagnostic(in log: String, root: URL) -> CompilerDiagnostic? {
         let prefix = root.standardizedFileURL.path + "/"
-        for line in log.split(separator: "\n") where line.contains(": error: ") {
-            var text = String(line).trimmingCharacters(in: .whitespaces)
-            if text.hasPrefix(prefix) { text.removeFirst(prefix.count) }
-            if concurrencyWords.contains(where: text.contains) {
-                text += " (Swift 6's data-race checking: the header of Article.swift shows the Mutex the lessons use for state a callback changes)"
-            }
-            return text
+        func relative(_ line: Substring) -> String {
+            let text = String(line).trimmingCharacters(in: .whitespaces)
+            return text.hasPrefix(prefix) ? String(text.dropFirst(prefix.count)) : String(line)
         }
-        return nil
+        let lines = log.split(separator: "\n", omittingEmptySubsequences: false)
+        guard let first = lines.firstIndex(where: { $0.contains(": error: ") && !$0.hasPrefix("error: ") }) else { return nil }
+        var block = [relative(lines[first])]
+        for line in lines[(first + 1)...] {
+            // The excerpt ("42 |   x = 1", "   |   `- error: …") and the notes belong to it; the
+            // next error or warning, and SwiftPM's progress, do not.
+            let isExcerpt = line.range(of: #"^\s*[0-9]*\s*\|"#, options: .regularExpression) != nil
+            guard isExcerpt || line.contains(": note: ") else { break }
+            block.append(isExcerpt ? String(line) : relative(line))
+        }
+        var summary = block[0]
+        if mutexWords.contains(where: summary.contains) {
+            summary += " (Swift 6's data-race checking: the header of Article.swift shows the Mutex the lessons use for state a callback changes)"
+        }
+        return CompilerDiagnostic(summary: summary, text: block.joined(separator: "\n"))
     }
 
-    /// Words in the compiler's data-race errors: "non-Sendable", "concurrently-executing code", "data race".
-    private static let concurrencyWords = ["Sendable", "concurrently-executing", "data race", "actor-isolated"]
+    /// The errors a Mutex fixes: a plain `var` that a callback, run on another thread, changes
+    /// or reads ("mutation of captured var 'data' in concurrently-executing code"). Others, such
+    /// as a non-Sendable value sent into a task, want another fix, and get no advice.
+    private static let mutexWords = ["mutation of captured var", "reference to captured var"]
+}
+
+/// The compiler's first error: one line to report, and the whole of it to read.
+struct CompilerDiagnostic {
+    let summary: String
+    let text: String
 }
 
 /// An exclusive `flock` on a file of `lab`'s own, released on `release()` or when the process ends.

@@ -68,6 +68,8 @@ struct ExerciseWorkspace {
 
     struct Progress: Codable {
         var exercises: [String: ExerciseProgress] = [:]
+        /// The copy of the package that wrote it (`CopyIdentity`); nil in files from before it was kept.
+        var copy: String?
     }
 
     struct ExerciseProgress: Codable {
@@ -95,6 +97,8 @@ struct ExerciseWorkspace {
         guard let data = OutputFile.readBounded(progressFile, limit: Self.largestProgressFile),
               var progress = try? JSONDecoder().decode(Progress.self, from: data)
         else { return Progress() }
+        // Another copy's progress (a folder copied with its .build) is not this student's.
+        if let copy = progress.copy, copy != CopyIdentity.of(root) { return Progress() }
         for (lesson, exercise) in progress.exercises {
             progress.exercises[lesson]?.total = max(0, exercise.total)
             progress.exercises[lesson]?.hintsShown = exercise.hintsShown.mapValues { min(max($0, 0), Self.mostHints) }
@@ -113,9 +117,11 @@ struct ExerciseWorkspace {
         } catch let error as OutputFileError {
             throw ExerciseError.failure("cannot keep the exercises' progress: \(error)")
         }
+        var mine = progress
+        mine.copy = CopyIdentity.of(root)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        try? encoder.encode(progress).write(to: progressFile, options: .atomic)
+        try? encoder.encode(mine).write(to: progressFile, options: .atomic)
     }
 
     static func sha256(_ text: String) -> String {
@@ -127,10 +133,13 @@ struct ExerciseWorkspace {
 /// compile, a file that cannot be written. Bad input is a `ValidationError` (exit 64).
 enum ExerciseError: Error, CustomStringConvertible {
     case failure(String)
+    /// The student's code does not compile: the compiler's first error.
+    case doesNotCompile(CompilerDiagnostic)
 
     var description: String {
         switch self {
         case .failure(let message): message
+        case .doesNotCompile(let diagnostic): diagnostic.summary
         }
     }
 }

@@ -66,7 +66,8 @@ struct TrialRunner {
             var process = MeasuredProcess(program: program, arguments: arguments, outputFolder: folder, timeout: timeout)
             process.environment["TMPDIR"] = temporary.path
             process.passesStderrThrough = showing
-            if showing { Console.output("$ \(program.lastPathComponent) \(arguments.joined(separator: " "))") }
+            // As a student pastes it: `swift run`, and each word quoted where the shell would split it.
+            if showing { Console.output("$ swift run \(program.lastPathComponent) \(ShellWord.line(arguments))") }
             return process
         }
 

@@ -158,7 +158,10 @@ extension ExerciseTests {
     static func expectPastedCommandShows(_ record: Record, _ shown: ChildProcess.Finished) throws {
         if record.command.hasPrefix("swift run lab exercise see ") {
             #expect(shown.status == (record.passed ? 0 : 1), "\(record.command): \(shown.stdout.suffix(400)) \(shown.stderr.suffix(400))")
-            #expect(shown.stdout.contains((record.passed ? "✔ " : "✗ ") + record.check), "\(record.command): \(shown.stdout.suffix(400))")
+            // On the starting code a check that holds is shown as not started.
+            let holds = [.fixed, .verifies, .holds].contains(record.status)
+            let mark = record.passed ? "✔ " : holds && !record.attempted ? "· " : "✗ "
+            #expect(shown.stdout.contains(mark + record.check), "\(record.command): \(shown.stdout.suffix(400))")
             return
         }
         let wanted = try #require(record.detail.firstMatch(of: /exit (\d+)/).map { Int32($0.output.1)! }, "\(record.detail)")
