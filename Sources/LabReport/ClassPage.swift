@@ -86,37 +86,70 @@ public struct ClassPage {
         }
     }
 
-    /// Students down, checks across, grouped by exercise; the last row is the class's pass rate.
+    /// One section per exercise, students down and its checks across, the last row the class's
+    /// pass rate. The exercises the class is on are open, the rest folded a click away: at
+    /// 1280×720 the work at hand fits across without scrolling sideways.
     private func writeGrid(_ main: Element) {
         let section = main.add("section", ["id": "grid"])
         guard !grid.students.isEmpty else {
             section.add("p", ["class": "note"], text: "No submissions yet. Students submit with the line `lab class serve` printed.")
             return
         }
-        let table = section.add("table", ["class": "grid"])
-        let head = table.add("thead")
-        let exercises = head.add("tr", ["class": "exercises"])
-        exercises.add("th", ["scope": "col", "rowspan": "2", "class": "student"], text: "Student")
-        exercises.add("th", ["scope": "col", "rowspan": "2", "class": "last"], text: "Last")
-        var seen: [String] = []
-        for column in grid.columns where !seen.contains(column.exercise) {
-            seen.append(column.exercise)
-            let span = grid.columns.filter { $0.exercise == column.exercise }.count
-            exercises.add("th", ["scope": "colgroup", "colspan": String(span), "class": "exercise", "title": column.exercise],
-                          text: column.number)
+        let current = currentExercises
+        var exercises: [String] = []
+        for column in grid.columns where !exercises.contains(column.exercise) { exercises.append(column.exercise) }
+        for exercise in exercises {
+            let columns = grid.columns.filter { $0.exercise == exercise }
+            let started = grid.students.filter { student in columns.contains { grid.standing(student, $0) != .notStarted && grid.standing(student, $0) != .notRun } }
+            let done = grid.students.filter { student in columns.allSatisfy { grid.standing(student, $0) == .fixed } }
+            let folded = section.add("details", ["class": "exercise", "id": "exercise-\(exercise)", "data-exercise": exercise])
+            if current.contains(exercise) { folded.set("open", "open") }
+            let summary = folded.add("summary")
+            summary.add("strong", text: "\(columns[0].number) \(exercise.drop { $0 != "-" }.dropFirst())")
+            summary.append(" · \(columns.count) checks · started by \(started.count) of \(grid.students.count) · done by \(done.count)")
+            // The students who ran it, not the whole class: on a projector every row counts.
+            let ran = grid.students.filter { student in columns.contains { grid.standing(student, $0) != .notRun } }
+            guard !ran.isEmpty else {
+                folded.add("p", ["class": "note"], text: "Nobody has run its checks yet.")
+                continue
+            }
+            writeTable(of: columns, for: ran, in: folded)
         }
-        let checks = head.add("tr", ["class": "checks"])
-        for column in grid.columns {
-            checks.add("th", ["scope": "col", "class": "check", "data-check": "\(column.exercise)/\(column.check)"])
-                .add("span", text: column.check)
+    }
+
+    /// The exercises the class is on: for each student, the one of their latest changed code.
+    /// With none changed yet, the first exercise anyone submitted.
+    private var currentExercises: Set<String> {
+        var latest: [String: ClassGrid.Cell] = [:]
+        for cell in grid.cells where cell.attempted && latest[cell.student].map({ $0.submittedAt < cell.submittedAt }) ?? true {
+            latest[cell.student] = cell
+        }
+        let current = Set(latest.values.map(\.exercise))
+        if !current.isEmpty { return current }
+        return Set(grid.columns.first { column in grid.cells.contains { $0.exercise == column.exercise } }.map { [$0.exercise] } ?? [])
+    }
+
+    private func writeTable(of columns: [ClassGrid.Column], for students: [String], in parent: Element) {
+        let table = parent.add("table", ["class": "grid"])
+        let head = table.add("thead").add("tr", ["class": "checks"])
+        head.add("th", ["scope": "col", "class": "student"], text: "Student")
+        head.add("th", ["scope": "col", "class": "last"], text: "Last")
+        for column in columns {
+            let label = head.add("th", ["scope": "col", "class": "check", "data-check": "\(column.exercise)/\(column.check)"]).add("span")
+            // A long name breaks after a hyphen, not inside a word.
+            let parts = column.check.split(separator: "-", omittingEmptySubsequences: false)
+            for (index, part) in parts.enumerated() {
+                label.append(String(part) + (index < parts.count - 1 ? "-" : ""))
+                if index < parts.count - 1 { label.add("wbr") }
+            }
         }
         let body = table.add("tbody")
-        for student in grid.students {
+        for student in students {
             let row = body.add("tr", ["data-student": student])
             row.add("th", ["scope": "row", "class": "student", "title": student], text: student)
             let latest = grid.cells.filter { $0.student == student }.map(\.submittedAt).max()
             row.add("td", ["class": "last"]).add("time", ["datetime": latest ?? ""], text: latest.map(time) ?? "")
-            for column in grid.columns {
+            for column in columns {
                 let standing = grid.standing(student, column)
                 let cell = row.add("td", ["class": Self.style(standing), "data-check": "\(column.exercise)/\(column.check)",
                                           "data-standing": standing.rawValue])
@@ -129,11 +162,11 @@ public struct ClassPage {
         }
         let rates = table.add("tfoot").add("tr", ["class": "pass-rate"])
         rates.add("th", ["scope": "row", "colspan": "2"], text: "fixed by")
-        for column in grid.columns {
+        for column in columns {
             let (fixed, ran) = passRate(column)
             let cell = rates.add("td", ["data-check": "\(column.exercise)/\(column.check)", "data-fixed": String(fixed),
                                         "data-ran": String(ran), "title": "\(fixed) of \(ran) students who ran it"])
-            cell.append(ran == 0 ? "–" : "\(Int((Double(fixed) / Double(ran) * 100).rounded()))%")
+            cell.append(ran == 0 ? "–" : "\(fixed)/\(ran)")
         }
     }
 
@@ -147,9 +180,10 @@ public struct ClassPage {
     private func writeStuck(_ main: Element) {
         let section = main.add("section", ["id": "stuck"])
         section.add("h2", text: "Where the class is stuck")
+        // Only students who changed the code are stuck on a check: the rest have not started.
         let rates: [(column: ClassGrid.Column, fixed: Int, ran: Int)] = grid.columns.map { column in
-            let rate = passRate(column)
-            return (column, rate.fixed, rate.ran)
+            let tried = grid.students.map { grid.standing($0, column) }.filter { $0 != .notRun && $0 != .notStarted }
+            return (column, tried.filter { $0 == .fixed }.count, tried.count)
         }
         let stuck = rates.filter { $0.ran > $0.fixed }.sorted { left, right in
             Double(left.fixed) / Double(left.ran) < Double(right.fixed) / Double(right.ran)
@@ -164,7 +198,7 @@ public struct ClassPage {
             let list = details.add("ul")
             for student in grid.students {
                 let standing = grid.standing(student, column)
-                guard standing != .fixed, standing != .notRun, let cell = grid.cell(student, column) else { continue }
+                guard standing == .failing || standing == .doesNotCompile, let cell = grid.cell(student, column) else { continue }
                 let item = list.add("li")
                 item.add("span", ["class": "name"], text: student)
                 item.append(" (\(standing.rawValue), \(time(cell.submittedAt))): \(cell.detail.shortened(to: Self.shownDetail))")
@@ -194,6 +228,11 @@ public struct ClassPage {
           const page = location.pathname.replace(/\\/$/, "");
           let seen = document.body.dataset.submissions;
           const live = () => document.getElementById("live");
+          // The exercises the teacher opened or folded stay so across refreshes.
+          const chosen = new Map();
+          document.addEventListener("toggle", (event) => {
+            if (event.target.id) chosen.set(event.target.id, event.target.open);
+          }, true);
           async function poll() {
             try {
               const count = await fetch(page + "/count", { cache: "no-store" });
@@ -205,6 +244,10 @@ public struct ClassPage {
                     const next = new DOMParser().parseFromString(await fresh.text(), "text/html");
                     const main = next.querySelector("main");
                     if (main) {
+                      for (const [id, open] of chosen) {
+                        const folded = main.querySelector("#" + CSS.escape(id));
+                        if (folded) folded.open = open;
+                      }
                       document.querySelector("main").replaceWith(document.adoptNode(main));
                       seen = next.body.dataset.submissions;
                     }
