@@ -592,7 +592,21 @@ public enum Catalogue {
                 "A background session belongs to its identifier; a second one with the same identifier is undefined behaviour, and here hears nothing.",
                 "Make the session once per launch, in didFinishLaunching(), keep it in a property, and make every download task from it.",
             ]),
-    ], skills: [resumesAfterKill(brokenBy: ["default-session"])])
+    ], skills: [resumesAfterKill(brokenBy: ["default-session"]), startsOneDownload])
+
+    /// Start tapped again while the download goes on in the service: an app that does not ask
+    /// the session for its running tasks first begins the file a second time.
+    static let startsOneDownload = Skill(
+        id: "starts-one-download",
+        summary: "Start, tapped while the download goes on in the background, begins no second download",
+        trial: Trial(faults: "", size: 4 << 20, arguments: ["--life", "terminate@30%,start@60%"]),
+        symptom: .breaksBackgroundRule(.oneDownloadAtATime), fix: .verifies,
+        hints: [
+            "The system ended the app at 30%, and at 60% the user opened it and tapped Start: a second download began while the first still ran in the background. What could the app have asked first?",
+            "After a relaunch the session's tasks from before may still run in the transfer service; the session lists them.",
+            "In startTapped, call session.getAllTasks { tasks in … } and start a download only when tasks is empty.",
+        ],
+        brokenBy: ["default-session"])
 
     // MARK: - Today's HTTP: compressed bodies and unknown lengths
 

@@ -126,6 +126,8 @@ public enum BackgroundRule: String, Sendable, CaseIterable {
     case forceQuitNotRetried = "force-quit-not-retried"
     /// One background session per identifier in a launch.
     case oneSessionPerIdentifier = "one-session-per-identifier"
+    /// Start, tapped while the download goes on in the background, begins no second one.
+    case oneDownloadAtATime = "one-download-at-a-time"
 }
 
 extension Symptom {

@@ -156,6 +156,8 @@ extension BackgroundRule {
             return life.forceQuits == 0 || life.tasksStartedUnaskedAfterForceQuit > 0
         case .oneSessionPerIdentifier:
             return life.mostSessionsPerIdentifier > 1
+        case .oneDownloadAtATime:
+            return life.backgroundTasks > 1
         }
     }
 }

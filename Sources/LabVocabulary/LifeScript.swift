@@ -12,6 +12,8 @@ public struct LifeScript: Hashable, Sendable, CustomStringConvertible {
         case forceQuit = "force-quit"
         /// The user opens the app: launched if it is not running, brought back if suspended.
         case relaunch
+        /// The user opens the app, as `relaunch` does, and taps Start while the download goes on.
+        case start
     }
 
     public struct Event: Hashable, Sendable, CustomStringConvertible {
@@ -61,7 +63,7 @@ public struct LifeScript: Hashable, Sendable, CustomStringConvertible {
     public static let maximumEvents = 16
 
     /// The events in the script's syntax, for `--help`.
-    public static let syntax = "suspend@N%, terminate@N%, force-quit@N%, relaunch or relaunch@N% (N from 1 to 99), joined by commas"
+    public static let syntax = "suspend@N%, terminate@N%, force-quit@N%, relaunch or relaunch@N%, start@N% (N from 1 to 99), joined by commas"
 
     private static func parseEvent(_ token: String) throws(LabError) -> Event {
         let shown = String(token.prefix(40))

@@ -59,4 +59,27 @@ struct GamingTests {
             #expect(seen.stdout.contains("the completion handler was called before the session had delivered its events"), "\(seen.stdout)")
         }
     }
+
+    /// 09: Start downloads at once, without asking the session what still runs: after a
+    /// relaunch, a second download of the file begins beside the one in the background.
+    @Test func aStartThatAsksNothingFailsExercise09() async throws {
+        try await ExerciseTests.takingTurns {
+            let lesson = try #require(Catalogue.lesson(.backgroundSession))
+            var files = try ExerciseTests.correctedFiles(lesson)
+            let student = try #require(files[ExerciseSource.studentFile])
+            let asks = """
+                        session.getAllTasks { tasks in
+                            guard tasks.isEmpty else { return self.run.log("a download is running already, in the background") }
+                            self.session.downloadTask(with: self.run.url).resume()
+                        }
+                """
+            try #require(student.contains(asks))
+            files[ExerciseSource.studentFile] = student.replacingOccurrences(of: asks, with: "        session.downloadTask(with: run.url).resume()\n")
+            let seen = try ExerciseTests.withExerciseFiles(lesson, holding: files) {
+                try ExerciseTests.lab(["exercise", "see", "09", "starts-one-download"])
+            }
+            #expect(seen.status == 1, "\(seen.stdout)\n\(seen.stderr)")
+            #expect(seen.stdout.contains("2 downloads were given to the transfer service: Start began another while one was running"), "\(seen.stdout)")
+        }
+    }
 }

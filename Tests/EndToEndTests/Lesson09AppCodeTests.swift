@@ -333,12 +333,13 @@ struct Lesson09AppCodeTests {
         // A default session breaks every rule, and no longer resumes after a kill.
         ("default-session", "URLSessionConfiguration.background(withIdentifier: App.sessionIdentifier)", "URLSessionConfiguration.default",
          ["default-session", "file-moved-later", "no-session-at-launch", "handler-never-called", "retries-force-quit", "session-per-download",
-          "resumes-after-kill"]),
+          "resumes-after-kill", "starts-one-download"]),
         ("file-moved-later", "try FileManager.default.moveItem(at: location, to: run.file)",
          "let file = run.file; DispatchQueue.global().asyncAfter(deadline: .now() + 0.3) { try? FileManager.default.moveItem(at: location, to: file) }",
          ["file-moved-later"]),
+        // A session of another name at each launch does not see the download of the last one.
         ("no-session-at-launch", "background(withIdentifier: App.sessionIdentifier)", "background(withIdentifier: App.sessionIdentifier + UUID().uuidString)",
-         ["no-session-at-launch", "handler-never-called", "default-session"]),
+         ["no-session-at-launch", "handler-never-called", "default-session", "starts-one-download"]),
         ("handler-never-called", "self.backgroundCompletionHandler?()", "_ = self.backgroundCompletionHandler", ["handler-never-called"]),
         ("retries-force-quit", "if error.backgroundTaskCancelledReason == .userForceQuitApplication {",
          "if true { return session.downloadTask(with: run.url).resume() }\n        if false {", ["retries-force-quit"]),

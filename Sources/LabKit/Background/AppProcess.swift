@@ -190,6 +190,7 @@ final class AppProcess: @unchecked Sendable {
             usleep(50_000)
             if launchHasReturned { answerWake(app: app) }
             tapStartOnceTheEventsAreIn(app: app)
+            answerStartTap(app: app)
             saveExchanges()
             if !PhoneRole.phoneIsAlive { exit(0) }  // the phone is gone
             quietRounds = isIdle() ? quietRounds + 1 : 0
@@ -221,6 +222,26 @@ final class AppProcess: @unchecked Sendable {
 
     private var startTapped = false
     private let startHasReturned = Atomic(false)
+
+    /// Where the phone says the user tapped Start (`start@N%`), and where the app says it heard it.
+    static func startTapFile(in phone: PhoneFolder) -> URL { phone.appReports.appendingPathComponent("start-tap.json") }
+    static func startAnsweredFile(in phone: PhoneFolder) -> URL { phone.appReports.appendingPathComponent("start-answered.json") }
+
+    /// The user tapped Start in the running app: the app hears it on the main queue, once its
+    /// launch has returned and its sessions have told what waited.
+    private func answerStartTap(app: any BackgroundApp) {
+        let tap = Self.startTapFile(in: phone)
+        guard launchHasReturned, sessions.withLock({ $0.background }).allSatisfy(\.hasDeliveredOnce),
+              FileManager.default.fileExists(atPath: tap.path) else { return }
+        try? FileManager.default.removeItem(at: tap)
+        // nonisolated(unsafe): the app is called on the main queue only, as UIKit calls an app.
+        nonisolated(unsafe) let app = app
+        DispatchQueue.main.sync {
+            self.say("the user taps Start")
+            app.startTapped()
+        }
+        try? writeWhole(true, to: Self.startAnsweredFile(in: phone))
+    }
 
     private func isIdle() -> Bool {
         guard launchHasReturned, !settings.pressStart || startHasReturned.load(ordering: .acquiring) else { return false }

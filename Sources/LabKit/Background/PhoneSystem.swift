@@ -276,8 +276,26 @@ final class PhoneSystem: LessonDownload, @unchecked Sendable {
 
     private func eventsCanStillHappen() -> Bool { !eventsLeft.isEmpty }
 
+    /// When the phone asked the app to tap Start (`start@N%`), until the app has: the point in
+    /// the file is held meanwhile, so the tap comes while the download still runs.
+    private var startTapSince: Date?
+    private var heldPoint: Int?
+
+    /// Whether a tap of Start is still awaited; when it is in (or waited for too long), the held
+    /// point is released.
+    private func awaitingStartTap() -> Bool {
+        guard let since = startTapSince else { return false }
+        let answered = FileManager.default.fileExists(atPath: AppProcess.startAnsweredFile(in: phone).path)
+        guard answered || Date().timeIntervalSince(since) > 10 else { return true }
+        if !answered { run.log("the app did not answer the tap on Start within 10 s") }
+        startTapSince = nil
+        if let heldPoint, eventsLeft.first?.percent != heldPoint { LifePoints.release(heldPoint, in: phone) }
+        heldPoint = nil
+        return false
+    }
+
     private func playLife() {
-        guard let event = eventsLeft.first else { return }
+        guard !awaitingStartTap(), let event = eventsLeft.first else { return }
         guard let percent = event.percent else {
             // A relaunch with no point comes as soon as the event before it has.
             eventsLeft.removeFirst()
@@ -288,6 +306,7 @@ final class PhoneSystem: LessonDownload, @unchecked Sendable {
             stalledSince = nil
             eventsLeft.removeFirst()
             play(event)
+            if event.action == .start { heldPoint = percent; return }
             if eventsLeft.first?.percent != percent { LifePoints.release(percent, in: phone) }
             return
         }
@@ -344,6 +363,19 @@ final class PhoneSystem: LessonDownload, @unchecked Sendable {
             } else if app == nil {
                 launchApp(byUser: true)
             }
+        case .start:
+            if let app, appSuspended {
+                kill(app.processIdentifier, SIGCONT)
+                appSuspended = false
+                try? writeWhole(0, to: backgroundLaunchesFile)
+                run.log("the user brings the app back\(at)")
+            } else if app == nil {
+                launchApp(byUser: true)
+            }
+            // The app taps Start once it is up; the transfer waits at this point until it has.
+            try? FileManager.default.removeItem(at: AppProcess.startAnsweredFile(in: phone))
+            try? writeWhole(true, to: AppProcess.startTapFile(in: phone))
+            startTapSince = Date()
         }
     }
 

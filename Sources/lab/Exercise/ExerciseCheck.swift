@@ -193,6 +193,8 @@ struct ExerciseCheck {
                 : "\(life.tasksStartedUnaskedAfterForceQuit) download\(life.tasksStartedUnaskedAfterForceQuit == 1 ? "" : "s") began after the force-quit, before any tap on Start"
         case .oneSessionPerIdentifier:
             return "\(life.mostSessionsPerIdentifier) sessions with one identifier in one launch"
+        case .oneDownloadAtATime:
+            return "\(life.backgroundTasks) downloads were given to the transfer service: Start began another while one was running"
         }
     }
 
