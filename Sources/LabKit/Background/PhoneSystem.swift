@@ -355,27 +355,25 @@ final class PhoneSystem: LessonDownload, @unchecked Sendable {
                 while FileManager.default.fileExists(atPath: request.path), service?.isRunning == true, Date() < deadline { usleep(5_000) }
             }
         case .relaunch:
-            if let app, appSuspended {
-                kill(app.processIdentifier, SIGCONT)
-                appSuspended = false
-                try? writeWhole(0, to: backgroundLaunchesFile)
-                run.log("the user brings the app back\(at)")
-            } else if app == nil {
-                launchApp(byUser: true)
-            }
+            userOpensTheApp(at)
         case .start:
-            if let app, appSuspended {
-                kill(app.processIdentifier, SIGCONT)
-                appSuspended = false
-                try? writeWhole(0, to: backgroundLaunchesFile)
-                run.log("the user brings the app back\(at)")
-            } else if app == nil {
-                launchApp(byUser: true)
-            }
+            userOpensTheApp(at)
             // The app taps Start once it is up; the transfer waits at this point until it has.
             try? FileManager.default.removeItem(at: AppProcess.startAnsweredFile(in: phone))
             try? writeWhole(true, to: AppProcess.startTapFile(in: phone))
             startTapSince = Date()
+        }
+    }
+
+    /// Launched if it is not running, brought back if suspended.
+    private func userOpensTheApp(_ at: String) {
+        if let app, appSuspended {
+            kill(app.processIdentifier, SIGCONT)
+            appSuspended = false
+            try? writeWhole(0, to: backgroundLaunchesFile)
+            run.log("the user brings the app back\(at)")
+        } else if app == nil {
+            launchApp(byUser: true)
         }
     }
 
