@@ -29,13 +29,18 @@ public struct LessonDefects: Sendable {
     public var lessonExecutable: String { id.executable }
     public var exerciseExecutable: String { id.exerciseExecutable }
 
+    /// What LabKit gives the fix, a line each, for the exercise's header: the calls the article's
+    /// code does not show, with their decisions and errors.
+    public let tools: [String]
+
     init(_ id: LessonID, compareArguments: [String] = [], correctedRefusesAbove: Int64? = nil, defects: [Defect],
-         skills: [Skill] = []) {
+         skills: [Skill] = [], tools: [String] = []) {
         self.id = id
         self.compareArguments = compareArguments
         self.correctedRefusesAbove = correctedRefusesAbove
         everyDefect = defects
         self.skills = skills
+        self.tools = tools
     }
 
     /// The fault-matrix columns where the catalogue expects the article variant to fail.
@@ -518,7 +523,16 @@ public enum Catalogue {
                 "data(from:) returns only when the whole body is in one Data; on Linux it is copied once more on the way.",
                 "Get the body with run.sharedSession.bodyChunks(for:), iterate it with `for try await chunk in chunks` and write each chunk to a FileHandle.",
             ]),
-    ], skills: [resumesAfterKill(brokenBy: ["starts-over"]), survivesAnIgnoredRange, survivesAChangedFile])
+    ], skills: [resumesAfterKill(brokenBy: ["starts-over"]), survivesAnIgnoredRange, survivesAChangedFile], tools: [
+        "let partial = PartialFile(run)              the file at run.file, with a sidecar that keeps its URL, ETag and total",
+        "partial.nextRequest()                       the request for what is missing: Range and If-Range, Accept-Encoding: identity",
+        "run.sharedSession.bodyChunks(for: request)  (chunks, response) once the head is in; `for try await chunk in chunks`",
+        "partial.decide(response)                    .append(at: offset), .replace (a 200: from 0), .complete, .reject(error)",
+        "try partial.openForWriting(at: offset)      a FileHandle from offset on, the rest cut off",
+        "try partial.append(chunk, through: handle)  writes a chunk at the end and counts it",
+        "partial.finished()                          the file is whole: the sidecar goes",
+        "DownloadError.httpStatus(status, url: run.url.absoluteString), .contentRangeMismatch(expectedStart:header:)",
+    ])
 
     // MARK: - 09
 

@@ -95,6 +95,13 @@ public enum ExerciseSource {
         ]
     }
 
+    /// "What LabKit gives the fix", when the catalogue names it.
+    static func tools(_ lesson: LessonDefects) -> [String] {
+        guard !lesson.tools.isEmpty else { return [] }
+        return ["///", "/// What LabKit gives the fix (Lessons/\(lesson.lesson).md has them with more words):"]
+            + lesson.tools.map { "///     " + $0 }
+    }
+
     static func header(for lesson: LessonDefects) -> [String] {
         [
             "/// Exercise \(lesson.number): the article's code from \(lessonFolder(for: lesson))/\(studentFile), with",
@@ -105,7 +112,7 @@ public enum ExerciseSource {
             "///     swift run lab exercise watch \(lesson.number)   check again on every save",
             "///     swift run lab exercise reset \(lesson.number)   back to this starting code",
             "///",
-        ] + howItEnds(lesson) + [
+        ] + howItEnds(lesson) + tools(lesson) + [
             "///",
             "/// Swift 6 checks data races. A completion handler or a delegate callback runs on another",
             "/// thread, so the compiler refuses a plain `var` that it changes. The lessons keep such state",
