@@ -1,4 +1,3 @@
-import Foundation
 import LabCatalogue
 import LabVocabulary
 import Testing
@@ -18,19 +17,5 @@ struct StricterOnAMacTests {
         #expect(notes.map { $0.prefix(while: { $0 != " " }) } == ["A.swift:1:", "A.swift:4:"], "\(notes)")
         #expect(notes.first?.hasPrefix("A.swift:1: on a Mac, cancel(byProducingResumeData:): its handler is @Sendable in Apple's NSURLSession.h") == true)
         #expect(StricterOnAMac.notes(in: code, path: "A.swift", lesson: .backgroundSession).isEmpty)
-    }
-}
-
-/// What the exercise's header gives the student: the API its fix needs, where the catalogue
-/// names it, in the file the student edits.
-struct ExerciseHeaderToolsTests {
-    @Test(arguments: Catalogue.lessons.filter { !$0.tools.isEmpty }.map(\.lesson))
-    func theHeaderNamesTheToolsOfTheFix(lesson name: String) throws {
-        let lesson = try #require(Catalogue.lesson(named: name))
-        let file = ExerciseTests.packageRoot.appendingPathComponent(ExerciseSource.path(for: lesson))
-        let header = try String(contentsOf: file, encoding: .utf8).split(separator: "\n").prefix { $0.hasPrefix("///") }
-        for tool in lesson.tools {
-            #expect(header.contains("///     " + tool[...]), "\(ExerciseSource.path(for: lesson)) lacks \(tool)")
-        }
     }
 }

@@ -115,9 +115,11 @@ struct Class: ParsableCommand {
             var (waiting, strays) = outbox.waiting()
             // Results another copy of the package made carry its key: sent under this name, they
             // would claim it for someone else. They stay where they are.
-            let key = outbox.studentKey()
-            strays += waiting.filter { $0.submission.studentKey != key }.map { $0.file.lastPathComponent + " (another copy's)" }
-            waiting.removeAll { $0.submission.studentKey != key }
+            if !waiting.isEmpty {
+                let key = outbox.studentKey()
+                strays += waiting.filter { $0.submission.studentKey != key }.map { $0.file.lastPathComponent + " (another copy's)" }
+                waiting.removeAll { $0.submission.studentKey != key }
+            }
             // What is in the outbox but is no submission is said, not skipped in silence.
             let strayLine = strays.isEmpty ? nil : "\(strays.count) entr\(strays.count == 1 ? "y" : "ies") in \(outbox.folder.path) "
                 + "\(strays.count == 1 ? "is" : "are") not this copy's submission\(strays.count == 1 ? "" : "s"), left alone: \(strays.prefix(3).joined(separator: ", "))"

@@ -28,9 +28,10 @@ struct Doctor: ParsableCommand {
 
     func run() throws {
         Console.output("lab doctor: can a class run on this machine?\n")
-        let findings = DoctorProbes(port: port, ignoringLock: build.ignoringLock).runAll()
+        let probes = DoctorProbes(port: port, ignoringLock: build.ignoringLock)
+        let findings = probes.runAll()
         Console.output(Self.table(findings))
-        Console.output("\nPaste this into your message:\n  " + Self.summary(findings))
+        Console.output("\nPaste this into your message:\n  " + Self.summary(findings, swift: probes.swiftVersion))
         let problems = findings.filter { $0.verdict == .problem }
         for problem in problems { Console.error("lab doctor: \(problem.check.title): \(problem.detail)") }
         if findings.contains(where: \.stopsAClass) { throw ExitCode.failure }
@@ -48,9 +49,8 @@ struct Doctor: ParsableCommand {
     }
 
     /// "lab doctor 0.9.0 · macOS 15.2.0 (arm64) · Swift 6.1.2 · a class can run here · without: nginx".
-    static func summary(_ findings: [DoctorFinding]) -> String {
-        let toolchain = findings.first { $0.check == .toolchain && $0.verdict == .ok }
-            .flatMap { $0.detail.split(separator: " (").first.map(String.init) } ?? "Swift: see the table"
+    static func summary(_ findings: [DoctorFinding], swift version: String?) -> String {
+        let toolchain = version.map { "Swift \($0)" } ?? "Swift: not found"
         let stopping = findings.filter(\.stopsAClass).map(\.check.title)
         let verdict = stopping.isEmpty ? "a class can run here"
             : "\(stopping.count) \(stopping.count == 1 ? "problem" : "problems"): " + stopping.joined(separator: ", ")

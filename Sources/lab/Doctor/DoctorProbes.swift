@@ -15,6 +15,8 @@ final class DoctorProbes {
     private(set) var serverForRuns: LabServer?
     /// The doctor's folder inside the lab's own, removed at the end.
     private(set) var workFolderForRuns: URL?
+    /// What `swift --version` said, for the line to paste.
+    private(set) var swiftVersion: String?
 
     /// The lesson run's file: big enough to be cut at 40% and resumed, small enough to take a moment.
     static let lessonRunSize: Int64 = 8 << 20
@@ -68,7 +70,8 @@ final class DoctorProbes {
 
     private func toolchain() -> (DoctorFinding.Verdict, String) {
         let floor = Platform.minimumToolchain
-        guard let version = SwiftToolchain.version() else {
+        swiftVersion = SwiftToolchain.version()
+        guard let version = swiftVersion else {
             return (.problem, "`swift --version` did not answer: is a Swift toolchain on PATH? The lab needs \(floor.shownAs) or later")
         }
         guard floor.isMet(by: version) else {

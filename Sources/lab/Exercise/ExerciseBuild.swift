@@ -5,8 +5,8 @@ import LabVocabulary
 
 /// Builds one product of the package with `swift build`, in the configuration `lab` itself was
 /// built in, and runs it from where `swift build --show-bin-path` says that build put it: not
-/// from beside `lab`, which Xcode builds into DerivedData. Only the first compiler error is kept:
-/// a student reads one line, with its file and line, not the build log.
+/// from beside `lab`, which Xcode builds into DerivedData. Of the build log, only the compiler's
+/// first error is kept (`firstDiagnostic`): a student reads that, not SwiftPM's lines.
 ///
 /// Like any `swift build`, it waits while another `swift` command holds the package's lock.
 /// `swift test` holds it until its tests end, so a check that a test starts builds with
@@ -19,38 +19,29 @@ enum ExerciseBuild {
         let ownLock = try BuildLock(root.appendingPathComponent(".build/lab-exercises/build.lock"))
         defer { ownLock.release() }
         let built = try swift(["build", "--product", product] + options, in: root)
+        guard !built.timedOut else { throw ExerciseError.failure("`swift build --product \(product)` was still running after an hour: stopped") }
         guard built.status == 0 else {
-            guard let diagnostic = firstDiagnostic(in: built.output, root: root) else {
+            guard let diagnostic = firstDiagnostic(in: built.stdout + "\n" + built.stderr, root: root) else {
                 throw ExerciseError.failure("`swift build --product \(product)` failed (exit \(built.status))")
             }
             throw ExerciseError.doesNotCompile(diagnostic)
         }
         let folder = try swift(["build", "--show-bin-path"] + options, in: root)
-        let path = folder.output.trimmingCharacters(in: .whitespacesAndNewlines)
+        let path = folder.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         guard folder.status == 0, path.hasPrefix("/") else {
             throw ExerciseError.failure("`swift build --show-bin-path` did not name the products folder (exit \(folder.status))")
         }
         return URL(fileURLWithPath: path, isDirectory: true).appendingPathComponent(product)
     }
 
-    /// `swift` with `arguments`, run in `root`: its exit status, and stdout and stderr together.
-    private static func swift(_ arguments: [String], in root: URL) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["swift"] + arguments
-        process.currentDirectoryURL = root
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        process.standardInput = FileHandle.nullDevice
+    /// `swift` with `arguments`, run in `root`. A first build of the package takes minutes; an
+    /// hour is a build that hangs.
+    private static func swift(_ arguments: [String], in root: URL) throws -> ChildCommand.Finished {
         do {
-            try process.run()
+            return try ChildCommand.run(URL(fileURLWithPath: "/usr/bin/env"), ["swift"] + arguments, in: root, timeout: .seconds(3600))
         } catch {
             throw ExerciseError.failure("cannot run `swift \(arguments[0])`: \(error.localizedDescription)")
         }
-        let log = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return (process.terminationStatus, log)
     }
 
     /// The compiler's first error, whole: its line, the excerpt of code under it and its notes,
