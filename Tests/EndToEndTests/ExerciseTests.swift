@@ -13,15 +13,6 @@ import Testing
     static let packageRoot = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     static let progressFile = packageRoot.appendingPathComponent(".build/lab-exercises/progress.json")
-    private let progressBefore = try? Data(contentsOf: ExerciseTests.progressFile)
-
-    deinit {
-        if let progressBefore {
-            try? progressBefore.write(to: Self.progressFile)
-        } else {
-            try? FileManager.default.removeItem(at: Self.progressFile)
-        }
-    }
 
     @Test func startingCodeIsMadeFromTheArticleVariant() async throws {
         try await ExerciseTests.takingTurns { try startingCodeOfEveryExerciseIsMadeFromItsArticle() }

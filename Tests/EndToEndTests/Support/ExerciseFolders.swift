@@ -34,9 +34,19 @@ extension ExerciseTests {
 
     /// A test that writes code into the exercise folders, builds it or runs what was built: on a
     /// thread of its own, waiting its turn without holding one of Swift Testing's, then alone
-    /// with the folders and their builds from its first step to its last.
+    /// with the folders and their builds from its first step to its last. The progress file its
+    /// `lab exercise` runs write is put back as it was before the turn ends: restored outside the
+    /// turn, it would be written while another test has the folder (one that plants a link there).
     static func takingTurns<T>(_ body: () throws -> T) async throws -> T {
-        try await OffThePool.runWaitingForALock { try exclusively(body) }
+        try await OffThePool.runWaitingForALock {
+            try exclusively {
+                let before = try? Data(contentsOf: progressFile)
+                defer {
+                    if let before { try? before.write(to: progressFile) } else { try? FileManager.default.removeItem(at: progressFile) }
+                }
+                return try body()
+            }
+        }
     }
 
     /// The exercise folders are the package's own, shared by every suite that writes code into
