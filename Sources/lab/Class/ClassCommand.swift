@@ -72,12 +72,14 @@ struct Class: ParsableCommand {
             lines += ["", "Class code: \(credentials.classCode). Students type:"]
             for host in hosts {
                 let base = "http://\(ListenAddress.urlHost(host)):\(port)"
-                lines.append("  swift run lab exercise check --all --submit \(base)/class/\(credentials.classCode) --name \"Your Name\"")
-                lines.append("  swift run lab compare --submit \(base)/class/\(credentials.classCode) --name \"Your Name\"")
+                let submit = ["--submit", "\(base)/class/\(credentials.classCode)", "--name", "Your Name"]
+                lines.append("  swift run " + ShellWord.line(["lab", "exercise", "check", "--all"] + submit))
+                lines.append("  swift run " + ShellWord.line(["lab", "compare"] + submit))
             }
             lines += ["", "The teacher's page (keep this address to yourself):"]
             for host in hosts { lines.append("  http://\(ListenAddress.urlHost(host)):\(port)/teacher/\(credentials.teacherToken)") }
-            lines += ["", "Grades: swift run lab class export --data \(data) --format csv|junit|exercism|gradescope -o PATH",
+            lines += ["", "Grades (--format csv, junit, exercism or gradescope):",
+                      "  swift run " + ShellWord.line(["lab", "class", "export", "--data", data, "--format", "csv", "-o", "grades.csv"]), "",
                       "Press Ctrl-C to stop.", ""]
             // Straight to the descriptor: print() would buffer it when stdout is a pipe.
             FileHandle.standardOutput.write(Data(lines.joined(separator: "\n").utf8))

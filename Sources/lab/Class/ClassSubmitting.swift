@@ -63,12 +63,8 @@ struct ClassSubmitOptions: ParsableArguments {
         } catch {
             let kept = outbox.keep(submission)
             Console.error("not submitted: \(error)." + (kept.map { " Kept in \($0); send it later with "
-                + "`swift run lab class submit \(address) --name \(Self.quoted(name))`" } ?? ""))
+                + "`swift run \(ShellWord.line(["lab", "class", "submit", "\(address)", "--name", name]))`" } ?? ""))
         }
-    }
-
-    private static func quoted(_ name: String) -> String {
-        name.allSatisfy { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" } ? name : "'" + name.replacingOccurrences(of: "'", with: "'\\''") + "'"
     }
 }
 
