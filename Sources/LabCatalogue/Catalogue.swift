@@ -379,7 +379,7 @@ public enum Catalogue {
             summary: "the total is expectedContentLength plus the bytes on disk even when the length is unknown (-1): a chunked resume shows 250%",
             source: resuming("the NSURLSessionDataTask listing"),
             trial: Trial(faults: "chunked+drop:40pct,chunked", size: medium),
-            symptom: .misreportsProgress, fix: .verifies, matrix: [],
+            symptom: .misreportsProgress(totalAnnounced: true), fix: .verifies, matrix: [],
             hints: [
                 "After the drop the progress passes 100%. The body comes chunked: what is expectedContentLength when the server sends no Content-Length?",
                 "-1 means unknown. Adding the bytes on disk to it gives a number that is neither: the file is larger than that.",
@@ -634,7 +634,7 @@ public enum Catalogue {
             summary: "progress is reckoned against expectedContentLength, the compressed size under gzip: it passes 100% (375% here)",
             source: source,
             trial: Trial(faults: faults, size: medium),
-            symptom: .misreportsProgress, fix: .verifies, matrix: [],
+            symptom: .misreportsProgress(totalAnnounced: false), fix: .verifies, matrix: [],
             hints: [
                 "Under gzip the progress passes 100%. URLSession asks for gzip by itself and hands over the bytes decoded: what length does the response announce?",
                 "With Content-Encoding: gzip, expectedContentLength is the compressed size; the decoded total is unknown (response.expectedDecodedLength says -1 then).",

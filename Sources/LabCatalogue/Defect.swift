@@ -98,8 +98,10 @@ public enum Symptom: Sendable, Equatable {
     case uploadArrivesLonger(by: Int64)
     /// A job sent to GCD's global queue waited past the scenario's patience (the run fails).
     case starvesTheGlobalQueue
-    /// A progress report went past 100% (a total that is not the body's), or none came at all.
-    case misreportsProgress
+    /// A progress report went past 100%, or was reckoned against a total that is not the file's
+    /// size, or none came at all; or, where a response of the trial announces the total
+    /// (`totalAnnounced`), no report gave it.
+    case misreportsProgress(totalAnnounced: Bool)
     /// The attempt after the break did not continue the file: the file came out wrong, or the
     /// next request asked for no Range, or its answer was the whole file again (not a 206).
     case doesNotResume

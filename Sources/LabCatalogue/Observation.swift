@@ -125,9 +125,10 @@ extension Symptom {
             return observation.ending == .exited(65) && observation.uploadExtraBytes == bytes
         case .starvesTheGlobalQueue:
             return observation.outcome == .unresponsive
-        case .misreportsProgress:
+        case .misreportsProgress(let totalAnnounced):
             guard let progress = observation.progress else { return false }
-            return progress.reports == 0 || (progress.highestPercent ?? 0) > 100
+            return progress.reports == 0 || (progress.highestPercent ?? 0) > 100 || progress.totals.contains { $0 != observation.size }
+                || (totalAnnounced && progress.reportsWithTotal == 0)
         case .doesNotResume:
             if observation.claimedDone || Symptom.startsOver.isShown(in: observation) { return true }
             return observation.verified && observation.afterTheBreak.map { $0.status != 206 } == true
@@ -137,7 +138,35 @@ extension Symptom {
     }
 }
 
+extension Symptom {
+    /// Whether the run came to where the symptom could show. A run that did not shows nothing,
+    /// so its check is "not reached", not passed.
+    public func isReached(in observation: Observation) -> Bool {
+        guard case .breaksBackgroundRule(let rule) = self else { return true }
+        return rule.isReached(in: observation)
+    }
+
+    /// Why a run did not reach the symptom, naming the check of what stopped it.
+    public var notReachedBecause: String {
+        let sessionCheck = Catalogue.lessons.lazy.flatMap(\.everyDefect).first { $0.symptom == .breaksBackgroundRule(.sessionMadeAtLaunch) }
+        return "events were left waiting for a session the relaunched app never made (\(sessionCheck?.id ?? "the session at launch")), "
+            + "so this defect could not show yet"
+    }
+}
+
 extension BackgroundRule {
+    /// Moving the file, hearing a force-quit and making a second session all happen in a launch
+    /// whose session hears its events: where events were left waiting for a session never made,
+    /// none of these could show.
+    public func isReached(in observation: Observation) -> Bool {
+        guard let life = observation.background else { return false }
+        switch self {
+        case .fileMovedBeforeReturn, .oneSessionPerIdentifier: return life.launchesWithEventsLeft == 0
+        case .forceQuitNotRetried: return life.launchesWithEventsLeft == 0 && life.forceQuitCancellationsUnheard == 0
+        case .downloadOutlivesTheApp, .sessionMadeAtLaunch, .completionHandlerCalled, .oneDownloadAtATime: return true
+        }
+    }
+
     /// Whether `observation` shows the rule broken: an app that never gave the transfer service
     /// a task breaks every one.
     public func isBroken(in observation: Observation) -> Bool {

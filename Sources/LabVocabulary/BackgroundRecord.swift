@@ -27,6 +27,9 @@ public struct BackgroundRecord: Codable, Sendable, Equatable {
     /// Force-quits played, and tasks the app started after one without a tap on Start.
     public var forceQuits = 0
     public var tasksStartedUnaskedAfterForceQuit = 0
+    /// Tasks a force-quit cancelled whose end no session of the app had heard when an attempt
+    /// ended: the launch after the force-quit made no session to hear it.
+    public var forceQuitCancellationsUnheard = 0
     /// Times the transfer service died and the system started it again.
     public var serviceRestarts = 0
     /// The peak resident memory of the app's processes and of the service's, each the highest
@@ -53,6 +56,7 @@ public struct BackgroundRecord: Codable, Sendable, Equatable {
         mostSessionsPerIdentifier = try count(.mostSessionsPerIdentifier)
         forceQuits = try count(.forceQuits)
         tasksStartedUnaskedAfterForceQuit = try count(.tasksStartedUnaskedAfterForceQuit)
+        forceQuitCancellationsUnheard = try count(.forceQuitCancellationsUnheard)
         serviceRestarts = try count(.serviceRestarts)
         appPeakRSSBytes = try count(.appPeakRSSBytes)
         servicePeakRSSBytes = try count(.servicePeakRSSBytes)

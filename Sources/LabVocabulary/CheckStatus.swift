@@ -10,5 +10,8 @@ public enum CheckStatus: String, Codable, Sendable, CaseIterable, LabName {
     case timedOut = "timed-out"
     case crashed
     case notRun = "not-run"
+    /// The run held, but never came to where the check's defect would show: another failure
+    /// stopped it first. Not credited; it is judged once that failure is fixed.
+    case notReached = "not-reached"
     case doesNotCompile = "does-not-compile"
 }

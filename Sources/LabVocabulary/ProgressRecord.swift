@@ -7,11 +7,25 @@ public struct ProgressRecord: Codable, Sendable, Equatable {
     public var reportsWithTotal: Int
     /// The largest percentage reported; nil when no report had a total.
     public var highestPercent: Double?
+    /// The totals reported, each once, the first `keptTotals` of them: a progress bar held under
+    /// 100% against the wrong total is still wrong.
+    public var totals: [Int64]
+    static let keptTotals = 4
 
-    public init(reports: Int = 0, reportsWithTotal: Int = 0, highestPercent: Double? = nil) {
+    public init(reports: Int = 0, reportsWithTotal: Int = 0, highestPercent: Double? = nil, totals: [Int64] = []) {
         self.reports = reports
         self.reportsWithTotal = reportsWithTotal
         self.highestPercent = highestPercent
+        self.totals = totals
+    }
+
+    /// Records written before `totals` existed read as having none.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        reports = try container.decode(Int.self, forKey: .reports)
+        reportsWithTotal = try container.decode(Int.self, forKey: .reportsWithTotal)
+        highestPercent = try container.decodeIfPresent(Double.self, forKey: .highestPercent)
+        totals = try container.decodeIfPresent([Int64].self, forKey: .totals) ?? []
     }
 
     /// Adds one report of `received` bytes out of `expected` (zero or less: unknown).
@@ -19,6 +33,7 @@ public struct ProgressRecord: Codable, Sendable, Equatable {
         reports += 1
         guard expected > 0 else { return }
         reportsWithTotal += 1
+        if totals.count < Self.keptTotals, !totals.contains(expected) { totals.append(expected) }
         let percent = Double(received) * 100 / Double(expected)
         highestPercent = max(highestPercent ?? percent, percent)
     }

@@ -91,7 +91,7 @@ struct InspectResumeData: ParsableCommand {
         var lines = [
             line("form", form.description),
             line("URL", resumeData.downloadURL),
-            line("bytes received", grouped(resumeData.bytesReceived)),
+            line("bytes received", ByteFormat.grouped(resumeData.bytesReceived)),
             line("validator", validator(resumeData)),
             line("server date", resumeData.serverDownloadDate ?? "none"),
             line("temp file", resumeData.tempFileName ?? "none"),
@@ -108,17 +108,6 @@ struct InspectResumeData: ParsableCommand {
         if let tag = resumeData.entityTag { return "ETag \(tag)" }
         if let date = resumeData.serverDownloadDate { return "Last-Modified \(date)" }
         return "none"
-    }
-
-    /// 26843545 → "26,843,545", whatever the locale.
-    static func grouped(_ value: Int64) -> String {
-        let digits = String(value.magnitude)
-        var result = ""
-        for (index, digit) in digits.enumerated() {
-            if index > 0 && (digits.count - index) % 3 == 0 { result.append(",") }
-            result.append(digit)
-        }
-        return (value < 0 ? "-" : "") + result
     }
 
     static func json(_ resumeData: ResumeData, form: ResumeData.Form) -> String {

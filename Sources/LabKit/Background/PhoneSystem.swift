@@ -102,6 +102,10 @@ final class PhoneSystem: LessonDownload, @unchecked Sendable {
             quietRounds = quiet ? quietRounds + 1 : 0
             if quietRounds >= 5 { break }
         }
+        // Counted as each attempt ends: the next attempt's tap on Start makes a session that hears it.
+        record.forceQuitCancellationsUnheard += phone.records().filter {
+            $0.cancelledReason == NSURLErrorCancelledReasonUserForceQuitApplication && !isTold($0.id)
+        }.count
         if record.filesHandedOver > handedOverBefore { return .finished }
         // A disk that refuses the bytes, or a response past the limit, does so again: no second attempt.
         if let failed = phone.records().last(where: { $0.state == .failed && $0.failure != .network }) {

@@ -106,6 +106,15 @@ public final class LabServer: Sendable {
         return URL(string: text)!
     }
 
+    /// The URL of `fixture` under `faults`, with neither in it: the server keeps them under a
+    /// key, and the URL is `/sealed/<key>/<name>`. A graded program cannot read its fault plan
+    /// from its URL and dodge it; the request log shows the target it stands for. A redirect
+    /// fault's `Location` is unsealed.
+    public func sealedURL(for fixture: Fixture, faults: String? = nil, run: String? = nil) -> URL {
+        let target = url(for: fixture, faults: faults, run: run).absoluteString.dropFirst(baseURL.absoluteString.count)
+        return URL(string: "\(baseURL.absoluteString)/sealed/\(core.seal(String(target)))/\(fixture.name)")!
+    }
+
     /// Digest computations under way (see `DigestWork`).
     var digestComputationsUnderWay: Int { core.digests.computationsUnderWay }
 

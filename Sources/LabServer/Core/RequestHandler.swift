@@ -44,7 +44,8 @@ final class RequestHandler: ChannelInboundHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch (unwrapInboundIn(data), state) {
-        case (.head(let head), .idle):
+        case (.head(var head), .idle):
+            head.uri = core.unsealed(head.uri)
             state = .reading(head)
             requestArrived = .now()
             if head.method == .POST, UploadEndpoint.matches(head.uri) {

@@ -1,3 +1,4 @@
+import Foundation
 import LabFixtures
 import LabVocabulary
 import NIOCore
@@ -15,6 +16,8 @@ final class ServerCore: Sendable {
     private let attemptCounters = Mutex(AttemptCounters())
     private let log = Mutex(BoundedRequestLog())
     private let stopping = Mutex(false)
+    /// Sealed keys and the fixture targets they stand for.
+    private let sealed = Mutex([String: String]())
 
     // MARK: Attempts
 
@@ -44,6 +47,26 @@ final class ServerCore: Sendable {
 
     func recordStall(at number: Int) {
         log.withLock { $0.setStalled(ofEntry: number) }
+    }
+
+    // MARK: Sealed targets
+
+    /// A new key that stands for `target` on this server.
+    func seal(_ target: String) -> String {
+        let key = UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+        sealed.withLock { $0[key] = target }
+        return key
+    }
+
+    /// The target a `/sealed/<key>/<name>` request stands for, with the request's own query
+    /// items after the sealed ones (a client may add some); any other target as it is.
+    func unsealed(_ target: String) -> String {
+        let prefix = "/sealed/"
+        guard target.hasPrefix(prefix) else { return target }
+        let key = target.dropFirst(prefix.count).prefix { $0 != "/" && $0 != "?" }
+        guard let stored = sealed.withLock({ $0[String(key)] }) else { return target }
+        let added = target.firstIndex(of: "?").map { target[target.index(after: $0)...] } ?? ""
+        return added.isEmpty ? stored : stored + "&" + added
     }
 
     // MARK: Stopping

@@ -440,7 +440,7 @@ struct ExerciseRun {
         case .fixed, .verifies, .holds:
             Console.output(started ? "✔ \(name) \(outcome.status.rawValue)"
                 : "· \(name) not started: the starting code \(outcome.status == .verifies ? "verifies" : "holds") here too")
-        case .notRun:
+        case .notRun, .notReached:
             Console.output("· \(name) \(outcome.detail)")
         default:
             let label = switch outcome.status {

@@ -81,8 +81,7 @@ struct ExerciseCheck {
     func run(_ check: Check, cleanPeak: Int64?, showing: Bool? = nil) throws -> TrialRunner.Ran {
         var runner = runner
         if let showing { runner.showing = showing }
-        return try runner.run(check.trial, name: "\(lesson.number)-\(check.id)",
-                              cleanPeakRSS: check.symptom?.measuresMemory == true ? cleanPeak : nil)
+        return try runner.run(check.trial, cleanPeakRSS: check.symptom?.measuresMemory == true ? cleanPeak : nil)
     }
 
     /// The status, whether it holds, the line, and whether the symptom showed.
@@ -94,6 +93,9 @@ struct ExerciseCheck {
         case .signal(let signal) where signal != SIGKILL: return (.crashed, false, detail, seen)
         default:
             let holds = check.holds(in: observation)
+            if holds, let symptom = check.symptom, !symptom.isReached(in: observation) {
+                return (.notReached, false, "not reached: \(symptom.notReachedBecause); \(detail)", seen)
+            }
             return (check.status(holding: holds), holds, detail, seen)
         }
     }
@@ -132,9 +134,13 @@ struct ExerciseCheck {
             parts.append("sent HEAD requests")
         case .misnamesTheFile? where observation.file == .right && observation.fileName != observation.resourceName:
             parts.append("saved as \(observation.fileName ?? "?"), not \(observation.resourceName)")
-        case .misreportsProgress? where Symptom.misreportsProgress.isShown(in: observation):
+        case .misreportsProgress(let totalAnnounced)? where Symptom.misreportsProgress(totalAnnounced: totalAnnounced).isShown(in: observation):
             if let highest = observation.progress?.highestPercent, highest > 100 {
                 parts.append(String(format: "progress reached %.0f%%", highest))
+            } else if let total = observation.progress?.totals.first(where: { $0 != observation.size }) {
+                parts.append("progress was reckoned against \(ByteFormat.grouped(total)) bytes, not the file's \(ByteFormat.grouped(observation.size))")
+            } else if observation.progress?.reports ?? 0 > 0 {
+                parts.append("no report gave the total, though a response announced it")
             } else {
                 parts.append("no progress was reported")
             }

@@ -33,15 +33,16 @@ struct TrialRunner {
     /// `cleanPeakRSS`, the clean run's peak, is given when the trial measures memory.
     private var uploads: Bool { lesson.kind == .upload }
 
-    func run(_ trial: Trial, name: String, cleanPeakRSS: Int64?) throws -> Ran {
-        let folder = workFolder.appendingPathComponent(name)
-        try? FileManager.default.removeItem(at: folder)
+    func run(_ trial: Trial, cleanPeakRSS: Int64?) throws -> Ran {
+        // Nothing the program can read names the check or its faults: not the URL (sealed), the
+        // file's name or its folder. A program that looked for them could dodge the fault.
+        let token = String(UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(12))
+        let folder = workFolder.appendingPathComponent(token)
         let temporary = folder.appendingPathComponent("tmp")
         try FileManager.default.createDirectory(at: temporary, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
 
-        let token = "exercise-\(name)-\(UUID().uuidString.prefix(8))"
-        let fixture = Fixture(name: "\(name).bin", size: trial.size, content: trial.faults.content)
+        let fixture = Fixture(name: "\(token).bin", size: trial.size, content: trial.faults.content)
         let output = folder.appendingPathComponent(fixture.name)
         // The rerun at another URL is another server's first request: the script, which counts
         // attempts per server, is the first run's alone.
@@ -50,8 +51,10 @@ struct TrialRunner {
                 ? nil : trial.faults.description
             return uploads
                 ? URL(string: server.baseURL.absoluteString + "/upload?run=\(token)")!
-                : server.url(for: fixture, faults: faults, run: token)
+                : server.sealedURL(for: fixture, faults: faults, run: token)
         }
+        // Sealed once: a rerun fetches the same URL, as an app that resumes does.
+        let mainURL = url(on: server)
         func arguments(_ url: URL, generation: Int, withTrialArguments: Bool) -> [String] {
             var arguments = ["--url", url.absoluteString, "--output", output.path, "--json"] + (showing ? [] : ["--quiet"])
                 + extraArguments + TransferLimits.arguments(forFileOf: trial.size, within: timeout)
@@ -72,7 +75,7 @@ struct TrialRunner {
         }
 
         let played = try play(trial, token: token, folder: folder) { server, generation, withTrialArguments in
-            process(arguments(url(on: server), generation: generation, withTrialArguments: withTrialArguments))
+            process(arguments(server === self.server ? mainURL : url(on: server), generation: generation, withTrialArguments: withTrialArguments))
         }
         let finished = played.finished
 
