@@ -606,7 +606,7 @@ public enum Catalogue {
                 "A background session belongs to its identifier; a second one with the same identifier is undefined behaviour, and here hears nothing.",
                 "Make the session once per launch, in didFinishLaunching(), keep it in a property, and make every download task from it.",
             ]),
-    ], skills: [resumesAfterKill(brokenBy: ["default-session"]), startsOneDownload])
+    ], skills: [resumesAfterKill(brokenBy: ["default-session"]), startsOneDownload, resumesWithALimit])
 
     /// Start tapped again while the download goes on in the service: an app that does not ask
     /// the session for its running tasks first begins the file a second time.
@@ -619,6 +619,20 @@ public enum Catalogue {
             "The system ended the app at 30%, and at 60% the user opened it and tapped Start: a second download began while the first still ran in the background. What could the app have asked first?",
             "After a relaunch the session's tasks from before may still run in the transfer service; the session lists them.",
             "In startTapped, call session.getAllTasks { tasks in … } and start a download only when tasks is empty.",
+        ],
+        brokenBy: ["default-session"])
+
+    /// A server that stays broken: every transfer cut at 64 KiB, 40 times over. The system tries
+    /// each task five times; an app that resumes every failure it reports never stops.
+    static let resumesWithALimit = Skill(
+        id: "resumes-with-a-limit",
+        summary: "a failure the system gave up on is resumed a few times, then reported: not retried for ever",
+        trial: Trial(faults: "drop:64KiB*40", size: 4 << 20, arguments: ["--life", "", "--max-attempts", "1"]),
+        symptom: .breaksBackgroundRule(.resumesWithALimit), fix: .verifiesOrStops(.transferFailed),
+        hints: [
+            "The server cut every transfer at 64 KiB, 40 times over, and for one tap on Start the app gave the transfer service task after task. When should it stop?",
+            "The system has already tried the task five times when didCompleteWithError reports the failure; its resume data is worth a few more tries, not an endless loop: a server that is down stays down.",
+            "Count the resumes in a property (two in the corrected variant), resume from the error's resume data only while some are left, then report the failure.",
         ],
         brokenBy: ["default-session"])
 

@@ -130,6 +130,12 @@ public enum BackgroundRule: String, Sendable, CaseIterable {
     case oneSessionPerIdentifier = "one-session-per-identifier"
     /// Start, tapped while the download goes on in the background, begins no second one.
     case oneDownloadAtATime = "one-download-at-a-time"
+    /// A failure the system has given up on is resumed a few times, not for ever: at most
+    /// `tasksForOneStart` download tasks for one tap on Start.
+    case resumesWithALimit = "resumes-with-a-limit"
+
+    /// The corrected variant makes 3 (the first and two resumes); this leaves room for more.
+    public static let tasksForOneStart = 5
 }
 
 extension Symptom {

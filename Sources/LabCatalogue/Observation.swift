@@ -163,7 +163,7 @@ extension BackgroundRule {
         switch self {
         case .fileMovedBeforeReturn, .oneSessionPerIdentifier: return life.launchesWithEventsLeft == 0
         case .forceQuitNotRetried: return life.launchesWithEventsLeft == 0 && life.forceQuitCancellationsUnheard == 0
-        case .downloadOutlivesTheApp, .sessionMadeAtLaunch, .completionHandlerCalled, .oneDownloadAtATime: return true
+        case .downloadOutlivesTheApp, .sessionMadeAtLaunch, .completionHandlerCalled, .oneDownloadAtATime, .resumesWithALimit: return true
         }
     }
 
@@ -187,6 +187,8 @@ extension BackgroundRule {
             return life.mostSessionsPerIdentifier > 1
         case .oneDownloadAtATime:
             return life.backgroundTasks > 1
+        case .resumesWithALimit:
+            return life.backgroundTasks > Self.tasksForOneStart * max(1, life.launchesByUser)
         }
     }
 }

@@ -1,7 +1,9 @@
 /// What should go wrong, attempt by attempt, e.g. `drop:40pct,ok` or `throttle:4MiB+drop:1MiB`.
 ///
-/// Attempts are separated by `,`; faults within one attempt are joined by `+`. The N-th GET
-/// of a URL plays attempt N; attempts past the end of the script behave like `ok`.
+/// Attempts are separated by `,`; faults within one attempt are joined by `+`; `*N` after an
+/// attempt plays it N times in a row (`drop:64KiB*40,ok`: a server that stays broken for 40
+/// tries). The N-th GET of a URL plays attempt N; attempts past the end of the script behave
+/// like `ok`.
 public struct FaultScript: Hashable, Sendable, CustomStringConvertible {
     /// A position in a response body: a byte count, or a percentage of the body being sent
     /// (so `drop:50pct` on a Range response cuts that partial body in half).
@@ -183,38 +185,64 @@ public struct FaultScript: Hashable, Sendable, CustomStringConvertible {
     /// The script as `parse` reads it back, for the `faults=` query of a URL: `drop:40pct,ok`.
     /// The empty script is the empty string; an attempt without faults is `ok`.
     public var description: String {
-        attempts.map { faults in faults.isEmpty ? "ok" : faults.map(\.description).joined(separator: "+") }
-            .joined(separator: ",")
+        var runs: [(faults: [Fault], count: Int)] = []
+        for faults in attempts {
+            if let last = runs.last, last.faults == faults { runs[runs.count - 1].count += 1 } else { runs.append((faults, 1)) }
+        }
+        // Three or more alike in a row read as one with its count; two stay as they are (`gzip,gzip`).
+        return runs.map { run in
+            let attempt = run.faults.isEmpty ? "ok" : run.faults.map(\.description).joined(separator: "+")
+            return run.count >= 3 ? "\(attempt)*\(run.count)" : Array(repeating: attempt, count: run.count).joined(separator: ",")
+        }.joined(separator: ",")
     }
+
+    /// The most times `*N` may repeat an attempt.
+    public static let mostRepeats = 1000
 
     /// Parses and validates the whole script up front, so a typo is reported on the first
     /// request instead of surfacing in attempt 3. Errors are one line and name the bad token.
     public static func parse(_ text: String) throws -> FaultScript {
         if text.isEmpty { return .none }
-        let attempts = try text.split(separator: ",", omittingEmptySubsequences: false).map { attemptText in
-            guard !attemptText.isEmpty else {
-                throw LabError("bad fault script \"\(text)\": empty attempt (use ok for an attempt without faults)")
-            }
-            var faults: [Fault] = []
-            for token in tokens(of: attemptText) {
-                guard let fault = try parseToken(token) else { continue }
-                if faults.contains(where: { $0.kind == fault.kind }) {
-                    throw LabError("bad fault \"\(token)\": only one \(fault.kind.rawValue) per attempt")
-                }
-                // A profile sets the attempt's own rate and latency.
-                let kinds = Set([fault.kind] + faults.map(\.kind))
-                if kinds.contains(.profile), let other = kinds.first(where: { $0 == .throttle || $0 == .latency }) {
-                    throw LabError("bad fault \"\(token)\": profile and \(other.rawValue) do not go together (a profile sets its own rate and latency)")
-                }
-                // A chunked body has no Content-Length to get wrong.
-                if Set([fault.kind] + faults.map(\.kind)).isSuperset(of: [.chunked, .badLength]) {
-                    throw LabError("bad fault \"\(token)\": chunked and bad-length do not go together (a chunked body has no Content-Length)")
-                }
-                faults.append(fault)
-            }
-            return faults
+        var attempts: [[Fault]] = []
+        for piece in text.split(separator: ",", omittingEmptySubsequences: false) {
+            let (attemptText, count) = try repeats(of: piece, in: text)
+            let faults = try attempt(attemptText, in: text)
+            attempts += Array(repeating: faults, count: count)
         }
         return FaultScript(attempts: attempts)
+    }
+
+    /// `drop:64KiB*40` → ("drop:64KiB", 40); an attempt without `*N` → (itself, 1).
+    private static func repeats(of piece: Substring, in text: String) throws -> (Substring, Int) {
+        guard let star = piece.lastIndex(of: "*") else { return (piece, 1) }
+        guard let count = Int(piece[piece.index(after: star)...]), (1...mostRepeats).contains(count) else {
+            throw LabError("bad fault script \"\(text)\": expected *N after an attempt, N from 1 to \(mostRepeats) (drop:64KiB*40)")
+        }
+        return (piece[..<star], count)
+    }
+
+    private static func attempt(_ attemptText: Substring, in text: String) throws -> [Fault] {
+        guard !attemptText.isEmpty else {
+            throw LabError("bad fault script \"\(text)\": empty attempt (use ok for an attempt without faults)")
+        }
+        var faults: [Fault] = []
+        for token in tokens(of: attemptText) {
+            guard let fault = try parseToken(token) else { continue }
+            if faults.contains(where: { $0.kind == fault.kind }) {
+                throw LabError("bad fault \"\(token)\": only one \(fault.kind.rawValue) per attempt")
+            }
+            // A profile sets the attempt's own rate and latency.
+            let kinds = Set([fault.kind] + faults.map(\.kind))
+            if kinds.contains(.profile), let other = kinds.first(where: { $0 == .throttle || $0 == .latency }) {
+                throw LabError("bad fault \"\(token)\": profile and \(other.rawValue) do not go together (a profile sets its own rate and latency)")
+            }
+            // A chunked body has no Content-Length to get wrong.
+            if Set([fault.kind] + faults.map(\.kind)).isSuperset(of: [.chunked, .badLength]) {
+                throw LabError("bad fault \"\(token)\": chunked and bad-length do not go together (a chunked body has no Content-Length)")
+            }
+            faults.append(fault)
+        }
+        return faults
     }
 
     /// Splits an attempt at "+", except where "+" starts a value (`bad-length:+10`, `shift-range:+100`).

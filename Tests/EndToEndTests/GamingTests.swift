@@ -139,6 +139,15 @@ struct GamingTests {
         #expect(seen.stdout.contains("peak memory"), "\(seen.stdout)")
     }
 
+    /// 09: every failure the system reports resumed again from its resume data, without a limit:
+    /// against a server that stays broken, the app never stops.
+    @Test func resumingForEverFailsExercise09() async throws {
+        let seen = try await Self.see("09", "resumes-with-a-limit", cheating: [
+            ("if let resumeData = error.downloadTaskResumeData, resumesLeft > 0 {", "if let resumeData = error.downloadTaskResumeData {"),
+        ])
+        #expect(seen.stdout.contains("every failure was resumed again"), "\(seen.stdout)")
+    }
+
     /// 09's starting code with only its session made a background one: the relaunched app still
     /// makes no session to hear its events, so moving the file, a force-quit's cancellation and
     /// a second session never come up. Those checks are "not reached", and earn nothing, until

@@ -333,7 +333,7 @@ struct Lesson09AppCodeTests {
         // A default session breaks every rule, and no longer resumes after a kill.
         ("default-session", "URLSessionConfiguration.background(withIdentifier: App.sessionIdentifier)", "URLSessionConfiguration.default",
          ["default-session", "file-moved-later", "no-session-at-launch", "handler-never-called", "retries-force-quit", "session-per-download",
-          "resumes-after-kill", "starts-one-download"]),
+          "resumes-after-kill", "starts-one-download", "resumes-with-a-limit"]),
         ("file-moved-later", "try FileManager.default.moveItem(at: location, to: run.file)",
          "let file = run.file; DispatchQueue.global().asyncAfter(deadline: .now() + 0.3) { try? FileManager.default.moveItem(at: location, to: file) }",
          ["file-moved-later"]),
@@ -341,8 +341,9 @@ struct Lesson09AppCodeTests {
         ("no-session-at-launch", "background(withIdentifier: App.sessionIdentifier)", "background(withIdentifier: App.sessionIdentifier + UUID().uuidString)",
          ["no-session-at-launch", "handler-never-called", "default-session", "starts-one-download"]),
         ("handler-never-called", "self.backgroundCompletionHandler?()", "_ = self.backgroundCompletionHandler", ["handler-never-called"]),
+        // Retrying every failure retries one the system gave up on for ever, too.
         ("retries-force-quit", "if error.backgroundTaskCancelledReason == .userForceQuitApplication {",
-         "if true { return session.downloadTask(with: run.url).resume() }\n        if false {", ["retries-force-quit"]),
+         "if true { return session.downloadTask(with: run.url).resume() }\n        if false {", ["retries-force-quit", "resumes-with-a-limit"]),
         ("session-per-download", "self.session.downloadTask(with: self.run.url).resume()",
          "self.run.makeSession(configuration: .background(withIdentifier: App.sessionIdentifier), delegate: self, delegateQueue: nil).downloadTask(with: self.run.url).resume()",
          ["session-per-download"]),

@@ -117,3 +117,27 @@ struct ParsingTests {
         }
     }
 }
+
+/// `*N` after an attempt: a server that stays broken, attempt after attempt.
+struct RepeatedAttemptTests {
+    @Test func anAttemptRepeatsNTimes() throws {
+        let script = try FaultScript.parse("ok,drop:64KiB*40,ok")
+        #expect(script.attempts == [[]] + Array(repeating: [.drop(after: .bytes(64 << 10))], count: 40) + [[]])
+        #expect(script.faults(forAttempt: 41) == [.drop(after: .bytes(64 << 10))] && script.faults(forAttempt: 42) == [])
+        #expect(script.description == "ok,drop:64KiB*40,ok")
+        #expect(try FaultScript.parse(script.description) == script)
+        // Two alike stay as they are; three read as one with a count.
+        #expect(try FaultScript.parse("gzip,gzip").description == "gzip,gzip")
+        #expect(try FaultScript.parse("change,change,change").description == "change*3")
+        #expect(try FaultScript.parse("change*3").generation(forAttempt: 3) == 3)
+    }
+
+    @Test(arguments: ["drop:1*0", "drop:1*1001", "drop:1*", "drop:1*x", "*3"])
+    func aBadCountIsRefused(text: String) {
+        #expect {
+            try FaultScript.parse(text)
+        } throws: { error in
+            (error as? LabError).map { $0.message.hasPrefix("bad fault script \"\(text)\"") && !$0.message.contains("\n") } == true
+        }
+    }
+}

@@ -257,7 +257,7 @@ extension TransferService {
     }
 
     /// How long the service waits before its next try, after `tries` tries.
-    static func wait(after tries: Int) -> TimeInterval { 0.2 * pow(2, Double(tries - 1)) }
+    static func wait(after tries: Int) -> TimeInterval { 0.05 * pow(2, Double(tries - 1)) }
 }
 
 /// A task the service runs: a download (`ServiceTransfer`) or an upload (`ServiceUpload`).

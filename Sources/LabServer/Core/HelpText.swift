@@ -6,8 +6,9 @@ public enum HelpText {
     public static let faultSyntax = """
         Faults (query item faults=<script>):
           Attempts are separated by ","; faults within one attempt are joined
-          by "+". The N-th GET of a URL plays attempt N; attempts past the end
-          behave like ok. A HEAD previews the next attempt without using it up.
+          by "+"; "*N" after an attempt plays it N times (up to 1000). The N-th
+          GET of a URL plays attempt N; attempts past the end behave like ok.
+          A HEAD previews the next attempt without using it up.
           Each run=<token> value counts its attempts separately.
           Sizes are bytes or units (1000, 64KiB, 64MiB, 1GiB, 5MB); Npct is
           N percent of the body being sent.
@@ -50,6 +51,7 @@ public enum HelpText {
           faults=redirect:3               three redirects before the file
           faults=chunked+latency:200ms    no length, and slow to start
           faults=gzip+drop:40pct,gzip     compressed, cut, and compressed again
+          faults=drop:64KiB*40            cut at 64 KiB, 40 attempts in a row
         """
 
     /// The upload endpoint; shared by the index page and `lab serve`.

@@ -201,6 +201,9 @@ struct ExerciseCheck {
             return "\(life.mostSessionsPerIdentifier) sessions with one identifier in one launch"
         case .oneDownloadAtATime:
             return "\(life.backgroundTasks) downloads were given to the transfer service: Start began another while one was running"
+        case .resumesWithALimit:
+            return "\(life.backgroundTasks) download tasks for \(max(1, life.launchesByUser)) tap\(life.launchesByUser > 1 ? "s" : "") on Start "
+                + "(at most \(BackgroundRule.tasksForOneStart) each): every failure was resumed again"
         }
     }
 
