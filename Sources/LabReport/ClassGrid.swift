@@ -20,7 +20,11 @@ public struct ClassGrid: Sendable {
         self.submissions = submissions
         cellsByKey = Dictionary(cells.map { (Key(student: $0.student, exercise: $0.exercise, check: $0.check), $0) },
                                 uniquingKeysWith: { first, _ in first })
+        latestSubmission = Dictionary(cells.map { ($0.student, $0.submittedAt) }, uniquingKeysWith: max)
     }
+
+    /// Each student's newest submission time (ISO 8601, which sorts as time does).
+    public let latestSubmission: [String: String]
 
     public struct Column: Sendable, Equatable {
         public let exercise: String

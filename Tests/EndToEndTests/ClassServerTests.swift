@@ -313,7 +313,7 @@ import Testing
         let page = try ClassHTTP.get(server.teacherURL)
         let took = ContinuousClock.now - started
         #expect(page.status == 200)
-        // A bound with a wide margin, not a speed figure (the page draws in 271 to 280 ms, docs/class.md):
+        // A bound with a wide margin, not a speed figure (the page draws in 250 to 254 ms, docs/class.md):
         // the whole suite runs beside this test, and the request starts a Python process.
         #expect(took < .seconds(5), "the page took \(took)")
         #expect(peak.highest < 150 << 20, "peak RSS \(peak.highest >> 20) MiB")
