@@ -123,6 +123,19 @@ struct GamingTests {
         ])
     }
 
+    /// 06: nothing started in the background: the connection runs in its caller's run loop, and
+    /// "start in the background" would return when the transfer is over. The caller's run loop
+    /// never returns (a main thread's has more to do), so the run hangs and the check times out.
+    /// A serial queue of its own passes, and rightly: libdispatch gives each serial queue an
+    /// overcommitting thread, a thread of its own in effect.
+    @Test func aStartThatWaitsFailsExercise06() async throws {
+        let seen = try await Self.see("06", "clean", cheating: [
+            ("        Thread {\n            nameThisThread(threadName)", "        do {\n            nameThisThread(threadName)"),
+            ("        }.start()\n        return leftRunLoop", "        }\n        return leftRunLoop"),
+        ], ["--timeout", "4"])
+        #expect(seen.stdout.contains("timed out: still running after 4 s"), "\(seen.stdout)")
+    }
+
     /// 07: the file memory-mapped rather than read, then joined with the body's head and tail:
     /// the join copies it, so the whole body is in memory after all.
     @Test func aMappedFileJoinedFailsExercise07() async throws {
@@ -172,7 +185,7 @@ struct GamingTests {
 
     /// `lab exercise see` of one check, on the lesson's corrected code with `edits` made to the
     /// student's file: the check must fail (✗, exit 1), not the build.
-    static func see(_ number: String, _ check: String, cheating edits: [(String, String)]) async throws -> ChildProcess.Finished {
+    static func see(_ number: String, _ check: String, cheating edits: [(String, String)], _ options: [String] = []) async throws -> ChildProcess.Finished {
         try await ExerciseTests.takingTurns {
             let lesson = try #require(Catalogue.lesson(named: number))
             var files = try ExerciseTests.correctedFiles(lesson)
@@ -183,7 +196,7 @@ struct GamingTests {
             }
             files[ExerciseSource.studentFile] = student
             let seen = try ExerciseTests.withExerciseFiles(lesson, holding: files) {
-                try ExerciseTests.lab(["exercise", "see", number, check])
+                try ExerciseTests.lab(["exercise", "see", number, check] + options)
             }
             #expect(seen.status == 1 && seen.stdout.contains("✗ \(check)"), "\(seen.stdout)\n\(seen.stderr)")
             return seen

@@ -12,6 +12,15 @@
 ///     .localIO (a write failed: the disk is full)                               exit 74
 ///     a file called done that is not the server's                               exit 65
 ///
+/// What LabKit gives the fix (Lessons/02-filehandle.md has them with more words):
+///     let partial = PartialFile(run)              the file at run.file, with a sidecar that keeps its URL, ETag and total
+///     partial.nextRequest()                       the request for what is missing: Range and If-Range, Accept-Encoding: identity
+///     partial.decide(response)                    .append(at: offset), .replace (a 200: from 0), .complete, .reject(error)
+///     try partial.openForWriting(at: offset)      a FileHandle from offset on, the rest cut off
+///     try partial.append(data, through: handle)   writes the bytes at the end and counts them
+///     partial.finished()                          the file is whole: the sidecar goes
+///     DownloadError.httpStatus(status, url: run.url.absoluteString), .contentRangeMismatch(expectedStart:header:)
+///
 /// Swift 6 checks data races. A completion handler or a delegate callback runs on another
 /// thread, so the compiler refuses a plain `var` that it changes. The lessons keep such state
 /// in a Mutex (`import Synchronization`), which locks every read and write:

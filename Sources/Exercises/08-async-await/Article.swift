@@ -18,7 +18,7 @@
 ///     run.sharedSession.bodyChunks(for: request)  (chunks, response) once the head is in; `for try await chunk in chunks`
 ///     partial.decide(response)                    .append(at: offset), .replace (a 200: from 0), .complete, .reject(error)
 ///     try partial.openForWriting(at: offset)      a FileHandle from offset on, the rest cut off
-///     try partial.append(chunk, through: handle)  writes a chunk at the end and counts it
+///     try partial.append(data, through: handle)   writes the bytes at the end and counts them
 ///     partial.finished()                          the file is whole: the sidecar goes
 ///     DownloadError.httpStatus(status, url: run.url.absoluteString), .contentRangeMismatch(expectedStart:header:)
 ///

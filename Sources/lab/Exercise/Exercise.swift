@@ -55,6 +55,18 @@ struct ExerciseBuildOptions: ParsableArguments {
     var ignoringLock = false
 }
 
+/// How long one run of a check may take, for `check` and `see`.
+struct RunTimeLimit: ParsableArguments {
+    @Option(help: "Stop a run that takes longer than this many seconds, and report it as timed out.")
+    var timeout = Int(TrialRunner.defaultTimeout.seconds)
+
+    func validate() throws {
+        guard (1...600).contains(timeout) else { throw ValidationError("--timeout must be between 1 and 600 seconds") }
+    }
+
+    var duration: Duration { .seconds(timeout) }
+}
+
 extension Exercise {
     struct List: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Every exercise, its state, and which one to do next.")
@@ -133,15 +145,13 @@ extension Exercise {
         @Option(help: "Check the lesson's own variant (article or corrected) instead of the exercise.")
         var variant: Variant?
 
-        @Option(help: "Stop a run that takes longer than this many seconds, and report it as timed out.")
-        var timeout = Int(TrialRunner.defaultTimeout.seconds)
+        @OptionGroup var limit: RunTimeLimit
 
         @OptionGroup var build: ExerciseBuildOptions
 
         @OptionGroup var classSubmission: ClassSubmitOptions
 
         func validate() throws {
-            guard (1...600).contains(timeout) else { throw ValidationError("--timeout must be between 1 and 600 seconds") }
             if all == (exercise != nil) { throw ValidationError("name one exercise, or give --all") }
             if let exercise { _ = try Exercise.lesson(exercise) }
             if variant != nil && classSubmission.submit != nil {
@@ -155,7 +165,7 @@ extension Exercise {
             var records: [CheckRecord] = []
             for lesson in lessons {
                 records += try ExerciseRun(lesson: lesson, workspace: workspace, variant: variant, json: json,
-                                           build: build, timeout: .seconds(timeout))
+                                           build: build, timeout: limit.duration)
                     .check(continuing: all || classSubmission.submit != nil)
             }
             classSubmission.send(checks: records)
@@ -231,6 +241,7 @@ extension Exercise {
         var check: String
         @Option(help: "Run the lesson's own variant (article or corrected) instead of the exercise.")
         var variant: Variant?
+        @OptionGroup var limit: RunTimeLimit
         @OptionGroup var build: ExerciseBuildOptions
 
         func validate() throws { _ = try Exercise.check(check, of: try exercise.lesson()) }
@@ -239,7 +250,8 @@ extension Exercise {
             let lesson = try exercise.lesson()
             let check = try Exercise.check(self.check, of: lesson)
             let workspace = try ExerciseWorkspace.find()
-            let run = ExerciseRun(lesson: lesson, workspace: workspace, variant: variant, json: false, build: build)
+            let run = ExerciseRun(lesson: lesson, workspace: workspace, variant: variant, json: false, build: build,
+                                  timeout: limit.duration)
             let outcome = try run.see(check)
             if !outcome.passed { throw ExitCode.failure }
         }
@@ -314,186 +326,5 @@ extension Exercise {
             }
             Console.output("\(ExerciseSource.path(for: lesson)) is back to its starting code\(kept).")
         }
-    }
-}
-
-/// One `check` of one exercise: build, run the checks, print, remember.
-struct ExerciseRun {
-    let lesson: LessonDefects
-    let workspace: ExerciseWorkspace
-    /// Set to check the lesson's own variant instead of the student's code.
-    let variant: Variant?
-    let json: Bool
-    let build: ExerciseBuildOptions
-    var timeout = TrialRunner.defaultTimeout
-
-    private var product: String { variant == nil ? lesson.exerciseExecutable : lesson.lessonExecutable }
-
-    /// The code checked: the student's file, or the lesson's variant.
-    private var code: String {
-        guard let variant else { return workspace.studentCode(lesson) ?? "" }
-        let file = workspace.root.appendingPathComponent(ExerciseSource.lessonFolder(for: lesson))
-            .appendingPathComponent(variant == .article ? "Article.swift" : "Corrected.swift")
-        return (try? String(contentsOf: file, encoding: .utf8)) ?? ""
-    }
-
-    /// Builds and checks the code; returns a record per check. Code that does not compile gives
-    /// one record (check "build"), printed as a line on stderr when `continuing`, else thrown.
-    func check(continuing: Bool = false) throws -> [CheckRecord] {
-        let code = code
-        let facts = recordFacts(code: code)
-        let program: URL
-        do {
-            program = try ExerciseBuild.build(product: product, in: workspace.root, ignoringLock: build.ignoringLock)
-        } catch let error as ExerciseError {
-            let message = error.description
-            // For people, the compiler's whole first error: its code excerpt and its notes.
-            if !json, case .doesNotCompile(let diagnostic) = error { Console.output(diagnostic.text) }
-            if variant == nil { remember([], code: code, compiles: false) }
-            let outcome = ExerciseCheck.Outcome(exercise: lesson.lesson, check: CheckRecord.buildCheck, status: .doesNotCompile,
-                                                detail: message, command: "swift build --product \(product)", seconds: 0, passed: false)
-            if json {
-                emit(facts.record(outcome))
-            } else if continuing {
-                Console.error("exercise \(lesson.number): \(message)")
-            } else {
-                throw ExerciseError.failure(message)
-            }
-            return [facts.record(outcome)]
-        }
-
-        if !json, variant == nil, Platform.isLinux {
-            for note in StricterOnAMac.notes(in: code, path: ExerciseSource.path(for: lesson), lesson: lesson.id) { Console.output("note: " + note) }
-        }
-        var records: [CheckRecord] = []
-        let outcomes = try withChecks(program: program, showing: false) { checks in
-            if !json {
-                let what = variant.map { "the lesson's \($0.rawValue) variant (\(product))" } ?? ExerciseSource.path(for: lesson)
-                Console.output("Exercise \(lesson.number), \(what): \(lesson.checks.count) checks")
-            }
-            let width = lesson.checks.map(\.id.count).max()!
-            return checks.run { outcome in
-                let record = facts.record(outcome)
-                records.append(record)
-                if json { emit(record) } else { show(outcome, nameWidth: width, started: facts.attempted) }
-            }
-        }
-        if variant == nil { remember(outcomes.filter { !$0.passed }.map(\.check), code: code, compiles: true, total: outcomes.count) }
-        if !json, !facts.attempted {
-            Console.output("not started: \(ExerciseSource.path(for: lesson)) is still the starting code, so no check counts yet; "
-                           + "the ✗ lines are where to begin.")
-        } else if !json {
-            let failing = outcomes.filter { !$0.passed }.count
-            Console.output(failing == 0
-                ? "done: every check holds." + (variant == nil ? " `swift run lab exercise` shows the next one." : "")
-                : "\(failing) of \(outcomes.count) checks fail." + (variant == nil ? " A hint: swift run lab exercise hint \(lesson.number)" : ""))
-        }
-        return records
-    }
-
-    /// `lab exercise see`: one check, with each command and the program's story shown as it runs.
-    /// On the starting code it holds nothing, as in `check`.
-    func see(_ check: LabCatalogue.Check) throws -> ExerciseCheck.Outcome {
-        let started = recordFacts(code: code).attempted
-        let program = try ExerciseBuild.build(product: product, in: workspace.root, ignoringLock: build.ignoringLock)
-        let outcome = try withChecks(program: program, showing: true) { checks in
-            Console.output("\(check.id): \(check.trial.commandLine(executable: product).dropFirst("swift run ".count)), "
-                + "against the lab's server on 127.0.0.1")
-            // A memory check compares with a clean run's peak: that run comes first, unshown.
-            let cleanPeak = check.symptom?.measuresMemory == true
-                ? try checks.run(lesson.checks[0], cleanPeak: nil, showing: false).peakRSSBytes : nil
-            let ran = try checks.run(check, cleanPeak: cleanPeak)
-            let (status, passed, detail, seen) = ExerciseCheck.judge(ran.observation, by: check)
-            return ExerciseCheck.Outcome(exercise: lesson.lesson, check: check.id, status: status, detail: detail,
-                                         command: checks.command(for: check), seconds: ran.seconds, symptomSeen: seen, passed: passed)
-        }
-        Console.output("")
-        show(outcome, nameWidth: check.id.count, withCommand: false, started: started)
-        var counted = outcome
-        counted.passed = started && outcome.passed
-        return counted
-    }
-
-    /// Starts the lab server and a scratch folder for `body`'s checks, and removes both after.
-    private func withChecks<T>(program: URL, showing: Bool, _ body: (ExerciseCheck) throws -> T) throws -> T {
-        let server: LabServer
-        do {
-            server = try LabServer.start()
-        } catch {
-            throw ExerciseError.failure("cannot start the lab server: \(error)")
-        }
-        defer { server.stop() }
-        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("lab-exercise-\(getpid())")
-        defer { try? FileManager.default.removeItem(at: scratch) }
-        var runner = TrialRunner(server: server, program: program, extraArguments: variant.map { ["--variant", $0.rawValue] } ?? [],
-                                 lesson: lesson.id, workFolder: scratch, timeout: timeout)
-        runner.showing = showing
-        return try body(ExerciseCheck(lesson: lesson, runner: runner, executable: product, variant: variant))
-    }
-
-    /// One check's lines for a person: ✔ and the verdict, or ✗ with what the run showed and the
-    /// command that shows it. The check's diagnosis is left to the hints.
-    private func show(_ outcome: ExerciseCheck.Outcome, nameWidth width: Int, withCommand: Bool = true, started: Bool = true) {
-        let name = outcome.check.padding(toLength: width, withPad: " ", startingAt: 0)
-        let indent = String(repeating: " ", count: width + 3)
-        switch outcome.status {
-        case .fixed, .verifies, .holds:
-            Console.output(started ? "✔ \(name) \(outcome.status.rawValue)"
-                : "· \(name) not started: the starting code \(outcome.status == .verifies ? "verifies" : "holds") here too")
-        case .notRun, .notReached:
-            Console.output("· \(name) \(outcome.detail)")
-        default:
-            let label = switch outcome.status {
-            case .timedOut: "timed out"
-            case .crashed: "crashed"
-            case .stillThere: "still there"
-            default: "fails"
-            }
-            Console.output("✗ \(name) \(label): \(outcome.detail)" + (withCommand ? "\n\(indent)see it: \(outcome.command)" : ""))
-        }
-    }
-
-    /// What every JSON line of this check says of the code: whether it was attempted, its digest,
-    /// and the hints shown so far.
-    private func recordFacts(code: String) -> CodeFacts {
-        CodeFacts(attempted: variant != nil || code != (try? workspace.startingCode(lesson)),
-                          codeSHA256: ExerciseWorkspace.sha256(code),
-                          hintsShown: workspace.progress().exercises[lesson.lesson]?.hintsShown ?? [:])
-    }
-
-    /// One JSON line: the outcome, and what a teacher collecting them needs to know of it.
-    private func emit(_ record: CheckRecord) {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        Console.output(String(decoding: (try? encoder.encode(record)) ?? Data(), as: UTF8.self))
-    }
-
-    private func remember(_ failing: [String], code: String, compiles: Bool, total: Int = 0) {
-        var progress = workspace.progress()
-        let hints = progress.exercises[lesson.lesson]?.hintsShown ?? [:]
-        progress.exercises[lesson.lesson] = .init(sourceSHA256: ExerciseWorkspace.sha256(code), failing: failing, total: total,
-                                                  compiles: compiles, hintsShown: hints)
-        // The build took its lock in the same folder, so a planted link was refused already; a
-        // .build that cannot be written loses the progress, not the check.
-        try? workspace.save(progress)
-    }
-}
-
-/// What every JSON line of one `check` says of the code, the same for each of its checks.
-struct CodeFacts {
-    /// Whether the code differs from the starting code: an exercise not started is not failing.
-    let attempted: Bool
-    /// SHA-256 of the checked file's text.
-    let codeSHA256: String
-    /// How many hints of each check the student has asked for.
-    let hintsShown: [String: Int]
-
-    /// The record of one outcome: what `--json` prints and `--submit` sends. A check of code not
-    /// yet changed passes nothing: what it holds, the starting code holds.
-    func record(_ outcome: ExerciseCheck.Outcome) -> CheckRecord {
-        CheckRecord(exercise: outcome.exercise, check: outcome.check, status: outcome.status, passed: attempted && outcome.passed,
-                    detail: outcome.detail, command: outcome.command, seconds: outcome.seconds, symptomSeen: outcome.symptomSeen,
-                    attempted: attempted, codeSHA256: codeSHA256, hintsShown: hintsShown[outcome.check] ?? 0,
-                    timestamp: ISO8601DateFormatter().string(from: Date()))
     }
 }

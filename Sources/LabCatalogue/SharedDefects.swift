@@ -1,0 +1,112 @@
+/// Defects and skills several lessons share: today's HTTP, and what the resuming lessons teach.
+import LabVocabulary
+
+extension Catalogue {
+    // MARK: - Today's HTTP: compressed bodies and unknown lengths
+
+    /// Progress against `expectedContentLength`, which under gzip is the compressed size while the
+    /// code is handed the decoded bytes (lessons 01 to 05).
+    /// `faults`: lesson 05 pauses at 40% of what it thinks the total is, so its resume must be
+    /// compressed too.
+    static func progressPastTheTotal(source: ArticleSection, total: String, faults: FaultScript = "gzip") -> Defect {
+        Defect(
+            id: "progress-past-total",
+            summary: "progress is reckoned against expectedContentLength, the compressed size under gzip: it passes 100% (375% here)",
+            source: source,
+            trial: Trial(faults: faults, size: medium),
+            symptom: .misreportsProgress(totalAnnounced: false), fix: .verifies, matrix: [],
+            hints: [
+                "Under gzip the progress passes 100%. URLSession asks for gzip by itself and hands over the bytes decoded: what length does the response announce?",
+                "With Content-Encoding: gzip, expectedContentLength is the compressed size; the decoded total is unknown (response.expectedDecodedLength says -1 then).",
+                "Take \(total) from response.expectedDecodedLength (LabKit) and report -1 when it is unknown; or ask for the file as it is with Accept-Encoding: identity, as PartialFile(run).nextRequest() does.",
+            ])
+    }
+
+    /// A resume that lets URLSession ask for gzip: a server that compresses ignores Range and sends
+    /// the whole file, compressed (nginx does).
+    static func compressedResume(source: ArticleSection) -> Defect {
+        Defect(
+            id: "compressed-resume",
+            summary: "resumes accept gzip: a server that compresses ignores Range and sends the whole file again",
+            source: source,
+            trial: Trial(faults: "gzip+drop:40pct,gzip", size: medium),
+            symptom: .doesNotResume, fix: .verifies, matrix: [],
+            hints: [
+                "Under gzip the request after the drop gets a 200 with the whole file. Which encodings does that request accept? URLSession adds Accept-Encoding itself.",
+                "A server that compresses on the fly serves no byte ranges (nginx ignores Range then), and decoded bytes on disk are no offset into compressed ones.",
+                "Ask for the file as it is on every request of a download you mean to resume: request.setValue(\"identity\", forHTTPHeaderField: \"Accept-Encoding\"). PartialFile(run).nextRequest() does.",
+            ])
+    }
+
+    // MARK: - What the resuming lessons teach
+
+    /// After a drop, the next GET asks for the rest of the file, and little comes twice.
+    static func resumesAfterDrop(brokenBy: [String] = [], everyRun: [String] = []) -> Skill {
+        Skill(
+            id: "resumes-after-drop",
+            summary: "after a dropped connection, the next request asks for the rest, from the bytes on disk",
+            trial: Trial(faults: "drop:50pct,ok", size: 8 << 20, everyRun: everyRun),
+            symptom: .startsOver, fix: .verifies,
+            hints: [
+                "The ✗ line counts the bytes the server sent twice. Where did the second attempt start?",
+                "The bytes before the drop are on disk already; only a Range request keeps them. Read the second request the program sends.",
+                "Ask for bytes=<size on disk>- (PartialFile(run).nextRequest() does, with If-Range), and append the 206's body to the file.",
+            ],
+            brokenBy: brokenBy)
+    }
+
+    /// After a `kill -9`, the rerun asks for the rest of the file, and little comes twice.
+    static func resumesAfterKill(brokenBy: [String] = [], everyRun: [String] = []) -> Skill {
+        Skill(
+            id: "resumes-after-kill",
+            summary: "after kill -9, the next run asks for the rest, from the bytes on disk",
+            trial: Trial(faults: "stall:50pct", size: 8 << 20, everyRun: everyRun, sequel: .killAndRerun),
+            symptom: .startsOver, fix: .verifies,
+            hints: [
+                "The ✗ line counts the bytes the server sent twice. Where did the run after the kill start?",
+                "A kill gives no warning: what was in memory is gone, but the partial file and anything saved beside it are on disk.",
+                "On start, take the size of the partial file (and its saved validator) and ask for bytes=<size>- with If-Range; PartialFile(run).nextRequest() does both.",
+            ],
+            brokenBy: brokenBy)
+    }
+
+    /// A resume that appends whatever answers its Range: a server that ignores Range (a 200 with
+    /// the whole file) makes the file longer by what was on disk.
+    static let survivesAnIgnoredRange = Skill(
+        id: "range-ignored",
+        summary: "a server that ignores Range answers 200 with the whole file: it replaces what is on disk, never appended to it",
+        trial: Trial(faults: "drop:40pct,ignore-range", size: medium),
+        symptom: .claimsDone(.longer(by: .bytesBeforeTheBreak)), fix: .verifies,
+        hints: [
+            "After the drop the file ends up longer by what was on disk: the server ignored Range and sent the whole file, and it was appended. What does the answer's status say?",
+            "206 means \"the part you asked for\"; 200 means \"the whole file from byte 0\". Only a 206 whose Content-Range starts where the file ends continues it.",
+            "Let PartialFile(run).decide(response) judge the answer: .append(offset) continues, .replace starts the file again at 0, .reject(error) stops.",
+        ],
+        brokenBy: [])
+
+    /// A resume without a validator: a file that changed on the server is spliced onto the old one.
+    static let survivesAChangedFile = Skill(
+        id: "file-changed",
+        summary: "the file changed on the server between attempts: If-Range gets the new one whole, never spliced onto the old",
+        trial: Trial(faults: "drop:40pct,change", size: medium, generation: 1),
+        symptom: nil, fix: .verifies,
+        hints: [
+            "The file has the right length and the wrong bytes: the start of one version and the rest of another. Between the attempts the file changed on the server: how would it know which version you hold?",
+            "Keep the first answer's ETag and send it back as If-Range with the Range: the server answers 206 only while it still matches, else 200 with the new file.",
+            "PartialFile(run).nextRequest() sends Range and If-Range from the ETag it kept beside the file; decide(_:) turns the 200 into .replace.",
+        ],
+        brokenBy: [])
+
+    /// Resume data names the URL it was made for; for another one it is of no use.
+    static let resumeDataForAnotherURL = Skill(
+        id: "resume-data-for-another-url",
+        summary: "resume data saved for another URL is set aside: the download starts over, and succeeds",
+        trial: Trial(faults: "ok,stall:512KiB", size: 16 << 20, sequel: .killAndRerunAtAnotherURL),
+        symptom: nil, fix: .verifies,
+        hints: [
+            "The first run's server is gone by the second run, and the file comes from another URL. What does the resume data you kept point at?",
+            "A download task made from resume data goes to the URL inside the blob, not to the one you are asked for: task.originalRequest?.url says which.",
+            "Before resuming, compare the resumed task's originalRequest?.url with run.url; when they differ, cancel it, delete the blob and start with downloadTask(with: run.url).",
+        ],
+        brokenBy: [])
+}
