@@ -17,11 +17,11 @@ import LabVocabulary
 ///   compressed body decoded, so the bytes on disk are no offset into what the server sends.
 /// - A body that comes compressed all the same is written whole from byte 0, with its total
 ///   unknown, and leaves no sidecar: the next attempt starts over.
-/// - `decide(_:)` accepts a 206 only if its `Content-Range` starts exactly at the end of the
-///   partial file and, on a resume, its validator and total are the ones the sidecar knew (a
-///   server that ignores `If-Range` may answer a 206 for a new version). It treats a 200 as
-///   "start over from byte 0", accepts a 416 as "already complete" only if length and validator
-///   agree, and rejects anything else.
+/// - `decide(_:)` follows `ResumeRules`: a 206 only if its `Content-Range` starts exactly at the
+///   end of the partial file and, on a resume, its validator and total are the ones the sidecar
+///   knew (a server that ignores `If-Range` may answer a 206 for a new version); a 200 as "start
+///   over from byte 0"; a 416 as "already complete" only if its length is the file's and it names
+///   no other validator; anything else refused.
 /// - A 206 or a 416 for another version of the file deletes the partial file and its sidecar
 ///   and ends the attempt (`DownloadError.partialFileReplaced`): the next attempt starts from
 ///   byte 0, and `--max-attempts` bounds how often that can happen.
@@ -75,49 +75,43 @@ public final class PartialFile {
         return request
     }
 
+    /// The answer judged by `ResumeRules`, and acted on: the sidecar saved for a body that can be
+    /// resumed later, removed for one that cannot, the partial file deleted for another version.
     public func decide(_ response: URLResponse) -> Decision {
         guard let response = response as? HTTPURLResponse else {
             return .reject(.httpStatus(0, url: url.absoluteString))
         }
-        let decision: Decision
-        if let coding = response.contentEncoding {
-            return compressedAnyway(response, coding: coding)
-        }
-        switch response.statusCode {
-        case 206:
-            guard case .bytes(let first, _, let total?)? = response.contentRange, first == written else {
-                return .reject(.contentRangeMismatch(
-                    expectedStart: written, header: response.value(forHTTPHeaderField: "Content-Range")))
-            }
-            if let resumeState, written > 0,
-               response.resumeValidator != resumeState.validator || (resumeState.total >= 0 && total != resumeState.total) {
-                return startOver(because: "the 206 is for another version of the file (validator "
-                                 + "\(response.resumeValidator ?? "none"), \(total) bytes; the partial file's: "
-                                 + "\(resumeState.validator), \(resumeState.total) bytes)")
-            }
+        let known = resumeState.map { ResumeRules.Known(validator: $0.validator, total: $0.total) }
+        switch ResumeRules.judge(ResumeRules.Answer(response), onDisk: written, known: known) {
+        case .continueAt(let offset, let total):
             self.total = total
-            decision = .append(at: written)
-        case 200:
-            if written > 0 { log("the server sent the whole file (200): starting over from byte 0") }
-            decision = .replace
+            return keepingTheSidecar(for: response, .append(at: offset))
+        case .startFromZero:
+            let coding = response.contentEncoding
+            if written > 0 { log("the server sent the whole file \(coding.map { "compressed (\($0))" } ?? "(200)"): starting over from byte 0") }
+            if let coding { log("the body is compressed (\(coding)): its length is unknown until it ends, and it cannot be resumed") }
             written = 0
-            total = response.expectedContentLength
-        case 416 where written > 0:
-            let sameFile = response.resumeValidator == nil || response.resumeValidator == resumeState?.validator
-            if case .unsatisfied(let total)? = response.contentRange, total == written,
-               total == resumeState?.total, sameFile {
-                self.total = total
-                return .complete
-            }
-            return startOver(because: "the partial file does not match the server's file "
-                             + "(416, Content-Range: \(response.value(forHTTPHeaderField: "Content-Range") ?? "none"))")
-        default:
+            total = response.expectedDecodedLength
+            return keepingTheSidecar(for: response, .replace)
+        case .alreadyComplete(let total):
+            self.total = total
+            return .complete
+        case .anotherVersion(let reason):
+            return startOver(because: reason)
+        case .wrongRange(let expectedStart):
+            return .reject(.contentRangeMismatch(expectedStart: expectedStart, header: response.value(forHTTPHeaderField: "Content-Range")))
+        case .notTheFile(let status):
             // After a redirect the answer is another URL's: the error names that one.
-            return .reject(.httpStatus(response.statusCode, url: (response.url ?? url).absoluteString))
+            return .reject(.httpStatus(status, url: (response.url ?? url).absoluteString))
         }
-        // Without a validator a later resume could splice two versions: keep no sidecar then.
+    }
+
+    /// Saves the sidecar before the body's first byte lands. Without a validator a later resume
+    /// could splice two versions: no sidecar then.
+    private func keepingTheSidecar(for response: HTTPURLResponse, _ decision: Decision) -> Decision {
         guard let validator = response.resumeValidator else {
             ResumeState.remove(for: file)
+            resumeState = nil
             return decision
         }
         do {
@@ -128,25 +122,6 @@ public final class PartialFile {
             return .reject(.localIO(path: file.path, reason: "cannot save the resume state"))
         }
         return decision
-    }
-
-    /// A server that compressed the body although identity was asked for: a 200 is written whole
-    /// from byte 0 with no total and no sidecar, since no Range can continue decoded bytes; a 206
-    /// holds encoded bytes at an offset that means nothing here, and is refused.
-    private func compressedAnyway(_ response: HTTPURLResponse, coding: String) -> Decision {
-        guard response.statusCode == 200 else {
-            if response.statusCode == 206 {
-                return startOver(because: "the 206 is compressed (Content-Encoding: \(coding)): its bytes are no offset into the file")
-            }
-            return .reject(.httpStatus(response.statusCode, url: (response.url ?? url).absoluteString))
-        }
-        if written > 0 { log("the server sent the whole file compressed (\(coding)): starting over from byte 0") }
-        log("the body is compressed (\(coding)): its length is unknown until it ends, and it cannot be resumed")
-        ResumeState.remove(for: file)
-        resumeState = nil
-        written = 0
-        total = -1
-        return .replace
     }
 
     /// Deletes the partial file and its sidecar, which belong to another version of the file, and

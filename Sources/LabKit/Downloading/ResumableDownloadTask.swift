@@ -431,38 +431,33 @@ public final class ResumableDownloadTask: URLSessionDownloadTask, @unchecked Sen
         let (offset, resumedValidator) = shared.withLock { ($0.offset, $0.validator) }
         let validator = http.resumeValidator
         let startAt: Int64
+        // As Apple's task does, a 200's progress counts against the announced length.
         var total = http.expectedContentLength
-        switch http.statusCode {
-        case 206:
-            guard case .bytes(let first, _, let whole?)? = http.contentRange, first == offset else {
-                return refuse(DownloadError.contentRangeMismatch(
-                    expectedStart: offset, header: http.value(forHTTPHeaderField: "Content-Range")))
-            }
-            // A server that ignores If-Range may answer a 206 for a new version: its bytes would be
-            // spliced onto the old ones. That version is started over instead.
-            if offset > 0, resumedValidator == nil || validator != resumedValidator {
-                return startOver(because: "the 206 is for another version of the file (validator \(validator ?? "none"); "
-                                 + "the resume data's: \(resumedValidator ?? "none"))")
-            }
+        // Resume data keeps the validator, not the file's length.
+        let known = resumedValidator.map { ResumeRules.Known(validator: $0, total: -1) }
+        switch ResumeRules.judge(ResumeRules.Answer(http), onDisk: offset, known: known) {
+        case .continueAt(let at, let whole):
             total = whole
-            startAt = offset
-        case 416 where offset > 0 && http.contentRange == .unsatisfied(total: offset)
-                && resumedValidator != nil && validator == resumedValidator:
-            // The temporary file already holds the whole resource, of this version: nothing is
-            // left to send.
+            startAt = at
+        case .alreadyComplete(let whole):
+            // The temporary file already holds the whole resource, of this version.
             shared.withLock { shared in
-                shared.total = offset
+                shared.total = whole
                 shared.response = http
             }
             return .allow
-        case 200:
+        case .startFromZero:
             startAt = 0
-        default:
-            // On a fresh download, any other status's body is the download, an error page too, as
-            // on Apple's systems. On a resume it would overwrite the bytes the resume data vouches
-            // for: the task fails instead, and the partial file stays for a later resume.
+        case .anotherVersion(let reason):
+            return startOver(because: reason)
+        case .wrongRange(let expectedStart):
+            return refuse(DownloadError.contentRangeMismatch(expectedStart: expectedStart, header: http.value(forHTTPHeaderField: "Content-Range")))
+        case .notTheFile(let status):
+            // Where Apple's behaviour differs: on a fresh download any other status's body is the
+            // download, an error page too. On a resume it would overwrite the bytes the resume
+            // data vouches for: the task fails instead, and the partial file stays.
             guard offset == 0 else {
-                return refuse(DownloadError.httpStatus(http.statusCode, url: (http.url ?? request?.url)?.absoluteString ?? ""))
+                return refuse(DownloadError.httpStatus(status, url: (http.url ?? request?.url)?.absoluteString ?? ""))
             }
             startAt = 0
         }
