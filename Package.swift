@@ -121,19 +121,22 @@ let package = Package(
         .target(name: "TestFolders", path: "Tests/TestFolders"),
         // Where a test that blocks waits: a thread of its own, not one of Swift Testing's two.
         .target(name: "TestThreads", path: "Tests/TestThreads"),
+        // Servers that answer what the lab's never would, over real sockets.
+        .target(name: "TestServers", dependencies: ["LabPlatform"], path: "Tests/TestServers"),
         .testTarget(
             name: "LabServerTests",
             dependencies: ["LabVocabulary", "LabFixtures", "LabServer", "LabPlatform", "TestFolders", "TestThreads",
                            .product(name: "Crypto", package: "swift-crypto")]
         ),
         .testTarget(name: "LabKitTests",
-                    dependencies: ["LabVocabulary", "LabFixtures", "LabKit", "LabServer", "LabPlatform", "TestFolders", "TestThreads"]),
+                    dependencies: ["LabVocabulary", "LabFixtures", "LabKit", "LabServer", "LabPlatform", "TestFolders", "TestThreads",
+                                   "TestServers"]),
         .testTarget(name: "CLibXML2Tests", dependencies: ["CLibXML2"]),
         .testTarget(name: "LabReportTests", dependencies: ["LabVocabulary", "LabReport", "CLibXML2", "TestFolders"]),
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
-                "TestFolders", "TestThreads", "LabVocabulary", "LabFixtures", "LabKit", "LabServer", "LabReport", "LabCatalogue", "LabPlatform",
+                "TestFolders", "TestThreads", "TestServers", "LabVocabulary", "LabFixtures", "LabKit", "LabServer", "LabReport", "LabCatalogue", "LabPlatform",
                 "LabClass",
                 "lab", "lab-measure", "foundation-floor",
             ] + lessonExecutables.map { .target(name: $0) },

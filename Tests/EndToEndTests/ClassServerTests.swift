@@ -5,6 +5,7 @@ import LabPlatform
 import LabReport
 import LabVocabulary
 import Synchronization
+import TestServers
 import TestThreads
 import Testing
 

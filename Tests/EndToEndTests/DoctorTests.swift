@@ -2,6 +2,7 @@ import Foundation
 import LabKit
 import LabPlatform
 import TestFolders
+import TestServers
 import TestThreads
 import Testing
 

@@ -3,6 +3,7 @@ import LabFixtures
 import LabKit
 import LabServer
 import LabVocabulary
+import TestServers
 import TestThreads
 import Testing
 

@@ -5,6 +5,7 @@ import LabKit
 import LabServer
 import LabVocabulary
 import TestFolders
+import TestServers
 import TestThreads
 import Testing
 

@@ -4,6 +4,7 @@ import LabKit
 import LabPlatform
 import LabServer
 import LabVocabulary
+import TestServers
 import Testing
 
 let runningInCI = ProcessInfo.processInfo.environment["CI"] == "true"

@@ -5,6 +5,7 @@ import FoundationNetworking
 import LabFixtures
 @testable import LabKit
 import LabServer
+import TestServers
 import Testing
 
 /// How the transfer service's exchanges (`CurlExchange`) follow a redirect of an upload: a 307

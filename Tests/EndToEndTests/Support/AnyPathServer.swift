@@ -3,6 +3,7 @@ import LabFixtures
 import LabServer
 import LabVocabulary
 import Synchronization
+import TestServers
 
 /// A bare HTTP/1.1 server on a free loopback port that serves one fixture at any path, with
 /// `Range: bytes=N-` and the fixture's ETag, one connection per response. LabServer serves only

@@ -1,9 +1,8 @@
 import Foundation
 import LabPlatform
-import LabVocabulary
 
 /// A TCP socket bound to 127.0.0.1 on a port the kernel picks, or nil when that fails.
-func boundLoopbackSocket() -> (descriptor: Int32, port: Int)? {
+public func boundLoopbackSocket() -> (descriptor: Int32, port: Int)? {
     let descriptor = socket(AF_INET, Platform.streamSocket, 0)
     guard descriptor >= 0 else { return nil }
     var address = sockaddr_in()

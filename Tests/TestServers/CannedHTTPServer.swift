@@ -4,18 +4,18 @@ import Synchronization
 
 /// A server on loopback that gives every request the same bytes and ends the connection:
 /// answers that the lab server would never send. It counts the requests it read.
-final class CannedHTTPServer: Sendable {
-    let port: Int
+public final class CannedHTTPServer: Sendable {
+    public let port: Int
     private let listener: Int32
     private let served = Atomic(0)
-    var requests: Int { served.load(ordering: .relaxed) }
-    var url: URL { URL(string: "http://127.0.0.1:\(port)/canned.bin")! }
+    public var requests: Int { served.load(ordering: .relaxed) }
+    public var url: URL { URL(string: "http://127.0.0.1:\(port)/canned.bin")! }
 
-    convenience init(answer: Data) throws { try self.init(answers: [answer]) }
+    public convenience init(answer: Data) throws { try self.init(answers: [answer]) }
 
     /// The first request gets `answers[0]`, the second `answers[1]`, and every one after the
     /// last gets the last.
-    init(answers: [Data]) throws {
+    public init(answers: [Data]) throws {
         guard let (descriptor, port) = boundLoopbackSocket(), listen(descriptor, 16) == 0 else {
             throw CocoaError(.fileReadUnknown)
         }
@@ -49,7 +49,7 @@ final class CannedHTTPServer: Sendable {
     }
 
     /// Ends the accepting thread.
-    func stop() { shutdown(listener, Int32(SHUT_RDWR)); close(listener) }
+    public func stop() { shutdown(listener, Int32(SHUT_RDWR)); close(listener) }
 }
 
 private extension Array where Element == UInt8 {
