@@ -64,17 +64,7 @@ extension Catalogue {
                 "The response it returns is an HTTPURLResponse; read its statusCode before writing anything.",
                 "Outside 200...299, return .failed(DownloadError.httpStatus(status, url: run.url.absoluteString)) and write nothing.",
             ]),
-        Defect(
-            id: "starts-over",
-            summary: "a broken transfer keeps nothing: the next attempt downloads the whole file again",
-            source: asyncTutorials("data(from:), then data.write(to:)"),
-            trial: Trial(faults: "drop:40pct,ok", size: 16 << 20),
-            symptom: .startsOver, fix: .verifies, matrix: [],
-            hints: [
-                "After the drop, the next request asked for the whole file again. When data(from:) throws, where are the bytes that had already arrived?",
-                "run.sharedSession.bodyChunks(for:) returns as soon as the response head is in; its chunks can go to the file as they arrive.",
-                "Let PartialFile(run) ask (nextRequest(), with Range and If-Range), judge the answer (decide(_:)) and write (append(_:through:)), as lesson 04 does.",
-            ]),
+        startsOver,
         Defect(
             id: "body-in-memory",
             summary: "the whole body is held in memory before it is written, about twice over: memory grows with the file",
@@ -86,9 +76,21 @@ extension Catalogue {
                 "data(from:) returns only when the whole body is in one Data; on Linux it is copied once more on the way.",
                 "Get the body with run.sharedSession.bodyChunks(for:), iterate it with `for try await chunk in chunks` and write each chunk to a FileHandle.",
             ]),
-    ], skills: [resumesAfterKill(brokenBy: ["starts-over"]), survivesAnIgnoredRange, survivesAChangedFile], tools: partialFileTools(
+    ], skills: [resumesAfterKill(brokenBy: [startsOver]), survivesAnIgnoredRange, survivesAChangedFile], tools: partialFileTools(
         asking: ["run.sharedSession.bodyChunks(for: request)  (chunks, response) once the head is in; `for try await chunk in chunks`"],
         writing: throughAHandle))
+
+    static let startsOver = Defect(
+        id: "starts-over",
+        summary: "a broken transfer keeps nothing: the next attempt downloads the whole file again",
+        source: asyncTutorials("data(from:), then data.write(to:)"),
+        trial: Trial(faults: "drop:40pct,ok", size: 16 << 20),
+        symptom: .startsOver, fix: .verifies, matrix: [],
+        hints: [
+            "After the drop, the next request asked for the whole file again. When data(from:) throws, where are the bytes that had already arrived?",
+            "run.sharedSession.bodyChunks(for:) returns as soon as the response head is in; its chunks can go to the file as they arrive.",
+            "Let PartialFile(run) ask (nextRequest(), with Range and If-Range), judge the answer (decide(_:)) and write (append(_:through:)), as lesson 04 does.",
+        ])
 
     /// What LabKit's `PartialFile` gives a fix that resumes (lessons 02, 03, 04 and 08), a line
     /// each for the exercise's header: how to ask, how to judge the answer, how to write.
@@ -113,17 +115,7 @@ extension Catalogue {
     /// Apple's rules. Each trial plays the app's default life (suspended at 20%, ended at 50%)
     /// unless it says otherwise.
     static let backgroundSession = LessonDefects(.backgroundSession, defects: [
-        Defect(
-            id: "default-session",
-            summary: "a default session: the download runs in the app's process, dies with it, and starts over from byte 0",
-            source: sessionVersusConnection("the download task, made with defaultSessionConfiguration"),
-            trial: Trial(faults: "", size: 8 << 20),
-            symptom: .breaksBackgroundRule(.downloadOutlivesTheApp), fix: .verifies, matrix: [],
-            hints: [
-                "The app was suspended at 20% and ended at 50%, and the server sent the file again from byte 0. Where did the transfer run while the app was gone?",
-                "A default session's tasks live in the app's process; only a background session's run in the system's transfer service.",
-                "Make the session with URLSessionConfiguration.background(withIdentifier:) and a delegate: run.makeSession(configuration:delegate:delegateQueue:).",
-            ]),
+        defaultSession,
         Defect(
             id: "file-moved-later",
             summary: "the downloaded file is moved after didFinishDownloadingTo returns: by then the system has deleted it",
@@ -179,7 +171,19 @@ extension Catalogue {
                 "A background session belongs to its identifier; a second one with the same identifier is undefined behaviour, and here hears nothing.",
                 "Make the session once per launch, in didFinishLaunching(), keep it in a property, and make every download task from it.",
             ]),
-    ], skills: [resumesAfterKill(brokenBy: ["default-session"]), startsOneDownload, resumesWithALimit])
+    ], skills: [resumesAfterKill(brokenBy: [defaultSession]), startsOneDownload, resumesWithALimit])
+
+    static let defaultSession = Defect(
+        id: "default-session",
+        summary: "a default session: the download runs in the app's process, dies with it, and starts over from byte 0",
+        source: sessionVersusConnection("the download task, made with defaultSessionConfiguration"),
+        trial: Trial(faults: "", size: 8 << 20),
+        symptom: .breaksBackgroundRule(.downloadOutlivesTheApp), fix: .verifies, matrix: [],
+        hints: [
+            "The app was suspended at 20% and ended at 50%, and the server sent the file again from byte 0. Where did the transfer run while the app was gone?",
+            "A default session's tasks live in the app's process; only a background session's run in the system's transfer service.",
+            "Make the session with URLSessionConfiguration.background(withIdentifier:) and a delegate: run.makeSession(configuration:delegate:delegateQueue:).",
+        ])
 
     /// Start tapped again while the download goes on in the service: an app that does not ask
     /// the session for its running tasks first begins the file a second time.
@@ -193,7 +197,7 @@ extension Catalogue {
             "After a relaunch the session's tasks from before may still run in the transfer service; the session lists them.",
             "In startTapped, call session.getAllTasks { tasks in … } and start a download only when tasks is empty.",
         ],
-        brokenBy: ["default-session"])
+        brokenBy: [defaultSession])
 
     /// A server that stays broken: every transfer cut at 64 KiB, 40 times over. The system tries
     /// each task five times; an app that resumes every failure it reports never stops.
@@ -207,5 +211,5 @@ extension Catalogue {
             "The system has already tried the task five times when didCompleteWithError reports the failure; its resume data is worth a few more tries, not an endless loop: a server that is down stays down.",
             "Count the resumes in a property (two in the corrected variant), resume from the error's resume data only while some are left, then report the failure.",
         ],
-        brokenBy: ["default-session"])
+        brokenBy: [defaultSession])
 }

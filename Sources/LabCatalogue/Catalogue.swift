@@ -108,18 +108,7 @@ public enum Catalogue {
     // MARK: - 02
 
     static let fileHandle = LessonDefects(.fileHandle, defects: [
-        Defect(
-            id: "range-colon",
-            summary: "the Range header is written bytes:N- with a colon, so servers ignore it and send the whole file",
-            source: scenarios("§3, NSFileHandle"),
-            trial: Trial(faults: "drop:40pct,ok", size: medium),
-            symptom: .claimsDone(.longer(by: .bytesBeforeTheBreak)), fix: .verifies,
-            matrix: [.dropResume, .killRerun, .ignoreRange, .entityChanged],
-            hints: [
-                "After the drop the file ends up longer by the bytes before the break: the whole file came again and was appended. Read the Range header the second attempt sends, character by character.",
-                "RFC 9110 writes a byte range as bytes=N-. Compare it with what the code sends.",
-                "Change \"bytes:\\(localSize)-\" to \"bytes=\\(localSize)-\".",
-            ]),
+        rangeColon,
         Defect(
             id: "no-206-check",
             summary: "nothing checks for 206: a 200 with the whole file is appended after the partial one",
@@ -177,8 +166,21 @@ public enum Catalogue {
             ]),
         progressPastTheTotal(source: scenarios("§3, NSFileHandle"), total: "totalDataSize"),
         compressedResume(source: scenarios("§3, NSFileHandle")),
-    ], skills: [resumesAfterDrop(brokenBy: ["range-colon"]), resumesAfterKill(brokenBy: ["range-colon"])],
+    ], skills: [resumesAfterDrop(brokenBy: [rangeColon]), resumesAfterKill(brokenBy: [rangeColon])],
        tools: partialFileTools(writing: throughAHandle))
+
+    static let rangeColon = Defect(
+        id: "range-colon",
+        summary: "the Range header is written bytes:N- with a colon, so servers ignore it and send the whole file",
+        source: scenarios("§3, NSFileHandle"),
+        trial: Trial(faults: "drop:40pct,ok", size: medium),
+        symptom: .claimsDone(.longer(by: .bytesBeforeTheBreak)), fix: .verifies,
+        matrix: [.dropResume, .killRerun, .ignoreRange, .entityChanged],
+        hints: [
+            "After the drop the file ends up longer by the bytes before the break: the whole file came again and was appended. Read the Range header the second attempt sends, character by character.",
+            "RFC 9110 writes a byte range as bytes=N-. Compare it with what the code sends.",
+            "Change \"bytes:\\(localSize)-\" to \"bytes=\\(localSize)-\".",
+        ])
 
     // MARK: - 03
 

@@ -192,6 +192,17 @@ public struct Skill: Sendable {
     public let fix: Fix
     /// From the symptom, to the cause, to the fix.
     public let hints: [String]
-    /// The article's defects that make its code fail this check; empty when it passes.
+    /// The ids of the article's defects that make its code fail this check; empty when it passes.
     public let brokenBy: [String]
+
+    /// `brokenBy` names the defects themselves, so a defect that does not exist does not compile.
+    init(id: String, summary: String, trial: Trial, symptom: Symptom?, fix: Fix, hints: [String], brokenBy: [Defect]) {
+        self.id = id
+        self.summary = summary
+        self.trial = trial
+        self.symptom = symptom
+        self.fix = fix
+        self.hints = hints
+        self.brokenBy = brokenBy.map(\.id)
+    }
 }

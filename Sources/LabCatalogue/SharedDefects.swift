@@ -41,7 +41,7 @@ extension Catalogue {
     // MARK: - What the resuming lessons teach
 
     /// After a drop, the next GET asks for the rest of the file, and little comes twice.
-    static func resumesAfterDrop(brokenBy: [String] = [], everyRun: [String] = []) -> Skill {
+    static func resumesAfterDrop(brokenBy: [Defect] = [], everyRun: [String] = []) -> Skill {
         Skill(
             id: "resumes-after-drop",
             summary: "after a dropped connection, the next request asks for the rest, from the bytes on disk",
@@ -56,7 +56,7 @@ extension Catalogue {
     }
 
     /// After a `kill -9`, the rerun asks for the rest of the file, and little comes twice.
-    static func resumesAfterKill(brokenBy: [String] = [], everyRun: [String] = []) -> Skill {
+    static func resumesAfterKill(brokenBy: [Defect] = [], everyRun: [String] = []) -> Skill {
         Skill(
             id: "resumes-after-kill",
             summary: "after kill -9, the next run asks for the rest, from the bytes on disk",

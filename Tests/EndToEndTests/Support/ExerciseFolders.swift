@@ -9,21 +9,6 @@ import Testing
 /// How the tests use the exercises: `lab` run in the package folder, the exercise folders taken
 /// one test at a time, code swapped in and put back, the records read, the commands pasted.
 extension ExerciseTests {
-    struct Record: Decodable {
-        let exercise: String
-        let check: String
-        let status: CheckStatus
-        let passed: Bool
-        let detail: String
-        let command: String
-        let symptomSeen: Bool?
-        let attempted: Bool
-        let codeSHA256: String
-        let hintsShown: Int
-        let timestamp: String
-        let labVersion: String
-    }
-
     /// `lab` with `arguments`, run in the package folder. The commands that build get
     /// `--ignore-lock`: the `swift test` running this suite holds the package's lock.
     /// Once one run has hung, the others are not started: each would hang as long, and a stuck
@@ -97,8 +82,8 @@ extension ExerciseTests {
         arguments.count > 1 && ["check", "hint", "see", "watch"].contains(arguments[1]) ? arguments + ["--ignore-lock"] : arguments
     }
 
-    static func records(_ output: String) throws -> [Record] {
-        try output.split(separator: "\n").map { try JSONDecoder().decode(Record.self, from: Data($0.utf8)) }
+    static func records(_ output: String) throws -> [CheckRecord] {
+        try output.split(separator: "\n").map { try JSONDecoder().decode(CheckRecord.self, from: Data($0.utf8)) }
     }
 
 
@@ -152,7 +137,7 @@ extension ExerciseTests {
 
     /// Runs the check's "see it" command as a student pastes it (`swift run X` is the built X: the
     /// running `swift test` holds the package's lock). The caller holds the exercise folders.
-    static func paste(_ record: Record) throws -> ChildProcess.Finished {
+    static func paste(_ record: CheckRecord) throws -> ChildProcess.Finished {
         let see = "swift run lab exercise see "
         if record.command.hasPrefix(see) {
             return try runLab(["exercise", "see"] + record.command.dropFirst(see.count).split(separator: " ").map(String.init), timeout: 600)
@@ -165,7 +150,7 @@ extension ExerciseTests {
 
     /// The pasted command shows what the check saw: the same exit status for a one-run command,
     /// the same verdict from `lab exercise see`.
-    static func expectPastedCommandShows(_ record: Record, _ shown: ChildProcess.Finished) throws {
+    static func expectPastedCommandShows(_ record: CheckRecord, _ shown: ChildProcess.Finished) throws {
         if record.command.hasPrefix("swift run lab exercise see ") {
             #expect(shown.status == (record.passed ? 0 : 1), "\(record.command): \(shown.stdout.suffix(400)) \(shown.stderr.suffix(400))")
             // On the starting code a check that holds is shown as not started.
@@ -188,7 +173,7 @@ extension ExerciseTests {
 
     /// `check --json` of an exercise holding the corrected logic with one piece of it replaced:
     /// a student's solution that is right but for that piece.
-    static func checkCorrected(_ number: String, replacing piece: String, with replacement: String) throws -> [Record] {
+    static func checkCorrected(_ number: String, replacing piece: String, with replacement: String) throws -> [CheckRecord] {
         let lesson = try #require(Catalogue.lesson(named: number))
         var files = try correctedFiles(lesson)
         let student = try #require(files[ExerciseSource.studentFile])
