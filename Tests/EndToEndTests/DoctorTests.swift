@@ -11,8 +11,11 @@ import Testing
 struct DoctorTests {
     /// Every check's row, and the line to paste. Its exercise check builds in the package, so it
     /// takes its turn with the tests that write into the exercise folders.
+    /// It leaves nothing behind: the lab's folder it made for its runs goes with it.
     @Test func aClassCanRunHere() async throws {
-        let finished = try await ExerciseTests.takingTurns { try doctor([]) }
+        let temporary = try scratchDirectory()
+        let finished = try await ExerciseTests.takingTurns { try doctor([], environment: ["TMPDIR": temporary.path]) }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: temporary.path).filter { $0.hasPrefix("download-lab-") } == [])
         #expect(finished.status == 0, "\(finished.stdout)\n\(finished.stderr)")
         #expect(finished.stderr.isEmpty, "\(finished.stderr)")
         let rows = finished.stdout.split(separator: "\n")

@@ -27,7 +27,11 @@ final class DoctorProbes {
     init(port: Int, ignoringLock: Bool) {
         self.port = port
         self.ignoringLock = ignoringLock
+        labFolderWasThere = FileManager.default.fileExists(atPath: LabFolders.mine.path)
     }
+
+    /// The lab's folder, made by the doctor alone, goes with it: a check leaves nothing behind.
+    private let labFolderWasThere: Bool
 
     /// Every check, in the table's order; one that needs a check with a problem is not run.
     func runAll() -> [DoctorFinding] {
@@ -64,6 +68,8 @@ final class DoctorProbes {
     private func finish() {
         serverForRuns?.stop()
         if let workFolderForRuns { try? FileManager.default.removeItem(at: workFolderForRuns) }
+        // rmdir removes it only when empty: files another run put there stay.
+        if !labFolderWasThere { rmdir(LabFolders.mine.path) }
     }
 
     // MARK: The machine
