@@ -6,7 +6,7 @@ public enum HelpText {
     public static let faultSyntax = """
         Faults (query item faults=<script>):
           Attempts are separated by ","; faults within one attempt are joined
-          by "+"; "*N" after an attempt plays it N times (up to 1000). The N-th
+          by "+"; "*N" after an attempt plays it N times (up to \(FaultScript.mostRepeats)). The N-th
           GET of a URL plays attempt N; attempts past the end behave like ok.
           A HEAD previews the next attempt without using it up.
           Each run=<token> value counts its attempts separately.
