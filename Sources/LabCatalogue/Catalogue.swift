@@ -89,7 +89,7 @@ public enum Catalogue {
             hints: [
                 "Under a 404 the error page becomes the file. didReceive response: is the first callback: what could it tell you about a 404?",
                 "Cast the response to HTTPURLResponse and keep its statusCode.",
-                "Outside 200...299, cancel the connection and set outcome = .failed(DownloadError.httpStatus(status, url: ...)).",
+                "Outside 200...299, cancel the connection and call finish(.failed(DownloadError.httpStatus(status, url: ...))).",
             ]),
         Defect(
             id: "copy-at-hand-over",
@@ -129,7 +129,7 @@ public enum Catalogue {
             hints: [
                 "The file ends up too long: a 206 that started before the end of the file was appended anyway. A 206 says where its bytes start: is that where your file ends?",
                 "Read the Content-Range header: bytes <first>-<last>/<total>.",
-                "When <first> is not the size on disk, append nothing: cancel the connection and set outcome = .failed(DownloadError.contentRangeMismatch(expectedStart:header:)).",
+                "When <first> is not the size on disk, append nothing: cancel the connection and call finish(.failed(DownloadError.contentRangeMismatch(expectedStart:header:))).",
             ]),
         Defect(
             id: "no-validator",
@@ -151,7 +151,7 @@ public enum Catalogue {
             hints: [
                 "With a full disk the program says \"download finished\" and the file is short. try? turns an error into nothing: which errors does the write throw away?",
                 "When a write fails, the download must stop, and the bytes already on disk must stay resumable.",
-                "Use try in a do/catch around the write; in the catch, cancel the connection and set outcome = .failed(DownloadError.localIO(path:reason:)), which exits 74.",
+                "Use try in a do/catch around the write; in the catch, cancel the connection and call finish(.failed(DownloadError.localIO(path:reason:))), which exits 74.",
             ]),
         Defect(
             id: "status-ignored",
@@ -162,7 +162,7 @@ public enum Catalogue {
             hints: [
                 "Under a 404 the error page is written as the file. didReceive response: comes before any data: what does it say about a 404?",
                 "Cast the response to HTTPURLResponse and look at statusCode.",
-                "Anything other than 200 or 206: cancel the connection and set outcome = .failed(DownloadError.httpStatus(status, url: ...)).",
+                "Anything other than 200 or 206: cancel the connection and call finish(.failed(DownloadError.httpStatus(status, url: ...))).",
             ]),
         progressPastTheTotal(source: scenarios("§3, NSFileHandle"), total: "totalDataSize"),
         compressedResume(source: scenarios("§3, NSFileHandle")),
@@ -205,7 +205,7 @@ public enum Catalogue {
             hints: [
                 "The file ends up too long: a 206 that started before the end of the file was appended anyway. A 206 says where its bytes start: is that where your file ends?",
                 "Read Content-Range: bytes <first>-<last>/<total>.",
-                "When <first> differs from the local size, append nothing: cancel the connection and set outcome = .failed(DownloadError.contentRangeMismatch(expectedStart:header:)).",
+                "When <first> differs from the local size, append nothing: cancel the connection and call finish(.failed(DownloadError.contentRangeMismatch(expectedStart:header:))).",
             ]),
         Defect(
             id: "no-validator",
@@ -238,7 +238,7 @@ public enum Catalogue {
             hints: [
                 "With a full disk the program says \"download finished\" and the file is short. OutputStream.write returns a number: what do -1, or fewer bytes than you asked for, mean?",
                 "A short or failed write must stop the download; the bytes already written stay for the rerun.",
-                "Loop until every byte is written; on -1, cancel the connection and set outcome = .failed(DownloadError.localIO(path:reason:)), which exits 74.",
+                "Loop until every byte is written; on -1, cancel the connection and call finish(.failed(DownloadError.localIO(path:reason:))), which exits 74.",
             ]),
         Defect(
             id: "status-ignored",
@@ -249,7 +249,7 @@ public enum Catalogue {
             hints: [
                 "Under a 404 the error page is saved as the file. What does the code do with the status of either response?",
                 "Cast each response to HTTPURLResponse and look at statusCode.",
-                "Anything other than 200 or 206: cancel the connection and set outcome = .failed(DownloadError.httpStatus(status, url: ...)).",
+                "Anything other than 200 or 206: cancel the connection and call finish(.failed(DownloadError.httpStatus(status, url: ...))).",
             ]),
         Defect(
             id: "extra-head",

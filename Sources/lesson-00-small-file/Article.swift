@@ -17,12 +17,14 @@ final class ArticleDownload: LessonDownload {
         self.way = way
     }
 
-    func downloadFile() -> AttemptResult {
-        let (data, _, _) = fetchInOneCall(URLRequest(url: run.url), way, run)
-        // Defect: neither the error nor the status code is looked at. A 404's error page is
-        // saved as "the file"; a broken transfer saves nothing and still counts as done.
-        try? data?.write(to: run.file)
-        run.log("got \(data?.count ?? 0) bytes in one piece and saved them")
-        return .finished
+    func downloadFile(completion: @escaping @Sendable (AttemptResult) -> Void) {
+        let run = run
+        fetchInOneCall(URLRequest(url: run.url), way, run) { data, _, _ in
+            // Defect: neither the error nor the status code is looked at. A 404's error page is
+            // saved as "the file"; a broken transfer saves nothing and still counts as done.
+            try? data?.write(to: run.file)
+            run.log("got \(data?.count ?? 0) bytes in one piece and saved them")
+            completion(.finished)
+        }
     }
 }

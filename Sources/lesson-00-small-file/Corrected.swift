@@ -20,7 +20,7 @@ final class CorrectedDownload: LessonDownload {
         self.way = way
     }
 
-    func downloadFile() -> AttemptResult {
+    func downloadFile(completion: @escaping @Sendable (AttemptResult) -> Void) {
         // A completion handler sees the response only together with the whole body, so the size
         // must be known before asking for the body: HEAD costs one round trip and no body.
         var head = URLRequest(url: run.url)
@@ -28,41 +28,56 @@ final class CorrectedDownload: LessonDownload {
         // The length of the file as it is, not of a compressed copy: a HEAD that accepts gzip is
         // told the compressed size, and the body arrives decoded, several times larger.
         head.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
-        let (_, headResponse, headError) = run.waitForCompletion { done in
-            run.sharedSession.dataTask(with: head) { data, response, error in done((data, response, error)) }.resume()
-        }
-        if let headError { return .failed(headError) }
-        guard let headResponse = headResponse as? HTTPURLResponse, headResponse.statusCode == 200 else {
+        let (run, way) = (run, way)
+        run.sharedSession.dataTask(with: head) { _, response, error in
+            switch Self.sizeToFetch(from: response, error, run) {
+            case .failure(let reason): completion(.failed(reason))
+            case .success(let expected): Self.fetch(expected: expected, way, run, completion: completion)
+            }
+        }.resume()
+    }
+
+    /// The length the HEAD announced, or why the body must not be asked for.
+    private static func sizeToFetch(from response: URLResponse?, _ error: (any Error)?, _ run: LessonRun) -> Result<Int64, any Error> {
+        if let error { return .failure(error) }
+        guard let response = response as? HTTPURLResponse, response.statusCode == 200 else {
             // After a redirect the answer is another URL's: the error names that one.
-            return .failed(DownloadError.httpStatus((headResponse as? HTTPURLResponse)?.statusCode ?? 0,
-                                                    url: (headResponse?.url ?? run.url).absoluteString))
+            return .failure(DownloadError.httpStatus((response as? HTTPURLResponse)?.statusCode ?? 0,
+                                                     url: (response?.url ?? run.url).absoluteString))
         }
-        let expected = headResponse.expectedDecodedLength
-        if expected > Self.inMemoryLimit {
-            return .failed(DownloadError.tooLargeForMemory(bytes: expected, limit: Self.inMemoryLimit))
+        let expected = response.expectedDecodedLength
+        if expected > inMemoryLimit {
+            return .failure(DownloadError.tooLargeForMemory(bytes: expected, limit: inMemoryLimit))
         }
         // No Content-Length (a chunked body): nothing bounds what one call would hold.
         if expected < 0 {
-            return .failed(DownloadError.unknownLengthForMemory(limit: Self.inMemoryLimit))
+            return .failure(DownloadError.unknownLengthForMemory(limit: inMemoryLimit))
         }
+        return .success(expected)
+    }
 
-        let (data, response, error) = fetchInOneCall(URLRequest(url: run.url), way, run)
-        if let error { return .failed(error) }
-        // Data(contentsOf:) hands back no response; a data task's must say 200.
-        if let response = response as? HTTPURLResponse, response.statusCode != 200 {
-            return .failed(DownloadError.httpStatus(response.statusCode, url: (response.url ?? run.url).absoluteString))
+    /// The body in one call, saved only when it is all of the file.
+    private static func fetch(expected: Int64, _ way: SmallFileWay, _ run: LessonRun,
+                              completion: @escaping @Sendable (AttemptResult) -> Void) {
+        fetchInOneCall(URLRequest(url: run.url), way, run) { data, response, error in
+            if let error { return completion(.failed(error)) }
+            // Data(contentsOf:) hands back no response; a data task's must say 200.
+            if let response = response as? HTTPURLResponse, response.statusCode != 200 {
+                return completion(.failed(DownloadError.httpStatus(response.statusCode,
+                                                                   url: (response.url ?? run.url).absoluteString)))
+            }
+            guard let data else { return completion(.failed(URLError(.zeroByteResource))) }
+            // Compressed or not, the decoded body is the file: its length is the HEAD's.
+            if Int64(data.count) != expected {
+                return completion(.failed(DownloadError.lengthMismatch(expected: expected, received: Int64(data.count))))
+            }
+            do {
+                try data.write(to: run.file)
+            } catch {
+                return completion(.failed(DownloadError.localIO(path: run.file.path, reason: error.localizedDescription)))
+            }
+            run.log("got \(data.count) bytes in one piece, as announced, and saved them")
+            completion(.finished)
         }
-        guard let data else { return .failed(URLError(.zeroByteResource)) }
-        // Compressed or not, the decoded body is the file: its length is the HEAD's.
-        if Int64(data.count) != expected {
-            return .failed(DownloadError.lengthMismatch(expected: expected, received: Int64(data.count)))
-        }
-        do {
-            try data.write(to: run.file)
-        } catch {
-            return .failed(DownloadError.localIO(path: run.file.path, reason: error.localizedDescription))
-        }
-        run.log("got \(data.count) bytes in one piece, as announced, and saved them")
-        return .finished
     }
 }

@@ -12,15 +12,13 @@ final class CorrectedDownload: LessonDownload, URLConnectionDataDelegate {
     private var received = Data()
     private var expectedLength: Int64 = -1
     private var connection: URLConnection?
-    private var outcome: AttemptResult?
+    private var completion: (@Sendable (AttemptResult) -> Void)?
 
     init(_ run: LessonRun) { self.run = run }
 
-    func downloadFile() -> AttemptResult {
-        outcome = nil
+    func downloadFile(completion: @escaping @Sendable (AttemptResult) -> Void) {
+        self.completion = completion
         connection = URLConnection(request: URLRequest(url: run.url), delegate: self)
-        RunLoop.current.run(until: { outcome != nil })
-        return outcome!
     }
 
     func connection(_ connection: URLConnection, didReceive response: URLResponse) {
@@ -44,15 +42,15 @@ final class CorrectedDownload: LessonDownload, URLConnectionDataDelegate {
     func connectionDidFinishLoading(_ connection: URLConnection) {
         defer { received = Data() }
         if expectedLength >= 0, Int64(received.count) != expectedLength {
-            outcome = .failed(DownloadError.lengthMismatch(expected: expectedLength, received: Int64(received.count)))
+            finish(.failed(DownloadError.lengthMismatch(expected: expectedLength, received: Int64(received.count))))
             return
         }
         do {
             // Data writes its own buffer: no copy on the way to the disk.
             try received.write(to: run.file)
-            outcome = .finished
+            finish(.finished)
         } catch {
-            outcome = .failed(DownloadError.localIO(path: run.file.path, reason: error.localizedDescription))
+            finish(.failed(DownloadError.localIO(path: run.file.path, reason: error.localizedDescription)))
         }
     }
 
@@ -60,12 +58,20 @@ final class CorrectedDownload: LessonDownload, URLConnectionDataDelegate {
         // Everything received so far was in memory only: the next attempt starts from byte 0.
         run.log("the transfer broke; \(ByteFormat.iec(Int64(received.count))) in memory are lost")
         received = Data()
-        outcome = .failed(error)
+        finish(.failed(error))
     }
 
     private func fail(_ error: any Error) {
         connection?.cancel()
         received = Data()
-        outcome = .failed(error)
+        finish(.failed(error))
+    }
+
+    /// Reports the attempt's end, once: a callback after the end is not a second answer.
+    private func finish(_ result: AttemptResult) {
+        // Cleared before the call: the next Start may hand over a new completion at once.
+        let completion = self.completion
+        self.completion = nil
+        completion?(result)
     }
 }

@@ -15,12 +15,12 @@ final class ArticleDownload: LessonDownload, URLConnectionDataDelegate {
     // would write to a closed handle.
     private lazy var fileHandle = FileHandle(forWritingAtPath: run.file.path)
     private var connection: URLConnection?
-    private var outcome: AttemptResult?
+    private var completion: (@Sendable (AttemptResult) -> Void)?
 
     init(_ run: LessonRun) { self.run = run }
 
-    func downloadFile() -> AttemptResult {
-        outcome = nil
+    func downloadFile(completion: @escaping @Sendable (AttemptResult) -> Void) {
+        self.completion = completion
         let attributes = try? FileManager.default.attributesOfItem(atPath: run.file.path)
         // Weakness: the size goes through a 32-bit int (Objective-C's intValue); past 2 GiB it wraps.
         let localSize = Int64((attributes?[.size] as? NSNumber)?.int32Value ?? 0)
@@ -33,8 +33,6 @@ final class ArticleDownload: LessonDownload, URLConnectionDataDelegate {
         // Range: the whole file comes again, compressed.
         request.setValue("bytes:\(localSize)-", forHTTPHeaderField: "Range")
         connection = URLConnection(request: request, delegate: self)
-        RunLoop.current.run(until: { outcome != nil })
-        return outcome!
     }
 
     func connection(_ connection: URLConnection, didReceive response: URLResponse) {
@@ -62,11 +60,19 @@ final class ArticleDownload: LessonDownload, URLConnectionDataDelegate {
         run.log("download finished")
         try? fileHandle?.close()
         curDataLength = 0
-        outcome = .finished
+        finish(.finished)
     }
 
     func connection(_ connection: URLConnection, didFailWithError error: any Error) {
         run.log("download failed")
-        outcome = .failed(error)
+        finish(.failed(error))
+    }
+
+    /// Reports the attempt's end, once: a callback after the end is not a second answer.
+    private func finish(_ result: AttemptResult) {
+        // Cleared before the call: the next Start may hand over a new completion at once.
+        let completion = self.completion
+        self.completion = nil
+        completion?(result)
     }
 }

@@ -13,18 +13,16 @@ final class CorrectedDownload: LessonDownload, URLConnectionDataDelegate {
     private let partial: PartialFile
     private var fileHandle: FileHandle?
     private var connection: URLConnection?
-    private var outcome: AttemptResult?
+    private var completion: (@Sendable (AttemptResult) -> Void)?
 
     init(_ run: LessonRun) {
         self.run = run
         partial = PartialFile(run)
     }
 
-    func downloadFile() -> AttemptResult {
-        outcome = nil
+    func downloadFile(completion: @escaping @Sendable (AttemptResult) -> Void) {
+        self.completion = completion
         connection = URLConnection(request: partial.nextRequest(), delegate: self)
-        RunLoop.current.run(until: { outcome != nil })
-        return outcome!
     }
 
     func connection(_ connection: URLConnection, didReceive response: URLResponse) {
@@ -49,13 +47,13 @@ final class CorrectedDownload: LessonDownload, URLConnectionDataDelegate {
     func connectionDidFinishLoading(_ connection: URLConnection) {
         closeFile()
         partial.finished()
-        outcome = .finished
+        finish(.finished)
     }
 
     func connection(_ connection: URLConnection, didFailWithError error: any Error) {
         // The partial file and its sidecar stay on disk, ready for the next attempt.
         closeFile()
-        outcome = .failed(error)
+        finish(.failed(error))
     }
 
     /// Puts the write position at the checked `offset`, cutting off anything after it. LabKit
@@ -77,6 +75,14 @@ final class CorrectedDownload: LessonDownload, URLConnectionDataDelegate {
     private func fail(_ error: any Error) {
         connection?.cancel()
         closeFile()
-        outcome = .failed(error)
+        finish(.failed(error))
+    }
+
+    /// Reports the attempt's end, once: a callback after the end is not a second answer.
+    private func finish(_ result: AttemptResult) {
+        // Cleared before the call: the next Start may hand over a new completion at once.
+        let completion = self.completion
+        self.completion = nil
+        completion?(result)
     }
 }

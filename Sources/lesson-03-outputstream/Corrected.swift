@@ -13,20 +13,18 @@ final class CorrectedDownload: LessonDownload, URLConnectionDataDelegate {
     private let partial: PartialFile
     private var output: OutputStream?
     private var connection: URLConnection?
-    private var outcome: AttemptResult?
+    private var completion: (@Sendable (AttemptResult) -> Void)?
 
     init(_ run: LessonRun) {
         self.run = run
         partial = PartialFile(run)
     }
 
-    func downloadFile() -> AttemptResult {
-        outcome = nil
+    func downloadFile(completion: @escaping @Sendable (AttemptResult) -> Void) {
+        self.completion = completion
         // Range + If-Range when a partial file and its sidecar are on disk: if the file changed,
         // the server ignores Range and sends all of it with 200.
         connection = URLConnection(request: partial.nextRequest(), delegate: self)
-        RunLoop.current.run(until: { outcome != nil })
-        return outcome!
     }
 
     func connection(_ connection: URLConnection, didReceive response: URLResponse) {
@@ -52,14 +50,14 @@ final class CorrectedDownload: LessonDownload, URLConnectionDataDelegate {
         output?.close()
         output = nil
         partial.finished()
-        outcome = .finished
+        finish(.finished)
     }
 
     func connection(_ connection: URLConnection, didFailWithError error: any Error) {
         // The partial file and its sidecar stay on disk, ready for the next attempt.
         output?.close()
         output = nil
-        outcome = .failed(error)
+        finish(.failed(error))
     }
 
     private func open(append: Bool) {
@@ -74,6 +72,14 @@ final class CorrectedDownload: LessonDownload, URLConnectionDataDelegate {
         connection?.cancel()
         output?.close()
         output = nil
-        outcome = .failed(error)
+        finish(.failed(error))
+    }
+
+    /// Reports the attempt's end, once: a callback after the end is not a second answer.
+    private func finish(_ result: AttemptResult) {
+        // Cleared before the call: the next Start may hand over a new completion at once.
+        let completion = self.completion
+        self.completion = nil
+        completion?(result)
     }
 }

@@ -9,18 +9,18 @@ import LabKit
 /// Asks for the rest with Range and appends whatever arrives.
 final class ArticleDownload: NSObject, LessonDownload, URLSessionDataDelegate, @unchecked Sendable {
     // @unchecked: URLSession wants a Sendable delegate. Its callbacks run one at a time on the
-    // serial delegate queue, and downloadFile() reads the state only after `done` is signalled.
+    // serial delegate queue, and downloadFile(completion:) sets it before the task starts.
     private let run: LessonRun
     private var currentLength: Int64 = 0  // bytes on disk, counted here
     private var totalLength: Int64 = 0
     private var writeHandle: FileHandle?
-    private var outcome: AttemptResult?
-    private let done = DispatchSemaphore(value: 0)
+    private var completion: (@Sendable (AttemptResult) -> Void)?
     private lazy var session = run.makeSession(delegate: self, delegateQueue: BoundedOperationQueue(capacity: 64))
 
     init(_ run: LessonRun) { self.run = run }
 
-    func downloadFile() -> AttemptResult {
+    func downloadFile(completion: @escaping @Sendable (AttemptResult) -> Void) {
+        self.completion = completion
         let attributes = try? FileManager.default.attributesOfItem(atPath: run.file.path)
         currentLength = (attributes?[.size] as? NSNumber)?.int64Value ?? 0
         // Defect: URLSession adds Accept-Encoding: gzip, and a server that compresses ignores the
@@ -30,8 +30,6 @@ final class ArticleDownload: NSObject, LessonDownload, URLSessionDataDelegate, @
             request.setValue("bytes=\(currentLength)-", forHTTPHeaderField: "Range")
         }
         session.dataTask(with: request).resume()
-        done.wait()
-        return outcome!
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
@@ -62,11 +60,18 @@ final class ArticleDownload: NSObject, LessonDownload, URLSessionDataDelegate, @
         writeHandle = nil
         if let error {
             run.log("download failed")
-            outcome = .failed(error)
+            finish(.failed(error))
         } else {
             run.log("download finished")
-            outcome = .finished
+            finish(.finished)
         }
-        done.signal()
+    }
+
+    /// Reports the attempt's end, once.
+    private func finish(_ result: AttemptResult) {
+        // Cleared before the call: the next Start may hand over a new completion at once.
+        let completion = self.completion
+        self.completion = nil
+        completion?(result)
     }
 }

@@ -10,13 +10,12 @@ import LabKit
 /// resume rules shared with lessons 02 and 03: Range + If-Range, and what each answer means.
 final class CorrectedDownload: NSObject, LessonDownload, URLSessionDataDelegate, @unchecked Sendable {
     // @unchecked: URLSession wants a Sendable delegate. Its callbacks run one at a time on the
-    // serial delegate queue, and downloadFile() reads the state only after `done` is signalled.
+    // serial delegate queue, and downloadFile(completion:) sets it before the task starts.
     private let run: LessonRun
     private let partial: PartialFile
     private var fileHandle: FileHandle?
     private var failure: (any Error)?  // a reason of our own to stop, which outranks "cancelled"
-    private var outcome: AttemptResult?
-    private let done = DispatchSemaphore(value: 0)
+    private var completion: (@Sendable (AttemptResult) -> Void)?
     private lazy var session = run.makeSession(delegate: self, delegateQueue: BoundedOperationQueue(capacity: 64))
 
     init(_ run: LessonRun) {
@@ -24,11 +23,9 @@ final class CorrectedDownload: NSObject, LessonDownload, URLSessionDataDelegate,
         partial = PartialFile(run)
     }
 
-    func downloadFile() -> AttemptResult {
-        failure = nil
+    func downloadFile(completion: @escaping @Sendable (AttemptResult) -> Void) {
+        (failure, self.completion) = (nil, completion)
         session.dataTask(with: partial.nextRequest()).resume()
-        done.wait()
-        return outcome!
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
@@ -64,17 +61,16 @@ final class CorrectedDownload: NSObject, LessonDownload, URLSessionDataDelegate,
         try? fileHandle?.close()
         fileHandle = nil
         if let failure {
-            outcome = .failed(failure)
+            finish(.failed(failure))
         } else if let error {
             // The partial file and its sidecar stay on disk, ready for the next attempt.
-            outcome = .failed(error)
+            finish(.failed(error))
         } else {
             partial.finished()
             // A session keeps its delegate alive until it is invalidated.
             session.finishTasksAndInvalidate()
-            outcome = .finished
+            finish(.finished)
         }
-        done.signal()
     }
 
     /// Opens the file (creating it if need be) with the write position at the checked `offset`;
@@ -85,5 +81,13 @@ final class CorrectedDownload: NSObject, LessonDownload, URLSessionDataDelegate,
         } catch {
             failure = error
         }
+    }
+
+    /// Reports the attempt's end, once.
+    private func finish(_ result: AttemptResult) {
+        // Cleared before the call: the next Start may hand over a new completion at once.
+        let completion = self.completion
+        self.completion = nil
+        completion?(result)
     }
 }

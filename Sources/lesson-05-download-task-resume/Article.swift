@@ -9,23 +9,20 @@ import LabKit
 /// Start, Pause and Resume buttons; resume data kept in a property.
 final class ArticleDownload: NSObject, LessonDownload, URLSessionDownloadDelegate, @unchecked Sendable {
     // @unchecked: URLSession wants a Sendable delegate. Its callbacks, and the Pause handler, run
-    // one at a time on the session's serial delegate queue; downloadFile() reads the outcome only
-    // after `done` is signalled.
+    // one at a time on the session's serial delegate queue; downloadFile(completion:) sets the
+    // state before a task starts.
     private let run: LessonRun
     private var task: URLSessionDownloadTask?
     // Defect: resume data lives in memory only. A kill or a crash loses it: everything starts over.
     private var partialData: Data?
     private var pausedOnce = false
-    private var outcome: AttemptResult?
-    private let done = DispatchSemaphore(value: 0)
+    private var completion: (@Sendable (AttemptResult) -> Void)?
 
     init(_ run: LessonRun) { self.run = run }
 
-    func downloadFile() -> AttemptResult {
-        outcome = nil
+    func downloadFile(completion: @escaping @Sendable (AttemptResult) -> Void) {
+        self.completion = completion
         resume()
-        done.wait()
-        return outcome!
     }
 
     /// Weakness: a new session for every task, and none is ever invalidated. Each one keeps its
@@ -51,7 +48,7 @@ final class ArticleDownload: NSObject, LessonDownload, URLSessionDownloadDelegat
         run.log("pause")
         task?.cancel(byProducingResumeData: { resumeData in
             // The download may have finished before Pause took hold: then nothing is left to resume.
-            guard self.outcome == nil else { return }
+            guard self.completion != nil else { return }
             self.partialData = resumeData
             self.task = nil
             self.run.log("resume, from \(resumeData?.count ?? 0) bytes of resume data held in memory")
@@ -94,10 +91,17 @@ final class ArticleDownload: NSObject, LessonDownload, URLSessionDownloadDelegat
         if let error {
             run.log("download failed: \(error.localizedDescription)")
             self.task = nil
-            outcome = .failed(error)
+            finish(.failed(error))
         } else {
-            outcome = .finished
+            finish(.finished)
         }
-        done.signal()
+    }
+
+    /// Reports the attempt's end, once.
+    private func finish(_ result: AttemptResult) {
+        // Cleared before the call: the next Start may hand over a new completion at once.
+        let completion = self.completion
+        self.completion = nil
+        completion?(result)
     }
 }

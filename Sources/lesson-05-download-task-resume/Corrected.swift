@@ -9,32 +9,29 @@ import LabKit
 /// Keeps the resume data on disk, next to the download, whenever there is some to keep.
 final class CorrectedDownload: NSObject, LessonDownload, URLSessionDownloadDelegate, @unchecked Sendable {
     // @unchecked: URLSession wants a Sendable delegate. Its callbacks, and the Pause handler, run
-    // one at a time on the session's serial delegate queue; downloadFile() reads the outcome only
-    // after `done` is signalled.
+    // one at a time on the session's serial delegate queue; downloadFile(completion:) sets the
+    // state before a task starts.
     private let run: LessonRun
     private let resumeDataFile: URL
     // One session for the whole download, invalidated when the file is saved.
     private lazy var session = run.makeSession(delegate: self, delegateQueue: nil)
     private var pausedOnce = false
     private var failure: (any Error)?
-    private var outcome: AttemptResult?
-    private let done = DispatchSemaphore(value: 0)
+    private var completion: (@Sendable (AttemptResult) -> Void)?
 
     init(_ run: LessonRun) {
         self.run = run
         resumeDataFile = run.file.appendingPathComponent(safeFileName(run.url.lastPathComponent) + ".resumedata")
     }
 
-    func downloadFile() -> AttemptResult {
-        (failure, outcome) = (nil, nil)
+    func downloadFile(completion: @escaping @Sendable (AttemptResult) -> Void) {
+        (failure, self.completion) = (nil, completion)
         do {
             // Resume data on disk survives a kill: start from it if there is any.
             (try taskFromResumeDataOnDisk() ?? session.downloadTask(with: request)).resume()
         } catch {
-            return .failed(error)
+            return finish(.failed(error))
         }
-        done.wait()
-        return outcome!
     }
 
     /// The file as it is: URLSession would ask for gzip, and a compressed body comes without
@@ -98,7 +95,7 @@ final class CorrectedDownload: NSObject, LessonDownload, URLSessionDownloadDeleg
             run.log("pause")
             downloadTask.cancel(byProducingResumeData: { resumeData in
                 // The download may have finished before Pause took hold: then nothing is left to resume.
-                guard self.outcome == nil else { return }
+                guard self.completion != nil else { return }
                 // On disk at once: a kill from now on resumes from here.
                 if self.save(resumeData) { self.run.log("resume data saved to \(self.resumeDataFile.lastPathComponent)") }
                 self.run.log("resume")
@@ -136,13 +133,20 @@ final class CorrectedDownload: NSObject, LessonDownload, URLSessionDownloadDeleg
             // A broken transfer, or a failed write, hands over resume data in its error: keep it
             // for the next attempt. Whatever was saved before stays otherwise.
             save((error as? URLError)?.downloadTaskResumeData)
-            outcome = .failed(error)
+            finish(.failed(error))
         } else {
             try? FileManager.default.removeItem(at: resumeDataFile)
             session.finishTasksAndInvalidate()
-            outcome = .finished
+            finish(.finished)
         }
-        done.signal()
+    }
+
+    /// Reports the attempt's end, once.
+    private func finish(_ result: AttemptResult) {
+        // Cleared before the call: the next Start may hand over a new completion at once.
+        let completion = self.completion
+        self.completion = nil
+        completion?(result)
     }
 }
 

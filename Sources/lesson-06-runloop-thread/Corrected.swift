@@ -15,43 +15,48 @@ import Synchronization
 /// so `run()` returns and the thread exits: nothing stays parked, and GCD keeps all its workers.
 final class CorrectedDownload: StartsInBackground {
     private let run: LessonRun
+    private var transfer: Transfer?
 
     init(_ run: LessonRun) { self.run = run }
 
     static func startInBackground(_ start: @escaping @Sendable () -> Void) {
-        _ = startInBackground(threadName: "lab.download", start)
+        startInBackground(threadName: "lab.download", start)
     }
 
-    /// Returns a semaphore that is signalled when the thread has left its run loop.
-    static func startInBackground(threadName: String, _ start: @escaping @Sendable () -> Void) -> DispatchSemaphore {
-        let leftRunLoop = DispatchSemaphore(value: 0)
+    /// `leftRunLoop` runs on the thread once it has left its run loop, just before it exits.
+    static func startInBackground(threadName: String, _ start: @escaping @Sendable () -> Void,
+                                  leftRunLoop: @escaping @Sendable () -> Void = {}) {
         Thread {
             nameThisThread(threadName)
             start()
             // Returns once the connection no longer needs the loop: after its last callback.
             RunLoop.current.run()
-            leftRunLoop.signal()
+            leftRunLoop()
         }.start()
-        return leftRunLoop
     }
 
-    func downloadFile() -> AttemptResult {
-        let transfer = Transfer(run)
-        let leftRunLoop = Self.startInBackground(threadName: "lab.download") { transfer.start() }
-        transfer.ended.wait()
-        leftRunLoop.wait()
-        run.log("case b: thread \(transfer.threads.joined(separator: ", ")) left its run loop "
-            + "(\(ThreadCensus.exited(transfer.threadIDs) ? "and exited" : "but is still running"))")
-        return transfer.outcome!
+    func downloadFile(completion: @escaping @Sendable (AttemptResult) -> Void) {
+        let (run, transfer) = (run, Transfer(run))
+        self.transfer = transfer
+        Self.startInBackground(threadName: "lab.download", { transfer.start() }, leftRunLoop: {
+            // Another thread watches this one exit.
+            DispatchQueue.global().async {
+                run.log("case b: thread \(transfer.threads.joined(separator: ", ")) left its run loop "
+                    + "(\(ThreadCensus.exited(transfer.threadIDs) ? "and exited" : "but is still running"))")
+                // A run loop with nothing scheduled returns at once: the connection never started.
+                completion(transfer.outcome ?? .failed(URLError(.cannotConnectToHost)))
+            }
+        })
     }
 }
 
 // MARK: - Case c as the download, the corrected version
 
-/// Callbacks on a serial queue; the calling thread only waits. No thread runs a run loop for it.
+/// Callbacks on a serial queue; the calling thread returns at once. No thread runs a run loop for it.
 final class CorrectedQueueDownload: LessonDownload {
     private let run: LessonRun
     private let queue = OperationQueue()
+    private var transfer: Transfer?
 
     init(_ run: LessonRun) {
         self.run = run
@@ -59,10 +64,9 @@ final class CorrectedQueueDownload: LessonDownload {
         queue.maxConcurrentOperationCount = 1  // one callback at a time, in order
     }
 
-    func downloadFile() -> AttemptResult {
-        let transfer = Transfer(run, queue: queue)
+    func downloadFile(completion: @escaping @Sendable (AttemptResult) -> Void) {
+        let transfer = Transfer(run, queue: queue, whenEnded: completion)
+        self.transfer = transfer
         transfer.start()
-        transfer.ended.wait()
-        return transfer.outcome!
     }
 }

@@ -19,7 +19,8 @@ final class CorrectedUpload: LessonUpload {
         self.way = way
     }
 
-    func uploadFile() -> AttemptResult {
+    func uploadFile(completion: @escaping @Sendable (AttemptResult) -> Void) {
+        let run = run
         let fixture = run.uploadFile
         var body = MultipartBody(fileName: run.file.lastPathComponent, fileField: "file",
                                  fields: [(TextField.name, TextField.value)])
@@ -34,17 +35,18 @@ final class CorrectedUpload: LessonUpload {
             run.log("body streamed from the file: \(ByteFormat.grouped(length)) bytes, boundary \(body.boundary)")
             let writer = MultipartBodyWriter(body, file: run.file)
             // URLSession asks its delegate for the body (needNewBodyStream), again if it must resend it.
-            let sent = UploadExchange(run, bodyBytes: length, bodyStream: writer.newStream)
-                .send { session in session.uploadTask(withStreamedRequest: request) }
-            if let failure = writer.failure { return .failed(failure) }
-            return sent.check(run, sent: fixture)
+            UploadExchange(run, bodyBytes: length, bodyStream: writer.newStream)
+                .send({ session in session.uploadTask(withStreamedRequest: request) }) { sent in
+                    // A file that could not be read is the reason, whatever the server answered.
+                    completion(writer.failure.map { .failed($0) } ?? sent.check(run, sent: fixture))
+                }
         case .bodyFile:
             let bodyFile = LabFolders.temporary.appendingPathComponent("lesson-07-body-\(UUID().uuidString)")
-            defer { try? FileManager.default.removeItem(at: bodyFile) }
             do {
                 body = try MultipartBodyFile.write(body, to: bodyFile, file: run.file)
             } catch {
-                return .failed(DownloadError.localIO(path: bodyFile.path, reason: describe(error)))
+                try? FileManager.default.removeItem(at: bodyFile)
+                return completion(.failed(DownloadError.localIO(path: bodyFile.path, reason: describe(error))))
             }
             let length = body.length(around: fixture.size)
             request.setValue("multipart/form-data; boundary=\(body.boundary)", forHTTPHeaderField: "Content-Type")
@@ -52,9 +54,11 @@ final class CorrectedUpload: LessonUpload {
             // Streamed from the file, which reads it again from its start whenever URLSession must
             // send the body again. Not uploadTask(fromFile:): on Linux, a task of that kind ended
             // before its body has gone (a server whose answer never ends) can crash Foundation.
-            return UploadExchange(run, bodyBytes: length, bodyStream: { InputStream(url: bodyFile) })
-                .send { session in session.uploadTask(withStreamedRequest: request) }
-                .check(run, sent: fixture)
+            UploadExchange(run, bodyBytes: length, bodyStream: { InputStream(url: bodyFile) })
+                .send({ session in session.uploadTask(withStreamedRequest: request) }) { sent in
+                    try? FileManager.default.removeItem(at: bodyFile)
+                    completion(sent.check(run, sent: fixture))
+                }
         }
     }
 }

@@ -37,7 +37,7 @@ struct ExerciseBuildTests {
         try await ExerciseTests.takingTurns {
             let lesson = try #require(Catalogue.lesson(named: "03"))
             var lines = try ExerciseTests.startingCode(lesson).components(separatedBy: "\n")
-            let line = try #require(lines.firstIndex { $0.contains("func downloadFile()") }) + 2
+            let line = try #require(lines.firstIndex { $0.contains("func downloadFile(") }) + 2
             lines.insert("        let broken: Int = \"not a number\"", at: line - 1)
             let finished = try ExerciseTests.withExercise(lesson, holding: lines.joined(separator: "\n")) { try ExerciseTests.lab(["exercise", "check", "03"]) }
             #expect(finished.status == 1)
@@ -59,7 +59,7 @@ struct ExerciseBuildTests {
         try await ExerciseTests.takingTurns {
             let lesson = try #require(Catalogue.lesson(named: "00"))
             let starting = try ExerciseTests.startingCode(lesson)
-            let call = "        let (data, _, _) = fetchInOneCall(URLRequest(url: run.url), way, run)\n"
+            let call = "        fetchInOneCall(URLRequest(url: run.url), way, run) { data, _, _ in\n"
             try #require(starting.contains(call))
             let sending = """
                         final class Counter { var count = 0 }

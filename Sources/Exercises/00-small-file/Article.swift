@@ -39,10 +39,12 @@ final class ArticleDownload: LessonDownload {
         self.way = way
     }
 
-    func downloadFile() -> AttemptResult {
-        let (data, _, _) = fetchInOneCall(URLRequest(url: run.url), way, run)
-        try? data?.write(to: run.file)
-        run.log("got \(data?.count ?? 0) bytes in one piece and saved them")
-        return .finished
+    func downloadFile(completion: @escaping @Sendable (AttemptResult) -> Void) {
+        let run = run
+        fetchInOneCall(URLRequest(url: run.url), way, run) { data, _, _ in
+            try? data?.write(to: run.file)
+            run.log("got \(data?.count ?? 0) bytes in one piece and saved them")
+            completion(.finished)
+        }
     }
 }

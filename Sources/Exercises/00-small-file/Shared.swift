@@ -7,21 +7,23 @@ import FoundationNetworking
 import LabKit
 import LabVocabulary
 
-/// The one call, made the way `--way` chose. The body arrives all at once: there is nothing to show progress with.
-func fetchInOneCall(_ request: URLRequest, _ way: SmallFileWay, _ run: LessonRun) -> (Data?, URLResponse?, (any Error)?) {
+/// The one call, made the way `--way` chose; `completion` gets what it brought. The body arrives
+/// all at once: there is nothing to show progress with.
+func fetchInOneCall(_ request: URLRequest, _ way: SmallFileWay, _ run: LessonRun,
+                    completion: @escaping @Sendable (Data?, URLResponse?, (any Error)?) -> Void) {
     switch way {
     case .contentsOf:
-        // No response object at all: no status code, no headers, only bytes or an error.
+        // No response object at all: no status code, no headers, only bytes or an error. And the
+        // calling thread waits here until the whole body is in memory: an app's main thread
+        // would freeze for as long.
+        let data: Data
         do {
-            return (try Data(contentsOf: request.url!), nil, nil)
+            data = try Data(contentsOf: request.url!)
         } catch {
-            return (nil, nil, error)
+            return completion(nil, nil, error)
         }
+        completion(data, nil, nil)
     case .completionHandler:
-        return run.waitForCompletion { done in
-            run.sharedSession.dataTask(with: request) { data, response, error in
-                done((data, response, error))
-            }.resume()
-        }
+        run.sharedSession.dataTask(with: request, completionHandler: completion).resume()
     }
 }

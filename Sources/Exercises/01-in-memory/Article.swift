@@ -34,18 +34,16 @@ final class ArticleDownload: LessonDownload, URLConnectionDataDelegate {
     private var receivedData = NSMutableData()
     private var expectedLength: Int64 = -1
     private var connection: URLConnection?
-    private var outcome: AttemptResult?
+    private var completion: (@Sendable (AttemptResult) -> Void)?
 
     init(_ run: LessonRun) { self.run = run }
 
-    func downloadFile() -> AttemptResult {
-        outcome = nil
+    func downloadFile(completion: @escaping @Sendable (AttemptResult) -> Void) {
+        self.completion = completion
         let request = URLRequest(url: run.url, cachePolicy: .useProtocolCachePolicy, timeoutInterval: 60)
         connection = URLConnection(request: request, delegate: self)
         // The connection exists: make the buffer for its data.
         receivedData = NSMutableData()
-        RunLoop.current.run(until: { outcome != nil })
-        return outcome!
     }
 
     func connection(_ connection: URLConnection, didReceive response: URLResponse) {
@@ -63,7 +61,7 @@ final class ArticleDownload: LessonDownload, URLConnectionDataDelegate {
         run.log("done: the whole body, \(receivedData.length) bytes, is in the buffer")
         let file = receivedData as Data
         try? file.write(to: run.file)
-        outcome = .finished
+        finish(.finished)
     }
 
     func connection(_ connection: URLConnection, didFailWithError error: any Error) {
@@ -71,6 +69,14 @@ final class ArticleDownload: LessonDownload, URLConnectionDataDelegate {
         run.log("the transfer failed (\((error as NSError).localizedDescription)) for \(ShownURL.brief(run.url)); "
             + "the buffer is dropped")
         receivedData = NSMutableData()
-        outcome = .failed(error)
+        finish(.failed(error))
+    }
+
+    /// Reports the attempt's end, once: a callback after the end is not a second answer.
+    private func finish(_ result: AttemptResult) {
+        // Cleared before the call: the next Start may hand over a new completion at once.
+        let completion = self.completion
+        self.completion = nil
+        completion?(result)
     }
 }

@@ -46,12 +46,12 @@ final class ArticleDownload: LessonDownload, URLConnectionDataDelegate {
     // would write to a closed handle.
     private lazy var fileHandle = FileHandle(forWritingAtPath: run.file.path)
     private var connection: URLConnection?
-    private var outcome: AttemptResult?
+    private var completion: (@Sendable (AttemptResult) -> Void)?
 
     init(_ run: LessonRun) { self.run = run }
 
-    func downloadFile() -> AttemptResult {
-        outcome = nil
+    func downloadFile(completion: @escaping @Sendable (AttemptResult) -> Void) {
+        self.completion = completion
         let attributes = try? FileManager.default.attributesOfItem(atPath: run.file.path)
         let localSize = Int64((attributes?[.size] as? NSNumber)?.int32Value ?? 0)
         curDataLength = localSize
@@ -59,8 +59,6 @@ final class ArticleDownload: LessonDownload, URLConnectionDataDelegate {
         var request = URLRequest(url: run.url)
         request.setValue("bytes:\(localSize)-", forHTTPHeaderField: "Range")
         connection = URLConnection(request: request, delegate: self)
-        RunLoop.current.run(until: { outcome != nil })
-        return outcome!
     }
 
     func connection(_ connection: URLConnection, didReceive response: URLResponse) {
@@ -83,11 +81,19 @@ final class ArticleDownload: LessonDownload, URLConnectionDataDelegate {
         run.log("download finished")
         try? fileHandle?.close()
         curDataLength = 0
-        outcome = .finished
+        finish(.finished)
     }
 
     func connection(_ connection: URLConnection, didFailWithError error: any Error) {
         run.log("download failed")
-        outcome = .failed(error)
+        finish(.failed(error))
+    }
+
+    /// Reports the attempt's end, once: a callback after the end is not a second answer.
+    private func finish(_ result: AttemptResult) {
+        // Cleared before the call: the next Start may hand over a new completion at once.
+        let completion = self.completion
+        self.completion = nil
+        completion?(result)
     }
 }

@@ -44,18 +44,18 @@ final class ArticleDownload: LessonDownload, URLConnectionDataDelegate {
     private var currentSize: Int64 = 0  // how much is on disk
     private var output: OutputStream?
     private var connection: URLConnection?
-    private var outcome: AttemptResult?
+    private var completion: (@Sendable (AttemptResult) -> Void)?
 
     init(_ run: LessonRun) { self.run = run }
 
-    func downloadFile() -> AttemptResult {
-        outcome = nil
+    func downloadFile(completion: @escaping @Sendable (AttemptResult) -> Void) {
+        self.completion = completion
         getServerFileSize()
         getLocalFileSize()
 
         if currentSize == fileSize {
             run.log("the file is already downloaded; not downloading it again")
-            return .finished
+            return finish(.finished)
         }
         // A local file larger than the server's must be broken: delete it and start over.
         if currentSize > fileSize {
@@ -65,10 +65,8 @@ final class ArticleDownload: LessonDownload, URLConnectionDataDelegate {
 
         var request = URLRequest(url: run.url)
         request.setValue("bytes=\(currentSize)-", forHTTPHeaderField: "Range")
+        // Callbacks arrive on the run loop of the thread that starts the connection, as it runs.
         connection = URLConnection(request: request, delegate: self)
-        // Callbacks arrive on the run loop of the thread that started the connection.
-        RunLoop.current.run(until: { outcome != nil })
-        return outcome!
     }
 
     private func getServerFileSize() {
@@ -98,11 +96,19 @@ final class ArticleDownload: LessonDownload, URLConnectionDataDelegate {
     func connectionDidFinishLoading(_ connection: URLConnection) {
         run.log("download finished")
         output?.close()
-        outcome = .finished
+        finish(.finished)
     }
 
     func connection(_ connection: URLConnection, didFailWithError error: any Error) {
         run.log("download failed, please download again")
-        outcome = .failed(error)
+        finish(.failed(error))
+    }
+
+    /// Reports the attempt's end, once: a callback after the end is not a second answer.
+    private func finish(_ result: AttemptResult) {
+        // Cleared before the call: the next Start may hand over a new completion at once.
+        let completion = self.completion
+        self.completion = nil
+        completion?(result)
     }
 }

@@ -38,6 +38,7 @@ import Synchronization
 /// sent to the global queue (case e).
 final class ArticleDownload: StartsInBackground {
     private let run: LessonRun
+    private var transfer: Transfer?
 
     init(_ run: LessonRun) { self.run = run }
 
@@ -50,12 +51,10 @@ final class ArticleDownload: StartsInBackground {
         }
     }
 
-    func downloadFile() -> AttemptResult {
-        let transfer = Transfer(run)
+    func downloadFile(completion: @escaping @Sendable (AttemptResult) -> Void) {
+        let transfer = Transfer(run, whenEnded: completion)
+        self.transfer = transfer
         Self.startInBackground { transfer.start() }
-        // The article's button handler returns here. A command-line program waits for the end.
-        transfer.ended.wait()
-        return transfer.outcome!
     }
 }
 
@@ -69,16 +68,16 @@ final class ArticleDownload: StartsInBackground {
 final class ArticleQueueDownload: LessonDownload {
     private let run: LessonRun
     private let queue = OperationQueue()
+    private var transfer: Transfer?
 
     init(_ run: LessonRun) { self.run = run }
 
-    func downloadFile() -> AttemptResult {
-        let transfer = Transfer(run, queue: queue)
+    func downloadFile(completion: @escaping @Sendable (AttemptResult) -> Void) {
+        let transfer = Transfer(run, queue: queue, whenEnded: completion)
+        self.transfer = transfer
         DispatchQueue.global().async {
             transfer.start()
             RunLoop.current.run()
         }
-        transfer.ended.wait()
-        return transfer.outcome!
     }
 }

@@ -38,6 +38,9 @@ final class Deliveries: URLConnectionDataDelegate, Sendable {
     }
     private let state = Mutex(State())
     let ended = DispatchSemaphore(value: 0)
+    private let whenEnded: @Sendable () -> Void
+
+    init(whenEnded: @escaping @Sendable () -> Void = {}) { self.whenEnded = whenEnded }
 
     var bytes: Int { state.withLock { $0.bytes } }
     var callbacks: Int { state.withLock { $0.callbacks } }
@@ -48,15 +51,19 @@ final class Deliveries: URLConnectionDataDelegate, Sendable {
 
     private func note(bytes: Int = 0, end: Bool = false, failure: String? = nil) {
         let thread = currentThread(), queue = OperationQueue.current?.name
-        state.withLock { state in
+        let endsNow = state.withLock { state in
             state.callbacks += 1
             state.bytes += bytes
             if !state.threads.contains(thread) { state.threads.append(thread) }
             if let queue, !state.queues.contains(queue) { state.queues.append(queue) }
-            state.ended = state.ended || end
             state.failure = state.failure ?? failure
+            defer { state.ended = state.ended || end }
+            return end && !state.ended
         }
-        if end { ended.signal() }
+        if endsNow {
+            ended.signal()
+            whenEnded()
+        }
     }
 
     func connection(_ connection: URLConnection, didReceive response: URLResponse) { note() }
@@ -76,32 +83,40 @@ final class CrowdedDownload: LessonDownload {
     private let run: LessonRun
     private let startInBackground: (@escaping @Sendable () -> Void) -> Void
     static let patience = 0.5
+    private var transfer: Transfer?
 
     init(_ run: LessonRun, startingEach startInBackground: @escaping (@escaping @Sendable () -> Void) -> Void) {
         self.run = run
         self.startInBackground = startInBackground
     }
 
-    func downloadFile() -> AttemptResult {
-        let others = (0..<ProcessInfo.processInfo.activeProcessorCount).map { _ in Deliveries() }
+    func downloadFile(completion: @escaping @Sendable (AttemptResult) -> Void) {
+        let allEnded = DispatchGroup()
+        let others = (0..<ProcessInfo.processInfo.activeProcessorCount).map { _ in
+            allEnded.enter()
+            return Deliveries(whenEnded: { allEnded.leave() })
+        }
         for (index, deliveries) in others.enumerated() {
             let request = URLRequest(url: Self.companionURL(run.faultFreeURL, index + 1))
             startInBackground { _ = URLConnection(request: request, delegate: deliveries) }
         }
-        let transfer = Transfer(run)
+        allEnded.enter()
+        let (run, transfer) = (run, Transfer(run, whenEnded: { _ in allEnded.leave() }))
+        self.transfer = transfer
         startInBackground { transfer.start() }
 
         let sent = Date()
-        let ran = DispatchSemaphore(value: 0)
-        DispatchQueue.global().async { ran.signal() }
-        ran.wait()
-        let waited = Date().timeIntervalSince(sent)
-        transfer.ended.wait()
-        for deliveries in others { deliveries.ended.wait() }
-        run.log("case e: the download and \(others.count) more transfers at once; a job sent to the global queue "
-            + "meanwhile waited \(seconds(waited, digits: 3))")
-        guard waited <= Self.patience else { return .failed(DownloadError.unresponsive(waited: waited, patience: Self.patience)) }
-        return transfer.outcome!
+        DispatchQueue.global().async {
+            let waited = Date().timeIntervalSince(sent)
+            allEnded.notify(queue: .global()) {
+                run.log("case e: the download and \(others.count) more transfers at once; a job sent to the global queue "
+                    + "meanwhile waited \(seconds(waited, digits: 3))")
+                guard waited <= Self.patience else {
+                    return completion(.failed(DownloadError.unresponsive(waited: waited, patience: Self.patience)))
+                }
+                completion(transfer.outcome ?? .failed(URLError(.cannotConnectToHost)))
+            }
+        }
     }
 
     /// The same file, marked as another transfer: the lab server's log then counts only the
@@ -122,7 +137,7 @@ final class Transfer: URLConnectionDataDelegate, @unchecked Sendable {
     // @unchecked: Thread and DispatchQueue take only Sendable closures, and OutputStream and
     // PartialFile are not Sendable. The transfer is handed to one connection, which calls it one
     // callback at a time (on a thread's run loop, or on a queue under its delivery lock), and
-    // nothing else touches it until `ended` is signalled; the waiting thread reads it after that.
+    // nothing else touches it until it has ended; `outcome` is read only after that.
     private let run: LessonRun
     private let partial: PartialFile
     private let queue: OperationQueue?
@@ -133,12 +148,14 @@ final class Transfer: URLConnectionDataDelegate, @unchecked Sendable {
     private(set) var threadIDs: [Int] = []
     private var seenThreads: [pthread_t] = []
     private var callbacks = 0
-    let ended = DispatchSemaphore(value: 0)
+    private let whenEnded: @Sendable (AttemptResult) -> Void
 
     /// Callbacks go to `queue`, or else to the run loop of the thread that calls `start()`.
-    init(_ run: LessonRun, queue: OperationQueue? = nil) {
+    /// `whenEnded` is called once, from the callback that ends the transfer.
+    init(_ run: LessonRun, queue: OperationQueue? = nil, whenEnded: @escaping @Sendable (AttemptResult) -> Void = { _ in }) {
         self.run = run
         self.queue = queue
+        self.whenEnded = whenEnded
         partial = PartialFile(run)
     }
 
@@ -216,7 +233,7 @@ final class Transfer: URLConnectionDataDelegate, @unchecked Sendable {
             ?? "case b: \(ByteFormat.grouped(Int64(callbacks))) callbacks"
         run.log("\(via), on thread \(threads.joined(separator: ", "))")
         outcome = result
-        ended.signal()
+        whenEnded(result)
     }
 }
 

@@ -34,13 +34,13 @@ final class ArticleUpload: LessonUpload {
     private let run: LessonRun
     init(_ run: LessonRun) { self.run = run }
 
-    func uploadFile() -> AttemptResult {
+    func uploadFile(completion: @escaping @Sendable (AttemptResult) -> Void) {
         let fixture = run.uploadFile
         let fileData: Data
         do {
             fileData = try Data(contentsOf: run.file)  // the whole file in memory, as the article does
         } catch {
-            return .failed(error)
+            return completion(.failed(error))
         }
         // The header names the boundary; each delimiter in the body is "--" plus that boundary.
         let headerBoundary = "----DownloadLab"
@@ -72,8 +72,10 @@ final class ArticleUpload: LessonUpload {
         request.httpMethod = "POST"
         request.setValue("multipart/form-data; boundary=\(headerBoundary)", forHTTPHeaderField: "Content-Type")
         run.log("body built in memory: \(ByteFormat.grouped(Int64(body.count))) bytes")
-        return UploadExchange(run, bodyBytes: Int64(body.count))
-            .send { session in session.uploadTask(with: request, from: body) }
-            .check(run, sent: fixture)
+        let run = run
+        UploadExchange(run, bodyBytes: Int64(body.count))
+            .send({ session in session.uploadTask(with: request, from: body) }) { sent in
+                completion(sent.check(run, sent: fixture))
+            }
     }
 }

@@ -17,8 +17,8 @@ enum TextField {
 
 /// Sends one request with a body, shows its progress from `didSendBodyData`, and collects the answer.
 final class UploadExchange: NSObject, URLSessionDataDelegate, @unchecked Sendable {
-    // @unchecked: the callbacks run one at a time on the serial delegate queue, and send() reads
-    // the state only after `done` is signalled.
+    // @unchecked: the callbacks run one at a time on the serial delegate queue, and send() sets
+    // the state before the task starts.
     private let run: LessonRun
     /// The body's length, for the progress: URLSession knows none for a stream (it says -1).
     private let bodyBytes: Int64
@@ -28,7 +28,7 @@ final class UploadExchange: NSObject, URLSessionDataDelegate, @unchecked Sendabl
     private var answer = Data()
     private var answerStarted: ContinuousClock.Instant?
     private var error: (any Error)?
-    private let done = DispatchSemaphore(value: 0)
+    private var completion: (@Sendable (Finished) -> Void)?
     /// The lab server answers in a few hundred bytes; a server whose answer never ends is given up
     /// on past these, instead of being held in memory for ever.
     static let longestAnswer = 1 << 20
@@ -40,7 +40,7 @@ final class UploadExchange: NSObject, URLSessionDataDelegate, @unchecked Sendabl
         self.bodyStream = bodyStream
     }
 
-    struct Finished {
+    struct Finished: Sendable {
         let status: Int
         let answer: Data
         let error: (any Error)?
@@ -60,12 +60,11 @@ final class UploadExchange: NSObject, URLSessionDataDelegate, @unchecked Sendabl
         }
     }
 
-    func send(_ makeTask: (URLSession) -> URLSessionTask) -> Finished {
+    /// Starts the task `makeTask` makes; `completion` gets the answer when the task ends.
+    func send(_ makeTask: (URLSession) -> URLSessionTask, completion: @escaping @Sendable (Finished) -> Void) {
+        self.completion = completion
         let session = run.makeSession(delegate: self, delegateQueue: BoundedOperationQueue(capacity: 64))
         makeTask(session).resume()
-        done.wait()
-        session.finishTasksAndInvalidate()
-        return Finished(status: status, answer: answer, error: error, url: run.url)
     }
 
     /// The body streams handed out, closed when the task ends: a writer still waiting for room
@@ -105,6 +104,10 @@ final class UploadExchange: NSObject, URLSessionDataDelegate, @unchecked Sendabl
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         self.error = self.error ?? error
         for stream in bodyStreamsHandedOut { stream.close() }
-        done.signal()
+        // A session keeps its delegate alive until it is invalidated.
+        session.finishTasksAndInvalidate()
+        let completion = self.completion
+        self.completion = nil
+        completion?(Finished(status: status, answer: answer, error: self.error, url: run.url))
     }
 }

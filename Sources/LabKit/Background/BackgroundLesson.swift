@@ -22,7 +22,7 @@ extension Lesson {
             let phone = PhoneSystem(run: run, background: background)
             return {
                 defer { background.record.withLock { $0 = phone.backgroundRecord } }
-                return phone.downloadFile()
+                return phone.playAttempt()
             }
         }
     }

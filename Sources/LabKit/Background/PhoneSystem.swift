@@ -10,7 +10,7 @@ import Synchronization
 /// running, and relaunches (or wakes) the app when the service has events for it. The attempt ends
 /// once the app is not running and nothing is left to happen: with the file, or without it, and
 /// then the user may launch the app and tap Start again.
-final class PhoneSystem: LessonDownload, @unchecked Sendable {
+final class PhoneSystem: @unchecked Sendable {
     // @unchecked: used by the harness's one thread.
     let run: LessonRun
     let phone: PhoneFolder
@@ -44,7 +44,7 @@ final class PhoneSystem: LessonDownload, @unchecked Sendable {
 
     var backgroundRecord: BackgroundRecord { record }
 
-    func downloadFile() -> AttemptResult {
+    func playAttempt() -> AttemptResult {
         attempt += 1
         do {
             try phone.make()

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CoreFoundation
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -9,8 +10,10 @@ import Synchronization
 
 /// A lesson's strategy: one object per run, like the article's view controller.
 public protocol LessonDownload: AnyObject {
-    /// One press of "Start" (or "Resume"): returns when this attempt has finished or failed.
-    func downloadFile() -> AttemptResult
+    /// One press of "Start" (or "Resume"): starts the attempt and returns, as a button's handler
+    /// does. `completion` is called once, on any thread, when the attempt has finished or failed.
+    /// The harness calls this on the main thread and runs its run loop until then.
+    func downloadFile(completion: @escaping @Sendable (AttemptResult) -> Void)
 }
 
 /// A lesson's strategy written with async/await (lesson 08): one value per run.
@@ -21,8 +24,9 @@ public protocol AsyncLessonDownload: Sendable {
 
 /// An upload lesson's strategy (a lesson whose `LessonID.kind` is `.upload`): one object per run.
 public protocol LessonUpload: AnyObject {
-    /// One press of "Send": returns when this attempt has finished or failed.
-    func uploadFile() -> AttemptResult
+    /// One press of "Send": starts the attempt and returns; `completion` is called once, on any
+    /// thread, when it has finished or failed.
+    func uploadFile(completion: @escaping @Sendable (AttemptResult) -> Void)
 }
 
 /// What a lesson's code gets from the lab: where to download from and to, and how to report.
@@ -59,17 +63,21 @@ public struct LessonRun: Sendable {
     /// The lesson's own remarks, in place of the article's NSLog.
     public func log(_ message: String) { console.line("  " + message) }
 
-    /// Calls `start`, then waits until the callback it was given has been called, and returns
-    /// what it was called with. An app would return at once and let the handler run later; a
-    /// command-line program has to wait for it.
+    /// Calls `start`, then runs this thread's run loop until the callback it was given has been
+    /// called, and returns what it was called with. This is the harness's one wait: an app would
+    /// return at once and let the handler run later; a command-line program has to wait for it.
+    /// Callbacks scheduled on this run loop (a connection started here) run meanwhile.
     public func waitForCompletion<Value: Sendable>(_ start: (@escaping @Sendable (Value) -> Void) -> Void) -> Value {
-        let slot = CompletionSlot<Value>()
-        start { value in
-            slot.value.withLock { $0 = value }
-            slot.filled.signal()
+        let slot = CompletionSlot<Value>(waking: CFRunLoopGetCurrent())
+        // With no source of its own, a run loop returns at once: a timer keeps it asleep instead.
+        let keepAsleep = Timer(timeInterval: 3600, repeats: true) { _ in }
+        RunLoop.current.add(keepAsleep, forMode: .default)
+        defer { keepAsleep.invalidate() }
+        start { value in slot.fill(value) }
+        while true {
+            if let value = slot.value.withLock({ $0 }) { return value }
+            _ = RunLoop.current.run(mode: .default, before: .distantFuture)
         }
-        slot.filled.wait()
-        return slot.value.withLock { $0! }
     }
 }
 
@@ -126,9 +134,20 @@ public struct TransferCheck: Sendable, Equatable {
     var matches: Bool { actualSHA256 == expectedSHA256 && actualBytes == expectedBytes }
 }
 
-private final class CompletionSlot<Value: Sendable>: Sendable {
+private final class CompletionSlot<Value: Sendable>: @unchecked Sendable {
+    // @unchecked: CFRunLoop is not marked Sendable, yet Core Foundation's run loop functions may
+    // be called from any thread (Apple's Threading Programming Guide, "Thread Safety and Run Loop Objects").
     let value = Mutex<Value?>(nil)
-    let filled = DispatchSemaphore(value: 0)
+    private let runLoop: CFRunLoop
+
+    init(waking runLoop: CFRunLoop) { self.runLoop = runLoop }
+
+    /// Keeps the first value, and stops the waiting run loop so that it looks. A stop that comes
+    /// before the loop runs makes its next run return at once, so no wake-up is lost.
+    func fill(_ newValue: Value) {
+        value.withLock { $0 = $0 ?? newValue }
+        CFRunLoopStop(runLoop)
+    }
 }
 
 /// Which program runs a lesson's code: the lesson itself, or a student's copy of its article
@@ -187,7 +206,10 @@ public struct Lesson<Way: LessonWay & ExpressibleByArgument> {
     /// and exits with an `ExitStatus`. A variant that has no ways is handed the first, unused.
     public func run(startingServer startServer: @escaping () throws -> any LessonServer,
                     _ makeDownload: (LessonRun, Way) -> any LessonDownload) -> Never {
-        runAttempts(startServer) { run, way in makeDownload(run, way).downloadFile }
+        runAttempts(startServer) { run, way in
+            let download = makeDownload(run, way)
+            return { run.waitForCompletion { done in download.downloadFile(completion: done) } }
+        }
     }
 
     /// Runs a lesson written with async/await and exits with an `ExitStatus`. Each attempt runs
@@ -206,7 +228,10 @@ public struct Lesson<Way: LessonWay & ExpressibleByArgument> {
                     _ makeUpload: (LessonRun, Way) -> any LessonUpload) -> Never {
         var upload = self
         upload.uploads = true
-        upload.runAttempts(startServer) { run, way in makeUpload(run, way).uploadFile }
+        upload.runAttempts(startServer) { run, way in
+            let strategy = makeUpload(run, way)
+            return { run.waitForCompletion { done in strategy.uploadFile(completion: done) } }
+        }
     }
 
     func runAttempts(_ startServer: @escaping () throws -> any LessonServer,

@@ -132,7 +132,10 @@ struct Cases {
             let start: @Sendable () -> Void = { _ = URLConnection(request: request, delegate: deliveries) }
             switch run.variant {
             case .article: ArticleDownload.startInBackground(start)
-            case .corrected: exits.append(CorrectedDownload.startInBackground(threadName: "lab.case-e\(index + 1)", start))
+            case .corrected:
+                let left = DispatchSemaphore(value: 0)
+                exits.append(left)
+                CorrectedDownload.startInBackground(threadName: "lab.case-e\(index + 1)", start, leftRunLoop: { left.signal() })
             }
         }
         let sent = Date()
@@ -142,7 +145,7 @@ struct Cases {
         let waited = Date().timeIntervalSince(sent)
         for deliveries in connections { deliveries.ended.wait() }
         let took = Date().timeIntervalSince(started)
-        for exit in exits { exit.wait() }
+        for left in exits { left.wait() }
         let bytes = connections.map { ByteFormat.grouped(Int64($0.bytes)) }.joined(separator: " + ")
         let how = run.variant == .article ? "each on a GCD worker parked in run()" : "each on a thread of its own"
         run.log("case e: \(count) connections at once (\(count - 1) cores), \(how): \(bytes) bytes delivered, all done after "
