@@ -45,7 +45,9 @@ final class CorrectedDownload: LessonDownload {
             return .failure(DownloadError.httpStatus((response as? HTTPURLResponse)?.statusCode ?? 0,
                                                      url: (response?.url ?? run.url).absoluteString))
         }
-        let expected = response.expectedDecodedLength
+        // A compressed body's announced length is the compressed size, while the call hands over
+        // the decoded bytes, several times as many: then the length is unknown (-1).
+        let expected = response.value(forHTTPHeaderField: "Content-Encoding") == nil ? response.expectedContentLength : -1
         if expected > inMemoryLimit {
             return .failure(DownloadError.tooLargeForMemory(bytes: expected, limit: inMemoryLimit))
         }

@@ -29,7 +29,7 @@ final class CorrectedDownload: LessonDownload, URLConnectionDataDelegate {
         // A new response starts the body afresh. Reserving the announced length allocates the
         // final size once, instead of reallocating as the buffer grows. A compressed body's
         // announced length is the compressed size: the decoded one is then unknown (-1).
-        expectedLength = response.expectedDecodedLength
+        expectedLength = http.value(forHTTPHeaderField: "Content-Encoding") == nil ? response.expectedContentLength : -1
         received = Data()
         if expectedLength > 0 { received.reserveCapacity(Int(expectedLength)) }
     }
@@ -56,7 +56,7 @@ final class CorrectedDownload: LessonDownload, URLConnectionDataDelegate {
 
     func connection(_ connection: URLConnection, didFailWithError error: any Error) {
         // Everything received so far was in memory only: the next attempt starts from byte 0.
-        run.log("the transfer broke; \(ByteFormat.iec(Int64(received.count))) in memory are lost")
+        run.log("the transfer broke; \(received.count) bytes in memory are lost")
         received = Data()
         finish(.failed(error))
     }

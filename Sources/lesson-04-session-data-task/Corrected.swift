@@ -16,7 +16,7 @@ final class CorrectedDownload: NSObject, LessonDownload, URLSessionDataDelegate,
     private var fileHandle: FileHandle?
     private var failure: (any Error)?  // a reason of our own to stop, which outranks "cancelled"
     private var completion: (@Sendable (AttemptResult) -> Void)?
-    private lazy var session = run.makeSession(delegate: self, delegateQueue: BoundedOperationQueue(capacity: 64))
+    private lazy var session = run.makeSession(delegate: self, delegateQueue: nil)
 
     init(_ run: LessonRun) {
         self.run = run

@@ -52,7 +52,7 @@ final class CorrectedDownload: NSObject, LessonDownload, URLSessionDownloadDeleg
             throw DownloadError.unusableResumeData(path: resumeDataFile.path, reason: "no request can be read from it")
         }
         guard url == run.url else {
-            run.log("\(resumeDataFile.lastPathComponent) is for another URL, \(ShownURL.brief(url)): starting over")
+            run.log("\(resumeDataFile.lastPathComponent) is for another URL, \(url.absoluteString): starting over")
             resumed.cancel()  // its partial file is of no use
             try? FileManager.default.removeItem(at: resumeDataFile)
             return nil
@@ -87,7 +87,7 @@ final class CorrectedDownload: NSObject, LessonDownload, URLSessionDownloadDeleg
     func urlSession(_ session: URLSession, downloadTask: URLSessionDownloadTask, didWriteData bytesWritten: Int64,
                     totalBytesWritten: Int64, totalBytesExpectedToWrite: Int64) {
         // A server may compress all the same: its total then counts the compressed bytes, not these.
-        let compressed = (downloadTask.response as? HTTPURLResponse)?.contentEncoding != nil
+        let compressed = (downloadTask.response as? HTTPURLResponse)?.value(forHTTPHeaderField: "Content-Encoding") != nil
         let expected = compressed ? NSURLSessionTransferSizeUnknown : totalBytesExpectedToWrite
         run.progress.update(received: totalBytesWritten, expected: expected)
         if !pausedOnce, totalBytesWritten < expected, Double(totalBytesWritten) >= App.pausePressedAt * Double(expected) {

@@ -27,7 +27,7 @@ final class CorrectedDownload: StartsInBackground {
     static func startInBackground(threadName: String, _ start: @escaping @Sendable () -> Void,
                                   leftRunLoop: @escaping @Sendable () -> Void = {}) {
         Thread {
-            nameThisThread(threadName)
+            Thread.current.name = threadName
             start()
             // Returns once the connection no longer needs the loop: after its last callback.
             RunLoop.current.run()
@@ -36,13 +36,12 @@ final class CorrectedDownload: StartsInBackground {
     }
 
     func downloadFile(completion: @escaping @Sendable (AttemptResult) -> Void) {
-        let (run, transfer) = (run, Transfer(run))
+        let transfer = Transfer(run)
         self.transfer = transfer
         Self.startInBackground(threadName: "lab.download", { transfer.start() }, leftRunLoop: {
             // Another thread watches this one exit.
             DispatchQueue.global().async {
-                run.log("case b: thread \(transfer.threads.joined(separator: ", ")) left its run loop "
-                    + "(\(ThreadCensus.exited(transfer.threadIDs) ? "and exited" : "but is still running"))")
+                transfer.reportThreadExit()
                 // A run loop with nothing scheduled returns at once: the connection never started.
                 completion(transfer.outcome ?? .failed(URLError(.cannotConnectToHost)))
             }

@@ -32,7 +32,7 @@ final class CorrectedUpload: LessonUpload {
             // A stream has no length for URLSession to announce, so the body goes out chunked.
             request.setValue("multipart/form-data; boundary=\(body.boundary)", forHTTPHeaderField: "Content-Type")
             let length = body.length(around: fixture.size)
-            run.log("body streamed from the file: \(ByteFormat.grouped(length)) bytes, boundary \(body.boundary)")
+            run.log("body streamed from the file: \(length) bytes, boundary \(body.boundary)")
             let writer = MultipartBodyWriter(body, file: run.file)
             // URLSession asks its delegate for the body (needNewBodyStream), again if it must resend it.
             UploadExchange(run, bodyBytes: length, bodyStream: writer.newStream)
@@ -41,16 +41,17 @@ final class CorrectedUpload: LessonUpload {
                     completion(writer.failure.map { .failed($0) } ?? sent.check(run, sent: fixture))
                 }
         case .bodyFile:
-            let bodyFile = LabFolders.temporary.appendingPathComponent("lesson-07-body-\(UUID().uuidString)")
+            // Beside the file it is made from: in the app's own folder, and on the same disk.
+            let bodyFile = run.file.deletingLastPathComponent().appendingPathComponent(".body-\(UUID().uuidString)")
             do {
                 body = try MultipartBodyFile.write(body, to: bodyFile, file: run.file)
             } catch {
                 try? FileManager.default.removeItem(at: bodyFile)
-                return completion(.failed(DownloadError.localIO(path: bodyFile.path, reason: describe(error))))
+                return completion(.failed(DownloadError.localIO(path: bodyFile.path, reason: error.localizedDescription)))
             }
             let length = body.length(around: fixture.size)
             request.setValue("multipart/form-data; boundary=\(body.boundary)", forHTTPHeaderField: "Content-Type")
-            run.log("body written to a file: \(ByteFormat.grouped(length)) bytes, boundary \(body.boundary)")
+            run.log("body written to a file: \(length) bytes, boundary \(body.boundary)")
             // Streamed from the file, which reads it again from its start whenever URLSession must
             // send the body again. Not uploadTask(fromFile:): on Linux, a task of that kind ended
             // before its body has gone (a server whose answer never ends) can crash Foundation.
@@ -154,7 +155,7 @@ final class MultipartBodyWriter: Sendable {
             _ = write(tail, to: output)
         } catch {
             // No tail: a body cut short is refused, never stored as a shorter file.
-            failed.withLock { $0 = DownloadError.cannotRead(path: file.path, reason: describe(error)) }
+            failed.withLock { $0 = DownloadError.cannotRead(path: file.path, reason: error.localizedDescription) }
         }
     }
 
@@ -178,7 +179,6 @@ enum MultipartBodyFile {
     /// Returns the body as written: its boundary is proven absent from the file's bytes (a clash,
     /// which is astronomically unlikely, means starting over with a new one).
     static func write(_ body: MultipartBody, to bodyFile: URL, file: URL) throws -> MultipartBody {
-        try LabFolders.make(bodyFile.deletingLastPathComponent())
         var body = body
         while try !writeOnce(body, to: bodyFile, file: file) {
             body.changeBoundary()

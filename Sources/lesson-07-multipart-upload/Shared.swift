@@ -62,7 +62,7 @@ final class UploadExchange: NSObject, URLSessionDataDelegate, @unchecked Sendabl
     /// Starts the task `makeTask` makes; `completion` gets the answer when the task ends.
     func send(_ makeTask: (URLSession) -> URLSessionTask, completion: @escaping @Sendable (Finished) -> Void) {
         self.completion = completion
-        let session = run.makeSession(delegate: self, delegateQueue: BoundedOperationQueue(capacity: 64))
+        let session = run.makeSession(delegate: self, delegateQueue: nil)
         makeTask(session).resume()
     }
 

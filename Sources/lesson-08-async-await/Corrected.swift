@@ -119,7 +119,7 @@ final class CorrectedDownload: AsyncLessonDownload {
         if let firstToEnd { return firstToEnd }
         let fileSize = PartialFile.size(of: run.file)
         let afterThePress = fileSize - pressedAt.load(ordering: .relaxed)
-        run.log("paused with \(ByteFormat.iec(fileSize)) on disk, \(ByteFormat.iec(afterThePress)) of it already on its way at the press")
+        run.log("paused with \(fileSize) bytes on disk, \(afterThePress) bytes of it already on its way at the press")
         run.log("resume")
         return await stream(byteByByte: false)
     }
@@ -133,7 +133,7 @@ final class CorrectedDownload: AsyncLessonDownload {
             if total > 0, written >= total / 4, written < total {
                 pausedOnce.store(true, ordering: .relaxed)
                 pressedAt.store(written, ordering: .relaxed)
-                run.log("pause at \(ByteFormat.iec(written))")
+                run.log("pause at \(written) bytes")
                 return
             }
             try? await Task.sleep(for: .milliseconds(2))
@@ -196,7 +196,7 @@ enum TemporaryFolder {
         do {
             try LabFolders.make(path)
         } catch {
-            throw DownloadError.localIO(path: path.path, reason: "cannot create the temporary folder: \(describe(error))")
+            throw DownloadError.localIO(path: path.path, reason: "cannot create the temporary folder: \(error.localizedDescription)")
         }
         guard access(path.path, W_OK | X_OK) == 0 else {
             throw DownloadError.localIO(path: path.path, reason: "the temporary folder cannot be written")
@@ -206,7 +206,7 @@ enum TemporaryFolder {
     static func removeWithLeftovers(_ run: LessonRun) {
         let leftovers = (try? FileManager.default.contentsOfDirectory(at: path, includingPropertiesForKeys: nil)) ?? []
         for file in leftovers {
-            run.log("Foundation left \(ByteFormat.iec(PartialFile.size(of: file))) in \(file.lastPathComponent): deleting it")
+            run.log("Foundation left \(PartialFile.size(of: file)) bytes in \(file.lastPathComponent): deleting it")
             try? FileManager.default.removeItem(at: file)
         }
         try? FileManager.default.removeItem(at: path)

@@ -46,7 +46,7 @@ final class ArticleDownload: NSObject, LessonDownload, URLSessionDataDelegate, @
     private var totalLength: Int64 = 0
     private var writeHandle: FileHandle?
     private var completion: (@Sendable (AttemptResult) -> Void)?
-    private lazy var session = run.makeSession(delegate: self, delegateQueue: BoundedOperationQueue(capacity: 64))
+    private lazy var session = run.makeSession(delegate: self, delegateQueue: nil)
 
     init(_ run: LessonRun) { self.run = run }
 

@@ -215,6 +215,13 @@ final class Transfer: URLConnectionDataDelegate, @unchecked Sendable {
         end(.failed(error))
     }
 
+    /// Says whether the thread that ran the callbacks, having left its run loop, has exited too:
+    /// the kernel's word, waited for up to a second. Called from another thread.
+    func reportThreadExit() {
+        run.log("case b: thread \(threads.joined(separator: ", ")) left its run loop "
+            + "(\(ThreadCensus.exited(threadIDs) ? "and exited" : "but is still running"))")
+    }
+
     /// Counts the callback, and names its thread the first time that thread calls: naming
     /// reads /proc, which on every 16 KiB chunk cost this lesson about a tenth of its speed.
     private func noteThread() {

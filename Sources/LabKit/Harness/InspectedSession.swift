@@ -9,10 +9,13 @@ extension LessonRun {
     /// `URLSession(configuration: .ephemeral, delegate: delegate, delegateQueue: delegateQueue)`,
     /// with the lab's network inspector between the session and `delegate`: every callback reaches
     /// `delegate` unchanged, and the exchange lands in the run's record and story. The session
-    /// gives up on a connection that sends nothing for `--idle-timeout` seconds.
-    public func makeSession(delegate: any URLSessionDataDelegate, delegateQueue: OperationQueue) -> URLSession {
+    /// gives up on a connection that sends nothing for `--idle-timeout` seconds. Without a
+    /// `delegateQueue` the session gets a serial one, as URLSession makes, that holds at most 64
+    /// callbacks (`BoundedOperationQueue`): URLSession on Linux hands a delegate every chunk at
+    /// once, and a slow delegate must slow the sender instead of filling memory.
+    public func makeSession(delegate: any URLSessionDataDelegate, delegateQueue: OperationQueue?) -> URLSession {
         URLSession(configuration: .lab, delegate: InspectingDelegate(forwardingTo: delegate, recordingIn: exchangeLog),
-                   delegateQueue: delegateQueue)
+                   delegateQueue: delegateQueue ?? BoundedOperationQueue(capacity: 64))
     }
 
     /// The same, for download tasks. On Linux the session is LabKit's `ResumableDownloadSession`,
