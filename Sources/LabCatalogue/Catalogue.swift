@@ -5,17 +5,29 @@ import LabVocabulary
 /// Every lesson's defects. Each symptom is the one the article variant shows in the trial; the
 /// end-to-end tests run every trial on both variants and hold them to it.
 public enum Catalogue {
-    public static let lessons: [LessonDefects] = [
-        smallFile, inMemory, fileHandle, outputStream, sessionDataTask, downloadTaskResume, runLoopThread, multipartUpload,
-        asyncAwait, backgroundSession,
-    ]
+    /// In the lessons' order.
+    public static let lessons: [LessonDefects] = LessonID.allCases.map(lesson)
 
     /// Accepts any of the names `LessonID(named:)` reads.
     public static func lesson(named name: String) -> LessonDefects? {
-        LessonID(named: name).flatMap(lesson)
+        LessonID(named: name).map(lesson)
     }
 
-    public static func lesson(_ id: LessonID) -> LessonDefects? { lessons.first { $0.id == id } }
+    /// A lesson's entry. No `default`: a new lesson does not compile without one.
+    public static func lesson(_ id: LessonID) -> LessonDefects {
+        switch id {
+        case .smallFile: smallFile
+        case .inMemory: inMemory
+        case .fileHandle: fileHandle
+        case .outputStream: outputStream
+        case .sessionDataTask: sessionDataTask
+        case .downloadTaskResume: downloadTaskResume
+        case .runLoopThread: runLoopThread
+        case .multipartUpload: multipartUpload
+        case .asyncAwait: asyncAwait
+        case .backgroundSession: backgroundSession
+        }
+    }
 
     static func scenarios(_ section: String) -> ArticleSection { ArticleSection(title: "网络篇 - 03.NSURLConnection应用场景", section: section) }
     static func progress(_ section: String) -> ArticleSection { ArticleSection(title: "NSURLConnection下载文件并监测下载进度", section: section) }

@@ -82,8 +82,8 @@ import Testing
         try await ExerciseTests.takingTurns {
             // The resume condition forced false: the request never carries Range.
             let records = try Self.checkCorrected(
-                "03", replacing: "URLConnection(request: partial.nextRequest(), delegate: self)",
-                with: "URLConnection(request: false ? partial.nextRequest() : URLRequest(url: run.url), delegate: self)")
+                "03", replacing: "URLConnection(request: ResumeRules.request(for: run.url, onDisk: onDisk, known: knownVersion), delegate: self)",
+                with: "URLConnection(request: false ? ResumeRules.request(for: run.url, onDisk: onDisk, known: knownVersion) : URLRequest(url: run.url), delegate: self)")
             // compressed-resume is a defect's check that only a resume passes, so it fails too.
             #expect(Set(records.filter { !$0.passed }.map(\.check)) == ["compressed-resume", "resumes-after-drop", "resumes-after-kill"], "\(records)")
             for record in records where !record.passed && record.check != "compressed-resume" {
@@ -185,7 +185,7 @@ import Testing
         try await ExerciseTests.takingTurns {
             let lesson = try #require(Catalogue.lesson(named: "00"))
             let starting = try Self.startingCode(lesson)
-            let call = "        let (data, _, _) = fetchInOneCall(URLRequest(url: run.url), way, run)\n"
+            let call = "        fetchInOneCall(URLRequest(url: run.url), way, run) { data, _, _ in\n"
             #expect(starting.contains(call))
             let natural = """
                         var data: Data?
@@ -197,7 +197,8 @@ import Testing
                         done.wait()
 
                 """
-            let refused = try Self.withExercise(lesson, holding: starting.replacingOccurrences(of: call, with: natural)) {
+            // The article's call opens a closure: a `do` takes its place, and its closing brace.
+            let refused = try Self.withExercise(lesson, holding: starting.replacingOccurrences(of: call, with: natural + "        do {\n")) {
                 try Self.lab(["exercise", "check", "00"])
             }
             #expect(refused.status == 1)
@@ -216,7 +217,7 @@ import Testing
                         let data = received.withLock { $0 }
 
                 """
-            let code = "import Synchronization\n" + starting.replacingOccurrences(of: call, with: withMutex)
+            let code = "import Synchronization\n" + starting.replacingOccurrences(of: call, with: withMutex + "        do {\n")
             let checked = try Self.withExercise(lesson, holding: code) { try Self.lab(["exercise", "check", "00", "--json"]) }
             let clean = try #require(try Self.records(checked.stdout).first, "\(checked.stderr)")
             #expect(clean.check == "clean" && clean.passed, "\(clean.detail)")
@@ -227,7 +228,7 @@ import Testing
         try await ExerciseTests.takingTurns {
             let lesson = try #require(Catalogue.lesson(named: "00"))
             let starting = try Self.startingCode(lesson)
-            let call = "let (data, _, _) = fetchInOneCall(URLRequest(url: run.url), way, run)"
+            let call = "fetchInOneCall(URLRequest(url: run.url), way, run) { data, _, _ in"
             #expect(starting.contains(call))
 
             let hangs = starting.replacingOccurrences(of: call, with: "while true { sleep(1) }\n        " + call)

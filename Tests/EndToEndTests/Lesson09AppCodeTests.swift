@@ -27,7 +27,7 @@ struct Lesson09AppCodeTests {
     ])
     func misusedBackgroundSessionsAreOneLineAndExit70(piece: String, replacement: String, says: String) async throws {
         try await ExerciseTests.takingTurns {
-            let lesson = try #require(Catalogue.lesson(.backgroundSession))
+            let lesson = Catalogue.lesson(.backgroundSession)
             var files = try ExerciseTests.correctedFiles(lesson)
             let student = try #require(files[ExerciseSource.studentFile])
             try #require(student.contains(piece))
@@ -111,7 +111,7 @@ struct Lesson09AppCodeTests {
     /// build here either.
     @Test func aResumeDataHandlerIsAsStrictAsApples() async throws {
         try await ExerciseTests.takingTurns {
-            let lesson = try #require(Catalogue.lesson(.backgroundSession))
+            let lesson = Catalogue.lesson(.backgroundSession)
             var files = try ExerciseTests.correctedFiles(lesson)
             let student = try #require(files[ExerciseSource.studentFile])
             try #require(student.contains(Self.startPiece))
@@ -202,7 +202,7 @@ struct Lesson09AppCodeTests {
     /// path while the run goes on.
     static func runCorrected(replacing pieces: [(String, String)], _ arguments: [String], size: Int64, faults: String? = nil,
                              server: LabServer, meanwhile: (URL) throws -> Void = { _ in }) throws -> Lesson09Tests.Ran {
-        let lesson = try #require(Catalogue.lesson(.backgroundSession))
+        let lesson = Catalogue.lesson(.backgroundSession)
         var files = try ExerciseTests.correctedFiles(lesson)
         var student = try #require(files[ExerciseSource.studentFile])
         for (piece, replacement) in pieces {

@@ -18,7 +18,22 @@ struct VocabularyTests {
         let folder = ExerciseTests.packageRoot.appendingPathComponent("Sources/\(lesson.executable)")
         let files = try FileManager.default.contentsOfDirectory(atPath: folder.path)
         #expect(files.contains("Article.swift") && files.contains("Corrected.swift") && files.contains("main.swift"), "\(files)")
-        #expect(Catalogue.lesson(lesson)?.id == lesson)
+        #expect(Catalogue.lesson(lesson).id == lesson, "the catalogue's entry for \(lesson.executable) is another lesson's")
+    }
+
+    /// Every lesson has its exercise, its page, a row in the lessons' index and one in the
+    /// README: each one missing is named.
+    @Test(arguments: LessonID.allCases)
+    func everyLessonIsWhereAReaderLooks(lesson: LessonID) throws {
+        let root = ExerciseTests.packageRoot
+        func exists(_ path: String) -> Bool { FileManager.default.fileExists(atPath: root.appendingPathComponent(path).path) }
+        #expect(exists("Sources/Exercises/\(lesson.rawValue)/main.swift"),
+                "no exercise: make Sources/Exercises/\(lesson.rawValue), then `lab exercise reset \(lesson.number)`")
+        #expect(exists("Lessons/\(lesson.rawValue).md"), "no page Lessons/\(lesson.rawValue).md")
+        let index = try String(contentsOf: root.appendingPathComponent("Lessons/README.md"), encoding: .utf8)
+        #expect(index.contains("](\(lesson.rawValue).md)"), "Lessons/README.md has no row for \(lesson.rawValue)")
+        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
+        #expect(readme.contains("| `\(lesson.executable)` |"), "README.md has no row for \(lesson.executable)")
     }
 
     @Test func aLessonIsFoundByAnyOfItsNames() {

@@ -4,6 +4,44 @@ import LabVocabulary
 /// The phone's children, each a process of this same executable in a role of its own, and what
 /// the phone gathers from them: their peak memory, their exchanges.
 extension PhoneSystem {
+    // MARK: The service
+
+    /// The most restarts of the service in one run: a service that dies at every start (a disk it
+    /// cannot write, say) is not started for ever.
+    static let restartLimit = 100
+
+    /// False once the service has died more often than `restartLimit`.
+    @discardableResult
+    func keepServiceRunning() -> Bool {
+        if let service, service.isRunning { return true }
+        if let service {
+            guard record.serviceRestarts < Self.restartLimit else { return false }
+            record.serviceRestarts += 1
+            let how = service.terminationReason == .uncaughtSignal ? "signal \(service.terminationStatus)" : "exit \(service.terminationStatus)"
+            run.log("the transfer service ended (\(how)): the system starts it again")
+        }
+        service = start(.service, settings: settings)
+        return service != nil
+    }
+
+    func stopService(removingItsFolder remove: Bool) {
+        // SIGKILL: its state is written to survive one, and a SIGTERM may be blocked in a mask the
+        // service inherited.
+        if let service, service.isRunning {
+            kill(service.processIdentifier, SIGKILL)
+            service.waitUntilExit()
+        }
+        service = nil
+        if remove { try? FileManager.default.removeItem(at: phone.root) }
+    }
+
+    func serviceHasLiveTasks() -> Bool {
+        phone.records().contains { !$0.state.hasEnded }
+            || ((try? FileManager.default.contentsOfDirectory(atPath: phone.requests.path)) ?? []).contains { $0.hasSuffix(".json") }
+    }
+
+    // MARK: Starting a child
+
     func start(_ role: PhoneRole, settings: PhoneSettings) -> Process? {
         let process = Process()
         process.executableURL = Bundle.main.executableURL ?? URL(fileURLWithPath: CommandLine.arguments[0])

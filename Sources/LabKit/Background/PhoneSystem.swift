@@ -14,9 +14,9 @@ final class PhoneSystem: @unchecked Sendable {
     // @unchecked: used by the harness's one thread.
     let run: LessonRun
     let phone: PhoneFolder
-    private let settings: PhoneSettings
+    let settings: PhoneSettings
     private var eventsLeft: [LifeScript.Event]
-    private var service: Process?
+    var service: Process?
     private var app: Process?
     private var appSuspended = false
     var record: BackgroundRecord
@@ -123,46 +123,10 @@ final class PhoneSystem: @unchecked Sendable {
         return "the download ended with the app"
     }
 
-    // MARK: The service
-
-    /// The most restarts of the service in one run: a service that dies at every start (a disk it
-    /// cannot write, say) is not started for ever.
-    static let restartLimit = 100
-
-    /// False once the service has died more often than `restartLimit`.
-    @discardableResult
-    private func keepServiceRunning() -> Bool {
-        if let service, service.isRunning { return true }
-        if let service {
-            guard record.serviceRestarts < Self.restartLimit else { return false }
-            record.serviceRestarts += 1
-            let how = service.terminationReason == .uncaughtSignal ? "signal \(service.terminationStatus)" : "exit \(service.terminationStatus)"
-            run.log("the transfer service ended (\(how)): the system starts it again")
-        }
-        service = start(.service, settings: settings)
-        return service != nil
-    }
-
-    private func stopService(removingItsFolder remove: Bool) {
-        // SIGKILL: its state is written to survive one, and a SIGTERM may be blocked in a mask the
-        // service inherited.
-        if let service, service.isRunning {
-            kill(service.processIdentifier, SIGKILL)
-            service.waitUntilExit()
-        }
-        service = nil
-        if remove { try? FileManager.default.removeItem(at: phone.root) }
-    }
-
     deinit {
         if let service, service.isRunning { kill(service.processIdentifier, SIGKILL) }
         if let app, app.isRunning { kill(app.processIdentifier, SIGKILL) }
         if folderLock >= 0 { close(folderLock) }
-    }
-
-    private func serviceHasLiveTasks() -> Bool {
-        phone.records().contains { !$0.state.hasEnded }
-            || ((try? FileManager.default.contentsOfDirectory(atPath: phone.requests.path)) ?? []).contains { $0.hasSuffix(".json") }
     }
 
     // MARK: The app

@@ -65,14 +65,8 @@ public final class PartialFile {
     public func nextRequest() -> URLRequest {
         resumeState = ResumeState.load(for: file).flatMap { $0.url == url.absoluteString ? $0 : nil }
         written = resumeState == nil ? 0 : Self.size(of: file)
-        var request = URLRequest(url: url)
-        // URLSession asks for gzip by itself, and a server that compresses ignores Range (nginx).
-        request.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
-        if let resumeState, written > 0 {
-            request.setValue(rangeHeader(from: written), forHTTPHeaderField: "Range")
-            request.setValue(resumeState.validator, forHTTPHeaderField: "If-Range")
-        }
-        return request
+        return ResumeRules.request(for: url, onDisk: written,
+                                   known: resumeState.map { ResumeRules.Known(validator: $0.validator, total: $0.total) })
     }
 
     /// The answer judged by `ResumeRules`, and acted on: the sidecar saved for a body that can be

@@ -58,6 +58,22 @@ public enum ResumeRules {
         case notTheFile(status: Int)
     }
 
+    /// The request for what is missing of the resource at `url`, with `onDisk` bytes of the
+    /// `known` version on disk: `Range` from the end of the file and `If-Range` with the
+    /// validator, so a server whose file has changed answers 200 with all of it instead of a 206
+    /// to splice; with nothing known, the whole file. Every request asks for the file as it is
+    /// (`Accept-Encoding: identity`, as curl and aria2 do): URLSession asks for gzip by itself,
+    /// hands over the body decoded, and a server that compresses ignores `Range` (nginx does).
+    public static func request(for url: URL, onDisk: Int64, known: Known?) -> URLRequest {
+        var request = URLRequest(url: url)
+        request.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
+        if let known, onDisk > 0 {
+            request.setValue(rangeHeader(from: onDisk), forHTTPHeaderField: "Range")
+            request.setValue(known.validator, forHTTPHeaderField: "If-Range")
+        }
+        return request
+    }
+
     /// The verdict on `answer` for a partial file of `onDisk` bytes of the `known` version (nil
     /// when nothing vouches for them; the request then asked for the whole file).
     public static func judge(_ answer: Answer, onDisk: Int64, known: Known?) -> Verdict {

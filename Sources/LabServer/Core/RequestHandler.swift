@@ -10,8 +10,8 @@ final class RequestHandler: ChannelInboundHandler {
     typealias OutboundOut = HTTPServerResponsePart
 
     private let core: ServerCore
-    private let uploadLimits: MultipartLimits
-    private var state = State.idle
+    let uploadLimits: MultipartLimits
+    var state = State.idle
     /// When the current request's head arrived, for its time to first byte.
     private var requestArrived = NIODeadline.now()
 
@@ -19,7 +19,7 @@ final class RequestHandler: ChannelInboundHandler {
     /// at a time and holds back the next until this one's response has ended, so the states
     /// follow each other in this order; a request part that arrives in any other state ends the
     /// connection (see `channelRead`).
-    private enum State {
+    enum State {
         /// Between requests.
         case idle
         /// A request whose body, if it has one, is read and ignored; it is answered at its end.
@@ -255,7 +255,7 @@ final class RequestHandler: ChannelInboundHandler {
     }
 
     /// What a fixture response carries: the file itself (all of it or a range), or its gzip encoding.
-    private enum Representation {
+    enum Representation {
         case identity(RangeSelection, digest: [UInt8]?)
         case gzip(length: Int64)
     }
@@ -287,45 +287,8 @@ final class RequestHandler: ChannelInboundHandler {
         // A lying length only matters when a body follows; HEAD shows the honest headers.
         let lengthError = isGET && hasBody ? faults.lengthError ?? 0 : 0
 
-        var headers = HTTPHeaders()
-        if hasBody {
-            headers.add(name: "Content-Type", value: fixture.content == .text ? "text/plain; charset=utf-8" : "application/octet-stream")
-        }
-        if case .gzip = representation {
-            headers.add(name: "Content-Encoding", value: "gzip")
-        }
-        if faults.chunked {
-            headers.add(name: "Transfer-Encoding", value: "chunked")
-        } else {
-            headers.add(name: "Content-Length", value: "\(max(0, length + lengthError))")
-        }
-        if let name = faults.dispositionName {
-            headers.add(name: "Content-Disposition", value: ContentDisposition.attachment(name))
-        }
-        // The same URL answers differently by Accept-Encoding: a cache must key on it.
-        if faults.gzip {
-            headers.add(name: "Vary", value: "Accept-Encoding")
-        }
-        switch representation {
-        case .identity(let selection, let digest):
-            switch selection {
-            case .full: break
-            case .partial(let first, let last): headers.add(name: "Content-Range", value: "bytes \(first)-\(last)/\(fixture.size)")
-            case .unsatisfiable: headers.add(name: "Content-Range", value: "bytes */\(fixture.size)")
-            }
-            headers.add(name: "Accept-Ranges", value: "bytes")
-            headers.add(name: "ETag", value: fixture.etag)
-            headers.add(name: "Last-Modified", value: fixture.lastModified)
-            if let digest { headers.add(name: "Repr-Digest", value: DigestText.reprDigest(digest)) }
-        case .gzip:
-            // nginx weakens the ETag of what it compresses: the encoded bytes are not the file's, so
-            // no If-Range may match them (RFC 9110 requires a strong validator). No Accept-Ranges,
-            // and no Repr-Digest: the representation is the encoded bytes, whose digest the lab
-            // does not publish.
-            headers.add(name: "ETag", value: "W/" + fixture.etag)
-            headers.add(name: "Last-Modified", value: fixture.lastModified)
-        }
-
+        let headers = Self.fixtureHeaders(fixture, representation, faults: faults,
+                                          announcedLength: max(0, length + lengthError), hasBody: hasBody)
         let logIndex = writeHead(status, headers: headers, attempt: attempt, request: request, context: context)
         guard isGET, let source else {
             endResponse(request: request, context: context)
@@ -348,50 +311,12 @@ final class RequestHandler: ChannelInboundHandler {
         streamer.start()
     }
 
-    // MARK: Uploads
-
-    private func beginUpload(_ head: HTTPRequestHead, context: ChannelHandlerContext) {
-        switch UploadEndpoint.boundary(of: head, limits: uploadLimits) {
-        case .failure(let refusal):
-            refuseUpload(refusal, request: head, context: context)
-        case .success(let boundary):
-            state = .receivingUpload(head, MultipartParser(boundary: boundary, limits: uploadLimits))
-            // curl and URLSession wait for this before sending a large body.
-            if head.headers.first(name: "Expect")?.lowercased() == "100-continue" {
-                let interim = HTTPResponseHead(version: head.version, status: .continue)
-                context.writeAndFlush(wrapOutboundOut(.head(interim)), promise: nil)
-            }
-        }
-    }
-
-    private func finishUpload(_ parser: inout MultipartParser, request: HTTPRequestHead, context: ChannelHandlerContext) {
-        do {
-            let parts = try parser.finish()
-            let files = parts.compactMap { part in
-                part.filename.map { LoggedRequest.UploadedFile(field: part.name, filename: $0, bytes: part.bytes, sha256Hex: DigestText.hex(part.sha256)) }
-            }
-            sendText(.ok, UploadEndpoint.json(parts: parts, bodyBytes: parser.bodyBytes), contentType: "application/json",
-                     requestBodyBytes: parser.bodyBytes, uploadedFiles: files, request: request, context: context)
-        } catch {
-            let refusal = RefusedUpload(error)
-            sendText(refusal.status, refusal.reason, requestBodyBytes: parser.bodyBytes, request: request, context: context)
-        }
-    }
-
-    /// Answers at once, before the rest of the body; the connection closes once the
-    /// request has ended, since the client may not send the body it announced.
-    private func refuseUpload(_ refusal: RefusedUpload, request: HTTPRequestHead, context: ChannelHandlerContext) {
-        let answered = sendText(refusal.status, refusal.reason, extraHeaders: request.isKeepAlive ? [("Connection", "close")] : [],
-                 request: request, context: context)
-        state = .refusingUpload(discarded: 0, answered: answered)
-    }
-
     // MARK: Writing responses
 
     /// Short text answers: errors, redirects, scripted statuses, the index and checksums.
     /// The future completes when the answer has been written.
     @discardableResult
-    private func sendText(_ status: HTTPResponseStatus, _ line: String, contentType: String = "text/plain; charset=utf-8",
+    func sendText(_ status: HTTPResponseStatus, _ line: String, contentType: String = "text/plain; charset=utf-8",
                           extraHeaders: [(String, String)] = [], attempt: Int = 0, requestBodyBytes: Int64 = 0,
                           uploadedFiles: [LoggedRequest.UploadedFile] = [],
                           request: HTTPRequestHead, context: ChannelHandlerContext) -> EventLoopFuture<Void> {

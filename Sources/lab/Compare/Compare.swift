@@ -121,44 +121,51 @@ struct Compare: ParsableCommand {
             else { throw ValidationError("--server must be an http:// or https:// URL with a host, got \"\(server)\"") }
             if scenarios == nil { plan.scenarios = plan.scenarios.filter { !$0.needsFaultInjection } }
         }
-        if let scenarios {
-            plan.scenarios = try Self.list(scenarios, "--scenarios") { name in
-                guard let scenario = Scenario(rawValue: name) else {
-                    throw ValidationError("--scenarios: no scenario \"\(name)\"; there are \(Scenario.allCases.map(\.rawValue).joined(separator: ", "))")
-                }
-                if server != nil, scenario.needsFaultInjection {
-                    throw ValidationError("--scenarios: \(name) needs the embedded server's faults; with --server only \(Self.scenariosWithoutFaults) run")
-                }
-                return scenario
-            }
-        }
+        if let scenarios { plan.scenarios = try Self.scenarios(scenarios, againstAnotherServer: server != nil) }
         if scenarios == nil {
             // A scenario made for one lesson is left out when that lesson is not compared.
             plan.scenarios = plan.scenarios.filter { scenario in plan.lessons.contains { $0.runs(scenario) } }
         }
         if let repetitions { (plan.repetitions, plan.networkRepetitions) = (repetitions, repetitions) }
-        if !profiles.isEmpty {
-            if server != nil { throw ValidationError("--profile needs the embedded server's faults; it does not run with --server") }
-            let names = profiles.flatMap { $0.split(separator: ",", omittingEmptySubsequences: false).map(String.init) }
-            plan.networks = try names.map { name in
-                guard let network = NetworkProfile(rawValue: name) else {
-                    throw ValidationError("--profile: no profile \"\(name)\"; there are \(NetworkProfile.allCases.map(\.rawValue).joined(separator: ", "))")
-                }
-                return network
-            }.reduce(into: []) { if !$0.contains($1) { $0.append($1) } }
-            if !plan.variants.contains(.corrected) {
-                throw ValidationError("--profile runs the corrected variants, and --variants leaves none")
-            }
-            if plan.lessons.allSatisfy(\.uploads) {
-                throw ValidationError("--profile runs downloads, and lesson 07 uploads")
-            }
-        } else if server != nil {
-            plan.networks = []
-        }
+        if let networks = try networks(for: plan) { plan.networks = networks }
         if plan.lessons.allSatisfy(\.uploads), plan.scenarios.allSatisfy({ $0 != .clean }) {
             throw ValidationError("nothing to run: lesson 07 runs only in the clean scenario")
         }
         return plan
+    }
+
+    /// `--scenarios`, each checked against what the server can do.
+    private static func scenarios(_ text: String, againstAnotherServer: Bool) throws -> [Scenario] {
+        try list(text, "--scenarios") { name in
+            guard let scenario = Scenario(rawValue: name) else {
+                throw ValidationError("--scenarios: no scenario \"\(name)\"; there are \(Scenario.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            if againstAnotherServer, scenario.needsFaultInjection {
+                throw ValidationError("--scenarios: \(name) needs the embedded server's faults; with --server only \(scenariosWithoutFaults) run")
+            }
+            return scenario
+        }
+    }
+
+    /// The network profiles `--profile` names, in order and once each; none against another
+    /// server; nil to keep the preset's.
+    private func networks(for plan: ComparisonPlan) throws -> [NetworkProfile]? {
+        guard !profiles.isEmpty else { return server != nil ? [] : nil }
+        if server != nil { throw ValidationError("--profile needs the embedded server's faults; it does not run with --server") }
+        let names = profiles.flatMap { $0.split(separator: ",", omittingEmptySubsequences: false).map(String.init) }
+        let networks = try names.map { name in
+            guard let network = NetworkProfile(rawValue: name) else {
+                throw ValidationError("--profile: no profile \"\(name)\"; there are \(NetworkProfile.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            return network
+        }.reduce(into: [NetworkProfile]()) { if !$0.contains($1) { $0.append($1) } }
+        if !plan.variants.contains(.corrected) {
+            throw ValidationError("--profile runs the corrected variants, and --variants leaves none")
+        }
+        if plan.lessons.allSatisfy(\.uploads) {
+            throw ValidationError("--profile runs downloads, and lesson 07 uploads")
+        }
+        return networks
     }
 
     /// "clean, slow-disk and crowded": what runs against another server.

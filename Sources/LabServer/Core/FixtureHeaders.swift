@@ -1,0 +1,50 @@
+import LabFixtures
+import NIOHTTP1
+
+extension RequestHandler {
+    /// The head of a fixture's answer: what the body is, how long it says it is
+    /// (`announcedLength`, a lie under the `length` fault), and the validators and range that
+    /// let a client resume it.
+    static func fixtureHeaders(_ fixture: Fixture, _ representation: Representation, faults: AttemptFaults,
+                               announcedLength: Int64, hasBody: Bool) -> HTTPHeaders {
+        var headers = HTTPHeaders()
+        if hasBody {
+            headers.add(name: "Content-Type", value: fixture.content == .text ? "text/plain; charset=utf-8" : "application/octet-stream")
+        }
+        if case .gzip = representation {
+            headers.add(name: "Content-Encoding", value: "gzip")
+        }
+        if faults.chunked {
+            headers.add(name: "Transfer-Encoding", value: "chunked")
+        } else {
+            headers.add(name: "Content-Length", value: "\(announcedLength)")
+        }
+        if let name = faults.dispositionName {
+            headers.add(name: "Content-Disposition", value: ContentDisposition.attachment(name))
+        }
+        // The same URL answers differently by Accept-Encoding: a cache must key on it.
+        if faults.gzip {
+            headers.add(name: "Vary", value: "Accept-Encoding")
+        }
+        switch representation {
+        case .identity(let selection, let digest):
+            switch selection {
+            case .full: break
+            case .partial(let first, let last): headers.add(name: "Content-Range", value: "bytes \(first)-\(last)/\(fixture.size)")
+            case .unsatisfiable: headers.add(name: "Content-Range", value: "bytes */\(fixture.size)")
+            }
+            headers.add(name: "Accept-Ranges", value: "bytes")
+            headers.add(name: "ETag", value: fixture.etag)
+            headers.add(name: "Last-Modified", value: fixture.lastModified)
+            if let digest { headers.add(name: "Repr-Digest", value: DigestText.reprDigest(digest)) }
+        case .gzip:
+            // nginx weakens the ETag of what it compresses: the encoded bytes are not the file's, so
+            // no If-Range may match them (RFC 9110 requires a strong validator). No Accept-Ranges,
+            // and no Repr-Digest: the representation is the encoded bytes, whose digest the lab
+            // does not publish.
+            headers.add(name: "ETag", value: "W/" + fixture.etag)
+            headers.add(name: "Last-Modified", value: fixture.lastModified)
+        }
+        return headers
+    }
+}
