@@ -121,11 +121,12 @@ let package = Package(
         .target(name: "TestFolders", path: "Tests/TestFolders"),
         // Where a test that blocks waits: a thread of its own, not one of Swift Testing's two.
         .target(name: "TestThreads", path: "Tests/TestThreads"),
-        // Servers that answer what the lab's never would, over real sockets.
-        .target(name: "TestServers", dependencies: ["LabPlatform"], path: "Tests/TestServers"),
+        // Servers that answer what the lab's never would, over real sockets, and the lab's own for one
+        // test at a time (`withLabServer`).
+        .target(name: "TestServers", dependencies: ["LabPlatform", "LabServer"], path: "Tests/TestServers"),
         .testTarget(
             name: "LabServerTests",
-            dependencies: ["LabVocabulary", "LabFixtures", "LabServer", "LabPlatform", "TestFolders", "TestThreads",
+            dependencies: ["LabVocabulary", "LabFixtures", "LabServer", "LabPlatform", "TestFolders", "TestThreads", "TestServers",
                            .product(name: "Crypto", package: "swift-crypto")]
         ),
         .testTarget(name: "LabKitTests",

@@ -1,4 +1,4 @@
-/// Every lesson's defects, declared once: lessons 00 to 05 here, 06 to 09 in Catalogue+Apps.swift,
+/// Every lesson's defects, declared once: lessons 00 to 04 here, 05 to 09 in Catalogue+Apps.swift,
 /// the defects and skills several lessons share in SharedDefects.swift.
 import LabVocabulary
 
@@ -353,56 +353,4 @@ public enum Catalogue {
                 "Take the total from the 206's Content-Range (bytes N-M/<total>), and report -1 when no response says it; PartialFile(run).append(_:through:) does.",
             ]),
     ], skills: [resumesAfterDrop(), resumesAfterKill()], tools: partialFileTools(writing: throughAHandle))
-
-    // MARK: - 05
-
-    static let downloadTaskResume = LessonDefects(.downloadTaskResume, defects: [
-        Defect(
-            id: "resume-data-in-memory",
-            summary: "the resume data is kept in memory only: after a kill the rerun starts over",
-            source: sessionVersusConnection("cancelByProducingResumeData:"),
-            // The first transfer runs until Pause (40%); the Resume stalls 512 KiB later, and is killed there.
-            trial: Trial(faults: "ok,stall:512KiB", size: 32 << 20, sequel: .killAndRerun),
-            symptom: .startsOver, fix: .verifies, matrix: [],
-            hints: [
-                "After the kill, the next run asked for the whole file again. After a kill, what is left of the resume data?",
-                "The blob must be on disk before the kill comes, and a kill gives no warning.",
-                "Write the blob atomically next to the output as soon as Pause hands it over; on start, resume from it if it is there.",
-            ]),
-        Defect(
-            id: "resume-data-only-on-pause",
-            summary: "resume data is used only after a press of Pause: a dropped connection starts over",
-            source: resuming("the NSURLSessionDownloadTask listing"),
-            trial: Trial(faults: "drop:30pct,ok", size: 16 << 20),
-            symptom: .startsOver, fix: .verifies, matrix: [],
-            hints: [
-                "After the drop, the next request asked for the whole file again. When the connection drops the task fails: does its error carry anything useful?",
-                "A failed download task puts resume data in its error's userInfo.",
-                "In didCompleteWithError, take the resume data from the error and resume from it on the next attempt.",
-            ]),
-        Defect(
-            id: "status-ignored",
-            summary: "the response is never looked at: the download task saves a 404's error page, and it is kept as the file",
-            source: sessionVersusConnection("didFinishDownloadingToURL:"),
-            trial: Trial(faults: "status:404", size: medium),
-            symptom: .claimsDone(.errorPage), fix: .verifiesOrStops(.transferFailed), matrix: [],
-            hints: [
-                "Under a 404 the error page is kept as the file. A 404 is not an error to a download task: didFinishDownloadingTo gets the error page. What else does the task know?",
-                "downloadTask.response is an HTTPURLResponse; read its statusCode before moving the file.",
-                "Outside 200...299, set a failure (DownloadError.httpStatus(status, url: ...)) instead of moving the file, and report it in didCompleteWithError.",
-            ]),
-        Defect(
-            id: "temp-file-name",
-            summary: "the saved file is named after the temporary file, not the resource",
-            source: sessionVersusConnection("didFinishDownloadingToURL:"),
-            trial: Trial(faults: "", size: 4 << 20),
-            symptom: .misnamesTheFile, fix: .verifies, matrix: [],
-            hints: [
-                "Look at the name of the file in the output folder. Whose name is it?",
-                "The response knows the resource's name: suggestedFilename, or the URL's last path component.",
-                "Name the file after response.suggestedFilename, keeping only its last component so it cannot leave the folder.",
-            ]),
-        progressPastTheTotal(source: resuming("the NSURLSessionDownloadTask listing"), total: "totalBytesExpectedToWrite",
-                             faults: "gzip,gzip"),
-    ], skills: [resumeDataForAnotherURL])
 }

@@ -40,18 +40,5 @@ struct LabKitNamesCheckTests {
         #expect(lines.contains("  the resume rules: ResumeState, ResumeRules"), "what it found is still listed: \(output)")
     }
 
-    /// The exit status, and stdout and stderr together.
-    static func check(_ files: [String]) throws -> (Int32, String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/bash")
-        process.arguments = [script.path] + files
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        // A few dozen lines at most: read to the end, then reap.
-        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return (process.terminationStatus, output)
-    }
+    static func check(_ files: [String]) throws -> (Int32, String) { try PortabilityCheckTests.run(script, files) }
 }

@@ -8,9 +8,124 @@ import Synchronization
 import TestFolders
 import Testing
 
-/// Lesson 05's resume data read back by `lab inspect-resume-data`, hostile resume data, local
-/// failures and HTTP errors (Lesson05Tests.swift has the runs that work).
+/// Lesson 05's saved file's name and temporary files, its resume data read back by `lab
+/// inspect-resume-data`, hostile resume data, local failures and HTTP errors (Lesson05Tests.swift
+/// has the runs that pause and resume).
 extension Lesson05Tests {
+    // MARK: - 3. The saved file's name
+
+    /// Names LabServer serves ([A-Za-z0-9._-]) that `safeFileName` must still change.
+    @Test(arguments: [("..evil", "evil"), ("...", "download"), ("report.pdf", "report.pdf")])
+    func savedFileIsNamedAfterTheResource(name: String, saved: String) throws {
+        let fixture = Fixture(name: name, size: 1 << 20)
+        let folders = try folders("named")
+        let url = server.url(for: fixture, faults: nil, run: UUID().uuidString)
+        let finished = try run(["--url", url.absoluteString, "--output", folders.output.path, "--json"], folders).finished
+        #expect(finished.status == 0, "\(finished.stderr)")
+        let result = try finished.result()
+        #expect(result.verified)
+        #expect(result.output == folders.output.appendingPathComponent(saved).path)
+        #expect(Self.contents(of: folders.output) == [saved])
+    }
+
+    /// LabServer only serves fixture names made of [A-Za-z0-9._-], so a hostile path comes from a
+    /// bare server of the test's own that serves a fixture at any path.
+    @Test func hostileURLPathCannotLeaveTheFolder() throws {
+        let fixture = Fixture(name: "hostile", size: 1 << 20)
+        let peer = try AnyPathServer(fixture: fixture)
+        defer { peer.stop() }
+        let folders = try folders("hostile-path")
+        // `<folder>/../../evil` would be `<base>/../evil`: next to this test's other folders.
+        let url = "http://127.0.0.1:\(peer.port)/files/..%2F..%2Fevil"
+        let finished = try run(["--url", url, "--output", folders.output.path, "--sha256", fixture.sha256Hex(),
+                                "--json"], folders).finished
+        #expect(finished.status == 0, "\(finished.stderr)")
+        let result = try finished.result()
+        #expect(result.verified)
+        // The path reached the server as sent, and its last component, decoded, is "../../evil".
+        #expect(peer.requestLines.contains("GET /files/..%2F..%2Fevil HTTP/1.1"), "\(peer.requestLines)")
+        #expect(URL(string: url)?.lastPathComponent == "../../evil")
+        #expect(result.output == folders.output.appendingPathComponent("evil").path)
+        #expect(Self.contents(of: folders.output) == ["evil"])
+        let strays = Self.entries(of: directory).filter { $0.hasSuffix("evil") && !$0.hasSuffix("/Documents/evil") }
+        #expect(strays.isEmpty, "\(strays)")
+    }
+
+    /// Separators and dots hidden in one character with what follows them: a joiner after `/`
+    /// (removed as a format character, it would leave a bare `/`), a combining mark after the
+    /// leading dot, and a line separator. Each path's last component, decoded, is the name.
+    @Test(arguments: [
+        ("%2F%E2%80%8D..%2F%E2%80%8D..%2F%E2%80%8Devil", "evil"),
+        (".%CC%81evil", "\u{301}evil"),
+        ("ev%E2%80%A8il%E2%80%A9", "evil"),
+        ("..%E2%80%8D%2Fevil.resumedata", "evil.resumedata.download"),
+    ])
+    func hostileCharactersInAURLPathCannotLeaveTheFolder(path: String, saved: String) throws {
+        let fixture = Fixture(name: "hostile", size: 1 << 20)
+        let peer = try AnyPathServer(fixture: fixture)
+        defer { peer.stop() }
+        let folders = try folders("hostile-characters")
+        let finished = try run(["--url", "http://127.0.0.1:\(peer.port)/files/\(path)", "--output", folders.output.path,
+                                "--sha256", fixture.sha256Hex(), "--json"], folders).finished
+        #expect(finished.status == 0, "\(finished.stderr)")
+        let result = try finished.result()
+        #expect(result.verified)
+        #expect(result.output == folders.output.appendingPathComponent(saved).path)
+        #expect(Self.contents(of: folders.output) == [saved])
+        let strays = Self.entries(of: directory).filter { $0.hasSuffix("evil") && !$0.contains("/Documents") }
+        #expect(strays.isEmpty, "\(strays)")
+    }
+
+    @Test func hostileContentDispositionCannotLeaveTheFolder() throws {
+        // Large enough that Pause stops the first transfer before its end: the resume gets a 206,
+        // which names the file, rather than a 416, which does not.
+        let fixture = Fixture(name: "disposition", size: 16 << 20)
+        let peer = try AnyPathServer(fixture: fixture,
+                                     extraHeaders: ["Content-Disposition: attachment; filename=\"../../evil.bin\""])
+        defer { peer.stop() }
+        let folders = try folders("hostile-disposition")
+        let url = "http://127.0.0.1:\(peer.port)/files/plain.bin"
+        let finished = try run(["--url", url, "--output", folders.output.path, "--sha256", fixture.sha256Hex(),
+                                "--json"], folders).finished
+        #expect(finished.status == 0, "\(finished.stderr)")
+        let result = try finished.result()
+        #expect(result.verified)
+        // The server's name wins over the URL's, reduced to one harmless component.
+        let saved = URL(fileURLWithPath: result.output)
+        #expect(saved.deletingLastPathComponent().path == folders.output.path)
+        #expect(saved.lastPathComponent.hasSuffix("evil.bin"), "\(result.output)")
+        #expect(!saved.lastPathComponent.hasPrefix("."))
+        #expect(!saved.lastPathComponent.contains("/"))
+        #expect(Self.contents(of: folders.output) == [saved.lastPathComponent])
+        let strays = Self.entries(of: directory).filter { $0.hasSuffix("evil.bin") && !$0.contains("/Documents/") }
+        #expect(strays.isEmpty, "\(strays)")
+    }
+
+    // MARK: - 4. Temporary files
+
+    @Test(.enabled(if: Platform.isLinux, "Foundation on Linux never deletes its download tasks' temporary files"),
+          arguments: Variant.allCases)
+    func noDownloadTemporaryFilesAreLeftBehind(variant: Variant) throws {
+        let folders = try folders("temporary-\(variant)")
+        // Someone else's file, there before the run: the lesson must not touch it.
+        let decoy = folders.temporary.appendingPathComponent("\(UUID().uuidString).tmp")
+        try Data("not the lesson's".utf8).write(to: decoy)
+        func temporaryFiles() -> Set<String> {
+            Set(Self.contents(of: folders.temporary).filter { $0.hasSuffix(".tmp") })
+                .union(Self.contents(of: folders.taskTemporary).map { "download-lab-\(getuid())/tmp/" + $0 })
+        }
+        let before = temporaryFiles()
+        #expect(before == [decoy.lastPathComponent])
+
+        let finished = try run(["--json", "--output", folders.output.path, "--variant", variant.rawValue], folders).finished
+        #expect(finished.status == 0, "\(finished.stderr)")
+        #expect(try finished.result().outcome == .verified)
+        // Foundation's download task left its file in a folder of the lesson's; the lesson deleted it.
+        #expect(finished.stderr.contains("\n    deleted 1 temporary file(s) it left behind\n"), "\(finished.stderr)")
+        #expect(temporaryFiles() == before)
+        #expect(FileManager.default.fileExists(atPath: decoy.path))
+    }
+
     // MARK: - 5. lab inspect-resume-data
 
     @Test(.enabled(if: Platform.isLinux, "the kill waits for the temporary file of LabKit's download task, Linux's stand-in"))

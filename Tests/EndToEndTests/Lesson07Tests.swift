@@ -6,6 +6,7 @@ import LabFixtures
 import LabKit
 import LabServer
 import LabVocabulary
+import TestServers
 import Testing
 
 /// lesson-07-multipart-upload, run as a child process; it starts its own embedded server and
@@ -102,14 +103,14 @@ final class Lesson07Tests {
 
     /// The server refuses a body whose closing delimiter never comes.
     @Test func malformedBodyGets400() async throws {
-        let server = try LabServer.start()
-        defer { server.stop() }
-        var request = URLRequest(url: server.baseURL.appendingPathComponent("upload"))
-        request.httpMethod = "POST"
-        request.setValue("multipart/form-data; boundary=abc", forHTTPHeaderField: "Content-Type")
-        request.httpBody = Data("--abc\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\nvalue without an end".utf8)
-        let (_, response) = try await URLSession.shared.data(for: request)
-        #expect((response as? HTTPURLResponse)?.statusCode == 400)
+        try await withLabServer { server in
+            var request = URLRequest(url: server.baseURL.appendingPathComponent("upload"))
+            request.httpMethod = "POST"
+            request.setValue("multipart/form-data; boundary=abc", forHTTPHeaderField: "Content-Type")
+            request.httpBody = Data("--abc\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\nvalue without an end".utf8)
+            let (_, response) = try await URLSession.shared.data(for: request)
+            #expect((response as? HTTPURLResponse)?.statusCode == 400)
+        }
     }
 
     /// The corrected variant streams the body (its default way, chunked, as a stream has no

@@ -6,6 +6,7 @@ import LabServer
 import LabVocabulary
 import Synchronization
 import TestFolders
+import TestServers
 import TestThreads
 import Testing
 
@@ -57,24 +58,24 @@ struct Lesson09AppCodeTests {
                                 task.cancel(byProducingResumeData: { data in self.run.log("paused: \\(data?.count ?? 0) bytes of resume data") })
                             }
                 """
-            let server = try LabServer.start()
-            defer { server.stop() }
-            let size: Int64 = 8 << 20
-            let ran = try Self.runCorrected(replacing: [(Self.startPiece, pause)], ["--life", ""], size: size, faults: "throttle:4MiB", server: server)
-            #expect(ran.finished.status == 0, "\(ran.finished.stderr)")
-            #expect(try #require(ran.record).verified)
-            let story = ran.finished.stderr
-            #expect(story.contains("service: task 1 cancelled for resume data: its "), "\(story)")
-            #expect(story.contains("the download failed (cancelled): resuming from its resume data"), "\(story)")
-            #expect(story.contains("paused: ") && !story.contains("paused: 0 bytes of resume data"), "\(story)")
-            // The handler comes after didCompleteWithError, which resumed already.
-            let resumedAt = try #require(story.range(of: "resuming from its resume data"))
-            let pausedAt = try #require(story.range(of: "paused: "))
-            #expect(resumedAt.lowerBound < pausedAt.lowerBound)
-            #expect(ran.gets.count == 2, "\(ran.gets.map(\.range))")
-            let resumedFrom = try #require(ran.gets.last?.range.flatMap(RangeHeader.start(of:)))
-            #expect(resumedFrom > 0 && resumedFrom < size && ran.gets.last?.status == 206, "\(ran.gets.map(\.range))")
-            #expect(ran.bytesSentTwice <= 1 << 20, "the server sent \(ran.bytesSentTwice) bytes twice")
+            try withLabServer { server in
+                let size: Int64 = 8 << 20
+                let ran = try Self.runCorrected(replacing: [(Self.startPiece, pause)], ["--life", ""], size: size, faults: "throttle:4MiB", server: server)
+                #expect(ran.finished.status == 0, "\(ran.finished.stderr)")
+                #expect(try #require(ran.record).verified)
+                let story = ran.finished.stderr
+                #expect(story.contains("service: task 1 cancelled for resume data: its "), "\(story)")
+                #expect(story.contains("the download failed (cancelled): resuming from its resume data"), "\(story)")
+                #expect(story.contains("paused: ") && !story.contains("paused: 0 bytes of resume data"), "\(story)")
+                // The handler comes after didCompleteWithError, which resumed already.
+                let resumedAt = try #require(story.range(of: "resuming from its resume data"))
+                let pausedAt = try #require(story.range(of: "paused: "))
+                #expect(resumedAt.lowerBound < pausedAt.lowerBound)
+                #expect(ran.gets.count == 2, "\(ran.gets.map(\.range))")
+                let resumedFrom = try #require(ran.gets.last?.range.flatMap(RangeHeader.start(of:)))
+                #expect(resumedFrom > 0 && resumedFrom < size && ran.gets.last?.status == 206, "\(ran.gets.map(\.range))")
+                #expect(ran.bytesSentTwice <= 1 << 20, "the server sent \(ran.bytesSentTwice) bytes twice")
+            }
         }
     }
 
@@ -94,15 +95,15 @@ struct Lesson09AppCodeTests {
                     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
 
                 """)
-            let server = try LabServer.start()
-            defer { server.stop() }
-            let ran = try Self.runCorrected(replacing: [(Self.startPiece, start), told], ["--life", ""], size: 2 << 20, server: server)
-            #expect(ran.finished.status == 0, "\(ran.finished.stderr)")
-            #expect(try #require(ran.record).verified)
-            let story = ran.finished.stderr
-            let moved = try #require(story.range(of: "moved the file to "), "\(story)")
-            let invalid = try #require(story.range(of: "the session is invalid now"), "\(story)")
-            #expect(moved.lowerBound < invalid.lowerBound)
+            try withLabServer { server in
+                let ran = try Self.runCorrected(replacing: [(Self.startPiece, start), told], ["--life", ""], size: 2 << 20, server: server)
+                #expect(ran.finished.status == 0, "\(ran.finished.stderr)")
+                #expect(try #require(ran.record).verified)
+                let story = ran.finished.stderr
+                let moved = try #require(story.range(of: "moved the file to "), "\(story)")
+                let invalid = try #require(story.range(of: "the session is invalid now"), "\(story)")
+                #expect(moved.lowerBound < invalid.lowerBound)
+            }
         }
     }
 
@@ -138,13 +139,13 @@ struct Lesson09AppCodeTests {
                 self.session.finishTasksAndInvalidate()
                             self.session.downloadTask(with: self.run.url).resume()
                 """
-            let server = try LabServer.start()
-            defer { server.stop() }
-            let ran = try Self.runCorrected(replacing: [(Self.startPiece, start)], ["--life", ""], size: 1 << 20, server: server)
-            #expect(ran.finished.status == ExitStatus.misuse.rawValue, "\(ran.finished.stderr)")
-            #expect(ran.finished.stderr.hasSuffix("\(LessonID.backgroundSession.exerciseExecutable): downloadTask(with:): this session has "
-                                                  + "been invalidated, and makes no more tasks: make a new session\n"), "\(ran.finished.stderr)")
-            #expect(ran.gets.isEmpty)
+            try withLabServer { server in
+                let ran = try Self.runCorrected(replacing: [(Self.startPiece, start)], ["--life", ""], size: 1 << 20, server: server)
+                #expect(ran.finished.status == ExitStatus.misuse.rawValue, "\(ran.finished.stderr)")
+                #expect(ran.finished.stderr.hasSuffix("\(LessonID.backgroundSession.exerciseExecutable): downloadTask(with:): this session has "
+                                                      + "been invalidated, and makes no more tasks: make a new session\n"), "\(ran.finished.stderr)")
+                #expect(ran.gets.isEmpty)
+            }
         }
     }
 
@@ -238,29 +239,29 @@ struct Lesson09AppCodeTests {
     /// then downloads as usual. The server received the file's exact bytes, once.
     @Test func anUploadFromAFileGoesOnWhileTheAppIsAway() async throws {
         try await ExerciseTests.takingTurns {
-            let server = try LabServer.start()
-            defer { server.stop() }
-            let ran = try Self.runUploadingApp(mebibytes: 6, arguments: [], server: server)
-            #expect(ran.finished.status == 0, "\(ran.finished.stderr)")
-            #expect(try #require(ran.record).verified)
-            let posts = server.requestLog.filter { $0.method.rawValue == "POST" }
-            #expect(posts.count == 1 && posts.first?.status == 200, "\(posts)")
-            let sent = try #require(posts.first?.uploadedFiles.first)
-            let digest = try Self.partDigest(mebibytes: 6)
-            #expect(sent.bytes == 6 << 20 && sent.sha256Hex == digest)
-            let story = ran.finished.stderr
-            for line in [
-                "the user leaves the app at 20%: the system suspends it (SIGSTOP)",
-                "the system ends the suspended app at 50% to free memory (SIGKILL)",
-                "upload task 1 of com.example.download-lab.lesson-09 sent ",
-                "the system relaunches the app in the background for the events of com.example.download-lab.lesson-09",
-                "sent all ", "the server answered: ", sent.sha256Hex, "the upload is done (200): now the download",
-                "moved the file to ", "4,194,304 on disk",
-            ] {
-                #expect(story.contains(line), "\(line)\n\(story)")
+            try withLabServer { server in
+                let ran = try Self.runUploadingApp(mebibytes: 6, arguments: [], server: server)
+                #expect(ran.finished.status == 0, "\(ran.finished.stderr)")
+                #expect(try #require(ran.record).verified)
+                let posts = server.requestLog.filter { $0.method.rawValue == "POST" }
+                #expect(posts.count == 1 && posts.first?.status == 200, "\(posts)")
+                let sent = try #require(posts.first?.uploadedFiles.first)
+                let digest = try Self.partDigest(mebibytes: 6)
+                #expect(sent.bytes == 6 << 20 && sent.sha256Hex == digest)
+                let story = ran.finished.stderr
+                for line in [
+                    "the user leaves the app at 20%: the system suspends it (SIGSTOP)",
+                    "the system ends the suspended app at 50% to free memory (SIGKILL)",
+                    "upload task 1 of com.example.download-lab.lesson-09 sent ",
+                    "the system relaunches the app in the background for the events of com.example.download-lab.lesson-09",
+                    "sent all ", "the server answered: ", sent.sha256Hex, "the upload is done (200): now the download",
+                    "moved the file to ", "4,194,304 on disk",
+                ] {
+                    #expect(story.contains(line), "\(line)\n\(story)")
+                }
+                let life = try #require(ran.record?.background)
+                #expect(life.handlersNeverCalled == 0 && life.launchesWithEventsLeft == 0, "\(life)")
             }
-            let life = try #require(ran.record?.background)
-            #expect(life.handlersNeverCalled == 0 && life.launchesWithEventsLeft == 0, "\(life)")
         }
     }
 
@@ -273,15 +274,15 @@ struct Lesson09AppCodeTests {
                             request.httpMethod = "POST"
                             self.session.uploadTask(with: request, fromFile: URL(fileURLWithPath: "/nonexistent/photo.bin")).resume()
                 """
-            let server = try LabServer.start()
-            defer { server.stop() }
-            let ran = try Self.runCorrected(replacing: [(Self.startPiece, upload)], ["--life", "", "--max-attempts", "1"], size: 1 << 20,
-                                            server: server)
-            let story = ran.finished.stderr
-            #expect(story.contains("service: upload task 1 failed: /nonexistent/photo.bin: no file to upload there"), "\(story)")
-            #expect(story.contains("the download failed: /nonexistent/photo.bin: no file to upload there"), "\(story)")
-            #expect(ran.finished.status == ExitStatus.transferFailed.rawValue, "\(ran.finished.status): \(story)")
-            #expect(server.requestLog.isEmpty, "\(server.requestLog)")
+            try withLabServer { server in
+                let ran = try Self.runCorrected(replacing: [(Self.startPiece, upload)], ["--life", "", "--max-attempts", "1"], size: 1 << 20,
+                                                server: server)
+                let story = ran.finished.stderr
+                #expect(story.contains("service: upload task 1 failed: /nonexistent/photo.bin: no file to upload there"), "\(story)")
+                #expect(story.contains("the download failed: /nonexistent/photo.bin: no file to upload there"), "\(story)")
+                #expect(ran.finished.status == ExitStatus.transferFailed.rawValue, "\(ran.finished.status): \(story)")
+                #expect(server.requestLog.isEmpty, "\(server.requestLog)")
+            }
         }
     }
 
@@ -290,39 +291,39 @@ struct Lesson09AppCodeTests {
     /// The service reads the file as it sends: 256 MiB, and it stays under 64 MB in both lives.
     @Test func anUploadInterruptedByAServiceKillIsSentAgain() async throws {
         try await ExerciseTests.takingTurns {
-            let server = try LabServer.start()
-            defer { server.stop() }
-            let killed = Atomic(false)
-            let ran = try Self.runUploadingApp(mebibytes: 256, arguments: ["--life", ""], server: server) { output in
-                let tasks = URL(fileURLWithPath: output.path + ".phone/service/tasks")
-                let deadline = Date().addingTimeInterval(60)
-                while Date() < deadline, !killed.load(ordering: .relaxed) {
-                    let names = (try? FileManager.default.contentsOfDirectory(atPath: tasks.path)) ?? []
-                    for name in names where name.hasSuffix(".json") {
-                        guard let data = try? Data(contentsOf: tasks.appendingPathComponent(name)),
-                              let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
-                              let sent = object["sent"] as? Int, sent >= 32 << 20, sent < 200 << 20,
-                              let text = try? String(contentsOfFile: output.path + ".phone/service/pid", encoding: .utf8),
-                              let pid = Int32(text), kill(pid, SIGKILL) == 0 else { continue }
-                        killed.store(true, ordering: .relaxed)
+            try withLabServer { server in
+                let killed = Atomic(false)
+                let ran = try Self.runUploadingApp(mebibytes: 256, arguments: ["--life", ""], server: server) { output in
+                    let tasks = URL(fileURLWithPath: output.path + ".phone/service/tasks")
+                    let deadline = Date().addingTimeInterval(60)
+                    while Date() < deadline, !killed.load(ordering: .relaxed) {
+                        let names = (try? FileManager.default.contentsOfDirectory(atPath: tasks.path)) ?? []
+                        for name in names where name.hasSuffix(".json") {
+                            guard let data = try? Data(contentsOf: tasks.appendingPathComponent(name)),
+                                  let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+                                  let sent = object["sent"] as? Int, sent >= 32 << 20, sent < 200 << 20,
+                                  let text = try? String(contentsOfFile: output.path + ".phone/service/pid", encoding: .utf8),
+                                  let pid = Int32(text), kill(pid, SIGKILL) == 0 else { continue }
+                            killed.store(true, ordering: .relaxed)
+                        }
+                        usleep(2_000)
                     }
-                    usleep(2_000)
                 }
+                let landed = killed.load(ordering: .relaxed)
+                #expect(landed)
+                #expect(ran.finished.status == 0, "\(ran.finished.stderr.suffix(1500))")
+                #expect(try #require(ran.record).verified)
+                #expect(ran.finished.stderr.contains("upload task 1 of com.example.download-lab.lesson-09 was running: it is sent again from its start"),
+                        "\(ran.finished.stderr.suffix(1500))")
+                let answered = server.requestLog.filter { $0.method.rawValue == "POST" && $0.status == 200 }
+                #expect(answered.count == 1, "\(server.requestLog.filter { $0.method.rawValue == "POST" })")
+                let sent = try #require(answered.first?.uploadedFiles.first)
+                let digest = try Self.partDigest(mebibytes: 256)
+                #expect(sent.bytes == 256 << 20 && sent.sha256Hex == digest)
+                let life = try #require(ran.record?.background)
+                #expect(life.serviceRestarts == 1)
+                #expect(life.servicePeakRSSBytes > 0 && life.servicePeakRSSBytes < 64_000_000, "service \(life.servicePeakRSSBytes)")
             }
-            let landed = killed.load(ordering: .relaxed)
-            #expect(landed)
-            #expect(ran.finished.status == 0, "\(ran.finished.stderr.suffix(1500))")
-            #expect(try #require(ran.record).verified)
-            #expect(ran.finished.stderr.contains("upload task 1 of com.example.download-lab.lesson-09 was running: it is sent again from its start"),
-                    "\(ran.finished.stderr.suffix(1500))")
-            let answered = server.requestLog.filter { $0.method.rawValue == "POST" && $0.status == 200 }
-            #expect(answered.count == 1, "\(server.requestLog.filter { $0.method.rawValue == "POST" })")
-            let sent = try #require(answered.first?.uploadedFiles.first)
-            let digest = try Self.partDigest(mebibytes: 256)
-            #expect(sent.bytes == 256 << 20 && sent.sha256Hex == digest)
-            let life = try #require(ran.record?.background)
-            #expect(life.serviceRestarts == 1)
-            #expect(life.servicePeakRSSBytes > 0 && life.servicePeakRSSBytes < 64_000_000, "service \(life.servicePeakRSSBytes)")
         }
     }
 

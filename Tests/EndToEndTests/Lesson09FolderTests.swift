@@ -43,19 +43,19 @@ struct Lesson09FolderTests {
     /// run ends as usual.
     @Test func aHugeJournalInThePhonesFolderIsNotRead() async throws {
         try await OffThePool.run {
-            let server = try LabServer.start()
-            defer { server.stop() }
-            let folder = try scratchDirectory()
-            defer { try? FileManager.default.removeItem(at: folder) }
-            let output = folder.appendingPathComponent("lesson-09.bin")
-            // A first run that fails at once leaves the phone's folder, as the lab made it.
-            let refused = try Lesson09Tests.run(["--max-attempts", "1"], size: 1 << 20, faults: "status:404", server: server, output: output)
-            #expect(refused.finished.status == ExitStatus.transferFailed.rawValue, "\(refused.finished.stderr)")
-            let journal = output.path + ".phone/service/created.jsonl"
-            #expect(truncate(journal, 1 << 30) == 0)
-            let ran = try Lesson09Tests.run(["--life", ""], size: 1 << 20, server: server, output: output, timeout: 60)
-            #expect(ran.finished.status == 0, "\(ran.finished.stderr.suffix(600))")
-            #expect(try #require(ran.record).peakRSSBytes < 200 << 20)
+            try withLabServer { server in
+                let folder = try scratchDirectory()
+                defer { try? FileManager.default.removeItem(at: folder) }
+                let output = folder.appendingPathComponent("lesson-09.bin")
+                // A first run that fails at once leaves the phone's folder, as the lab made it.
+                let refused = try Lesson09Tests.run(["--max-attempts", "1"], size: 1 << 20, faults: "status:404", server: server, output: output)
+                #expect(refused.finished.status == ExitStatus.transferFailed.rawValue, "\(refused.finished.stderr)")
+                let journal = output.path + ".phone/service/created.jsonl"
+                #expect(truncate(journal, 1 << 30) == 0)
+                let ran = try Lesson09Tests.run(["--life", ""], size: 1 << 20, server: server, output: output, timeout: 60)
+                #expect(ran.finished.status == 0, "\(ran.finished.stderr.suffix(600))")
+                #expect(try #require(ran.record).peakRSSBytes < 200 << 20)
+            }
         }
     }
 

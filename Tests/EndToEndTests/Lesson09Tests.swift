@@ -47,27 +47,27 @@ struct Lesson09Tests {
     /// once, the file moved, the handler called on the main queue; at most 1 MiB sent twice.
     @Test func defaultStoryIsRelaunchedOnceAndSendsLittleTwice() async throws {
         try await OffThePool.run {
-            let server = try LabServer.start()
-            defer { server.stop() }
-            let ran = try Self.run([], size: 16 << 20, server: server)
-            #expect(ran.finished.status == 0, "\(ran.finished.stderr)")
-            let record = try #require(ran.record)
-            #expect(record.verified)
-            let life = try #require(record.background)
-            #expect(life.life == "suspend@20%,terminate@50%")
-            #expect(life.launchesByUser == 1 && life.relaunchesForEvents == 1, "\(life)")
-            #expect(life.handlersNeverCalled == 0 && life.handlersOffTheMainQueue == 0 && life.launchesWithEventsLeft == 0)
-            #expect(life.backgroundTasks == 1 && life.filesHandedOver == 1 && life.mostSessionsPerIdentifier == 1)
-            #expect(ran.bytesSentTwice <= 1 << 20, "the server sent \(ran.bytesSentTwice) bytes twice")
-            let story = ran.finished.stderr
-            for line in ["the user leaves the app at 20%: the system suspends it (SIGSTOP)",
-                         "the system ends the suspended app at 50% to free memory (SIGKILL)",
-                         "the system relaunches the app in the background for the events of com.example.download-lab.lesson-09",
-                         "app: the completion handler of com.example.download-lab.lesson-09 is called, on the main queue"] {
-                #expect(story.contains(line), "\(line)\n\(story)")
+            try withLabServer { server in
+                let ran = try Self.run([], size: 16 << 20, server: server)
+                #expect(ran.finished.status == 0, "\(ran.finished.stderr)")
+                let record = try #require(ran.record)
+                #expect(record.verified)
+                let life = try #require(record.background)
+                #expect(life.life == "suspend@20%,terminate@50%")
+                #expect(life.launchesByUser == 1 && life.relaunchesForEvents == 1, "\(life)")
+                #expect(life.handlersNeverCalled == 0 && life.handlersOffTheMainQueue == 0 && life.launchesWithEventsLeft == 0)
+                #expect(life.backgroundTasks == 1 && life.filesHandedOver == 1 && life.mostSessionsPerIdentifier == 1)
+                #expect(ran.bytesSentTwice <= 1 << 20, "the server sent \(ran.bytesSentTwice) bytes twice")
+                let story = ran.finished.stderr
+                for line in ["the user leaves the app at 20%: the system suspends it (SIGSTOP)",
+                             "the system ends the suspended app at 50% to free memory (SIGKILL)",
+                             "the system relaunches the app in the background for the events of com.example.download-lab.lesson-09",
+                             "app: the completion handler of com.example.download-lab.lesson-09 is called, on the main queue"] {
+                    #expect(story.contains(line), "\(line)\n\(story)")
+                }
+                // The phone's folder goes with a finished download: nothing is left to resume.
+                #expect(!FileManager.default.fileExists(atPath: ran.output.path + ".phone"))
             }
-            // The phone's folder goes with a finished download: nothing is left to resume.
-            #expect(!FileManager.default.fileExists(atPath: ran.output.path + ".phone"))
         }
     }
 
@@ -75,44 +75,44 @@ struct Lesson09Tests {
     /// (the user taps Start again) downloads the file from byte 0.
     @Test func forceQuitIsReportedWithItsReasonAndNotRelaunched() async throws {
         try await OffThePool.run {
-            let server = try LabServer.start()
-            defer { server.stop() }
-            let ran = try Self.run(["--life", "force-quit@30%"], size: 8 << 20, server: server)
-            #expect(ran.finished.status == 0, "\(ran.finished.stderr)")
-            let record = try #require(ran.record)
-            let life = try #require(record.background)
-            #expect(life.forceQuits == 1 && life.relaunchesForEvents == 0 && life.wakes == 0, "\(life)")
-            #expect(life.tasksStartedUnaskedAfterForceQuit == 0)
-            #expect(record.attempts == 2)
-            #expect(ran.finished.stderr.contains("service: the user force-quit the app: 1 task cancelled, and the app is not relaunched"))
-            #expect(ran.finished.stderr.contains("cancelled because the user force-quit the app (NSURLErrorBackgroundTaskCancelledReasonKey: "
-                                                 + "userForceQuitApplication)"), "\(ran.finished.stderr)")
-            #expect(ran.gets.count == 2 && ran.gets[1].range == nil, "\(ran.gets.map(\.range))")
+            try withLabServer { server in
+                let ran = try Self.run(["--life", "force-quit@30%"], size: 8 << 20, server: server)
+                #expect(ran.finished.status == 0, "\(ran.finished.stderr)")
+                let record = try #require(ran.record)
+                let life = try #require(record.background)
+                #expect(life.forceQuits == 1 && life.relaunchesForEvents == 0 && life.wakes == 0, "\(life)")
+                #expect(life.tasksStartedUnaskedAfterForceQuit == 0)
+                #expect(record.attempts == 2)
+                #expect(ran.finished.stderr.contains("service: the user force-quit the app: 1 task cancelled, and the app is not relaunched"))
+                #expect(ran.finished.stderr.contains("cancelled because the user force-quit the app (NSURLErrorBackgroundTaskCancelledReasonKey: "
+                                                     + "userForceQuitApplication)"), "\(ran.finished.stderr)")
+                #expect(ran.gets.count == 2 && ran.gets[1].range == nil, "\(ran.gets.map(\.range))")
 
-            // With one attempt only, the run ends there: no file, and no relaunch.
-            let once = try Self.run(["--life", "force-quit@30%", "--max-attempts", "1"], size: 8 << 20, server: server)
-            #expect(once.finished.status == ExitStatus.transferFailed.rawValue)
-            #expect(once.finished.stderr.hasSuffix("\(Self.executable): gave up after 1 attempts: "
-                                                   + "the app's life ended without the file (the user force-quit it)\n"),
-                    "\(once.finished.stderr.suffix(300))")
-            #expect(once.record?.background?.relaunchesForEvents == 0)
-            #expect(!FileManager.default.fileExists(atPath: once.output.path))
+                // With one attempt only, the run ends there: no file, and no relaunch.
+                let once = try Self.run(["--life", "force-quit@30%", "--max-attempts", "1"], size: 8 << 20, server: server)
+                #expect(once.finished.status == ExitStatus.transferFailed.rawValue)
+                #expect(once.finished.stderr.hasSuffix("\(Self.executable): gave up after 1 attempts: "
+                                                       + "the app's life ended without the file (the user force-quit it)\n"),
+                        "\(once.finished.stderr.suffix(300))")
+                #expect(once.record?.background?.relaunchesForEvents == 0)
+                #expect(!FileManager.default.fileExists(atPath: once.output.path))
+            }
         }
     }
 
     /// The article's default session dies with the app: the next Start downloads from byte 0.
     @Test func articleStartsOverFromByteZeroAfterTermination() async throws {
         try await OffThePool.run {
-            let server = try LabServer.start()
-            defer { server.stop() }
-            let size: Int64 = 16 << 20
-            let ran = try Self.run(["--variant", "article", "--life", "terminate@50%"], size: size, server: server)
-            #expect(ran.finished.status == 0, "\(ran.finished.stderr)")
-            #expect(ran.record?.background?.backgroundTasks == 0)
-            #expect(ran.gets.count == 2, "\(ran.gets.map(\.range))")
-            #expect(ran.gets.allSatisfy { $0.range == nil })
-            // The first transfer was past half the file when the app was ended, and all of it is lost.
-            #expect(ran.gets[0].bodyBytesSent >= size / 2 && ran.gets[1].bodyBytesSent == size, "\(ran.gets.map(\.bodyBytesSent))")
+            try withLabServer { server in
+                let size: Int64 = 16 << 20
+                let ran = try Self.run(["--variant", "article", "--life", "terminate@50%"], size: size, server: server)
+                #expect(ran.finished.status == 0, "\(ran.finished.stderr)")
+                #expect(ran.record?.background?.backgroundTasks == 0)
+                #expect(ran.gets.count == 2, "\(ran.gets.map(\.range))")
+                #expect(ran.gets.allSatisfy { $0.range == nil })
+                // The first transfer was past half the file when the app was ended, and all of it is lost.
+                #expect(ran.gets[0].bodyBytesSent >= size / 2 && ran.gets[1].bodyBytesSent == size, "\(ran.gets.map(\.bodyBytesSent))")
+            }
         }
     }
 
@@ -121,20 +121,20 @@ struct Lesson09Tests {
     /// limiter's first delay.
     @Test func aTaskMadeInTheBackgroundWaitsForTheRateLimiter() async throws {
         try await OffThePool.run {
-            let server = try LabServer.start()
-            defer { server.stop() }
-            let size: Int64 = 16 << 20
-            let ran = try Self.run(["--life", "suspend@10%,terminate@15%"], size: size,
-                                   faults: "drop:30pct,drop:10pct,drop:10pct,drop:10pct,drop:10pct", server: server)
-            #expect(ran.finished.status == 0, "\(ran.finished.stderr)")
-            let story = ran.finished.stderr
-            #expect(story.contains("service: task 1 failed: transfer closed with"), "\(story)")
-            #expect(story.contains("resuming from its resume data"))
-            #expect(story.contains("service: task 2 was created in the background: the rate limiter holds it 1 s"), "\(story)")
-            // Six GETs: five dropped, each resumed where the last one broke, then the rest.
-            #expect(ran.gets.count == 6 && ran.gets.dropFirst().allSatisfy { $0.status == 206 }, "\(ran.gets.map(\.range))")
-            #expect(ran.bytesSentTwice <= 1 << 20)
-            #expect(ran.record?.background?.relaunchesForEvents == 1)
+            try withLabServer { server in
+                let size: Int64 = 16 << 20
+                let ran = try Self.run(["--life", "suspend@10%,terminate@15%"], size: size,
+                                       faults: "drop:30pct,drop:10pct,drop:10pct,drop:10pct,drop:10pct", server: server)
+                #expect(ran.finished.status == 0, "\(ran.finished.stderr)")
+                let story = ran.finished.stderr
+                #expect(story.contains("service: task 1 failed: transfer closed with"), "\(story)")
+                #expect(story.contains("resuming from its resume data"))
+                #expect(story.contains("service: task 2 was created in the background: the rate limiter holds it 1 s"), "\(story)")
+                // Six GETs: five dropped, each resumed where the last one broke, then the rest.
+                #expect(ran.gets.count == 6 && ran.gets.dropFirst().allSatisfy { $0.status == 206 }, "\(ran.gets.map(\.range))")
+                #expect(ran.bytesSentTwice <= 1 << 20)
+                #expect(ran.record?.background?.relaunchesForEvents == 1)
+            }
         }
     }
 
@@ -142,35 +142,35 @@ struct Lesson09Tests {
     /// again, it resumes what it owned, and every run ends exact.
     @Test func serviceKilledTwentyTimesEndsExact() async throws {
         try await OffThePool.run {
-            let server = try LabServer.start()
-            defer { server.stop() }
-            var generator = SplitMix64(seed: 0x09_5EED)
-            var landed = 0
-            let size: Int64 = 12 << 20
-            for round in 0..<20 {
-                let fixture = Fixture(name: "lesson-09.bin", size: size)
-                let token = "l09-kill-\(round)-\(UUID().uuidString.prefix(8))"
-                let output = try scratchDirectory().appendingPathComponent("kill.bin")
-                // Slow enough that a kill lands during the transfer as often as around it.
-                let faults = Array(repeating: "throttle:16MiB", count: 8).joined(separator: ",")
-                let url = server.url(for: fixture, faults: faults, run: token).absoluteString
-                let lesson = try ChildProcess(Self.executable, ["--url", url, "--sha256", fixture.sha256Hex(), "--output", output.path, "--json"])
-                try lesson.start()
-                let delay = Double(generator.next() % 1_000) / 1_000
-                Thread.sleep(forTimeInterval: delay)
-                let pidFile = output.path + ".phone/service/pid"
-                if let text = try? String(contentsOfFile: pidFile, encoding: .utf8), let pid = Int32(text), kill(pid, SIGKILL) == 0 {
-                    landed += 1
+            try withLabServer { server in
+                var generator = SplitMix64(seed: 0x09_5EED)
+                var landed = 0
+                let size: Int64 = 12 << 20
+                for round in 0..<20 {
+                    let fixture = Fixture(name: "lesson-09.bin", size: size)
+                    let token = "l09-kill-\(round)-\(UUID().uuidString.prefix(8))"
+                    let output = try scratchDirectory().appendingPathComponent("kill.bin")
+                    // Slow enough that a kill lands during the transfer as often as around it.
+                    let faults = Array(repeating: "throttle:16MiB", count: 8).joined(separator: ",")
+                    let url = server.url(for: fixture, faults: faults, run: token).absoluteString
+                    let lesson = try ChildProcess(Self.executable, ["--url", url, "--sha256", fixture.sha256Hex(), "--output", output.path, "--json"])
+                    try lesson.start()
+                    let delay = Double(generator.next() % 1_000) / 1_000
+                    Thread.sleep(forTimeInterval: delay)
+                    let pidFile = output.path + ".phone/service/pid"
+                    if let text = try? String(contentsOfFile: pidFile, encoding: .utf8), let pid = Int32(text), kill(pid, SIGKILL) == 0 {
+                        landed += 1
+                    }
+                    let finished = lesson.wait(timeout: 60)
+                    #expect(finished.status == 0, "round \(round), kill after \(delay) s: \(finished.stderr.suffix(600))")
+                    #expect(try FileDigest.sha256Hex(of: output) == fixture.sha256Hex(), "round \(round)")
+                    // A kill loses what was on its way: the socket's buffers, and at most 256 KiB not yet
+                    // written. Under a loaded CI run that came to 2.3 MB once; never the file again.
+                    let sent = server.gets(run: token).reduce(0) { $0 + $1.bodyBytesSent }
+                    #expect(sent - size <= 4 << 20, "round \(round): \(sent - size) bytes sent twice")
                 }
-                let finished = lesson.wait(timeout: 60)
-                #expect(finished.status == 0, "round \(round), kill after \(delay) s: \(finished.stderr.suffix(600))")
-                #expect(try FileDigest.sha256Hex(of: output) == fixture.sha256Hex(), "round \(round)")
-                // A kill loses what was on its way: the socket's buffers, and at most 256 KiB not yet
-                // written. Under a loaded CI run that came to 2.3 MB once; never the file again.
-                let sent = server.gets(run: token).reduce(0) { $0 + $1.bodyBytesSent }
-                #expect(sent - size <= 4 << 20, "round \(round): \(sent - size) bytes sent twice")
+                #expect(landed >= 15, "only \(landed) kills found a service running")
             }
-            #expect(landed >= 15, "only \(landed) kills found a service running")
         }
     }
 
@@ -178,19 +178,19 @@ struct Lesson09Tests {
     /// can: every process stays under 64 MB (the service peaked at 34.7 to 35.3 MiB alone).
     @Test func oneGibibyteOnASlowDiskStaysUnder64MBInEveryProcess() async throws {
         try await OffThePool.run {
-            let server = try LabServer.start()
-            defer { server.stop() }
-            let ran = try Self.run(["--write-delay-us", "200"], size: 1 << 30, server: server, timeout: 600)
-            defer { try? FileManager.default.removeItem(at: ran.output.deletingLastPathComponent()) }
-            #expect(ran.finished.status == 0, "\(ran.finished.stderr.suffix(600))")
-            let record = try #require(ran.record)
-            #expect(record.verified)
-            let life = try #require(record.background)
-            let limit: Int64 = 64_000_000
-            #expect(record.peakRSSBytes < limit && life.appPeakRSSBytes < limit && life.servicePeakRSSBytes < limit,
-                    "phone \(record.peakRSSBytes), app \(life.appPeakRSSBytes), service \(life.servicePeakRSSBytes)")
-            #expect(life.appPeakRSSBytes > 0 && life.servicePeakRSSBytes > 0)
-            #expect(life.relaunchesForEvents == 1)
+            try withLabServer { server in
+                let ran = try Self.run(["--write-delay-us", "200"], size: 1 << 30, server: server, timeout: 600)
+                defer { try? FileManager.default.removeItem(at: ran.output.deletingLastPathComponent()) }
+                #expect(ran.finished.status == 0, "\(ran.finished.stderr.suffix(600))")
+                let record = try #require(ran.record)
+                #expect(record.verified)
+                let life = try #require(record.background)
+                let limit: Int64 = 64_000_000
+                #expect(record.peakRSSBytes < limit && life.appPeakRSSBytes < limit && life.servicePeakRSSBytes < limit,
+                        "phone \(record.peakRSSBytes), app \(life.appPeakRSSBytes), service \(life.servicePeakRSSBytes)")
+                #expect(life.appPeakRSSBytes > 0 && life.servicePeakRSSBytes > 0)
+                #expect(life.relaunchesForEvents == 1)
+            }
         }
     }
 
@@ -260,13 +260,13 @@ struct Lesson09Tests {
     /// `--max-filesize` holds in the service's transfers too: one line, exit 69, no second try.
     @Test func maxFilesizeHoldsInTheService() async throws {
         try await OffThePool.run {
-            let server = try LabServer.start()
-            defer { server.stop() }
-            let ran = try Self.run(["--max-filesize", "1MiB"], size: 8 << 20, server: server)
-            #expect(ran.finished.status == ExitStatus.transferFailed.rawValue)
-            #expect(ran.finished.stderr.hasSuffix("\(Self.executable): gave up: the server announces 8,388,608 bytes, more than "
-                                                  + "--max-filesize 1,048,576\n"), "\(ran.finished.stderr.suffix(300))")
-            #expect(ran.gets.count == 1 && ran.record?.attempts == 1)
+            try withLabServer { server in
+                let ran = try Self.run(["--max-filesize", "1MiB"], size: 8 << 20, server: server)
+                #expect(ran.finished.status == ExitStatus.transferFailed.rawValue)
+                #expect(ran.finished.stderr.hasSuffix("\(Self.executable): gave up: the server announces 8,388,608 bytes, more than "
+                                                      + "--max-filesize 1,048,576\n"), "\(ran.finished.stderr.suffix(300))")
+                #expect(ran.gets.count == 1 && ran.record?.attempts == 1)
+            }
         }
     }
 
@@ -317,21 +317,21 @@ struct Lesson09Tests {
     /// this URL's file.
     @Test func aTaskForAnotherURLIsForgotten() async throws {
         try await OffThePool.run {
-            let server = try LabServer.start()
-            defer { server.stop() }
-            let output = try scratchDirectory().appendingPathComponent("f.bin")
-            let tasks = URL(fileURLWithPath: output.path + ".phone/service/tasks")
-            try FileManager.default.createDirectory(at: tasks, withIntermediateDirectories: true)
-            try Data().write(to: URL(fileURLWithPath: output.path + ".phone/.download-lab-phone"))
-            let id = UUID().uuidString
-            let record = #"{"id":"\#(id)","number":1,"session":"com.example.download-lab.lesson-09","url":"http://127.0.0.1:9/other.bin","state":"running","expected":-1}"#
-            try Data(record.utf8).write(to: tasks.appendingPathComponent("\(id).json"))
-            try Data(repeating: 7, count: 4096).write(to: tasks.appendingPathComponent("\(id).part"))
-            let ran = try Self.run(["--life", ""], size: 2 << 20, server: server, output: output)
-            #expect(ran.finished.status == 0, "\(ran.finished.stderr)")
-            #expect(ran.finished.stderr.contains("1 task an earlier run left for another URL (http://127.0.0.1:9/other.bin) is forgotten"),
-                    "\(ran.finished.stderr)")
-            #expect(ran.gets.count == 1 && ran.gets[0].range == nil)
+            try withLabServer { server in
+                let output = try scratchDirectory().appendingPathComponent("f.bin")
+                let tasks = URL(fileURLWithPath: output.path + ".phone/service/tasks")
+                try FileManager.default.createDirectory(at: tasks, withIntermediateDirectories: true)
+                try Data().write(to: URL(fileURLWithPath: output.path + ".phone/.download-lab-phone"))
+                let id = UUID().uuidString
+                let record = #"{"id":"\#(id)","number":1,"session":"com.example.download-lab.lesson-09","url":"http://127.0.0.1:9/other.bin","state":"running","expected":-1}"#
+                try Data(record.utf8).write(to: tasks.appendingPathComponent("\(id).json"))
+                try Data(repeating: 7, count: 4096).write(to: tasks.appendingPathComponent("\(id).part"))
+                let ran = try Self.run(["--life", ""], size: 2 << 20, server: server, output: output)
+                #expect(ran.finished.status == 0, "\(ran.finished.stderr)")
+                #expect(ran.finished.stderr.contains("1 task an earlier run left for another URL (http://127.0.0.1:9/other.bin) is forgotten"),
+                        "\(ran.finished.stderr)")
+                #expect(ran.gets.count == 1 && ran.gets[0].range == nil)
+            }
         }
     }
 

@@ -75,10 +75,13 @@ struct PortabilityCheckTests {
     }
 
     /// The exit status, and stdout and stderr together.
-    static func check(_ root: URL) throws -> (Int32, String) {
+    static func check(_ root: URL) throws -> (Int32, String) { try run(script, [root.path]) }
+
+    /// One of the `.ci` scripts, with `arguments`: its exit status, and stdout and stderr together.
+    static func run(_ script: URL, _ arguments: [String]) throws -> (Int32, String) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/bash")
-        process.arguments = [script.path, root.path]
+        process.arguments = [script.path] + arguments
         let pipe = Pipe()
         process.standardOutput = pipe
         process.standardError = pipe

@@ -1,6 +1,7 @@
 import LabFixtures
 import LabServer
 import LabVocabulary
+import TestServers
 import Testing
 
 @Suite("Attempt counting")
@@ -9,41 +10,41 @@ struct AttemptTests {
 
     @Test("each run token has its own attempt counter")
     func runTokens() throws {
-        let server = try LabServer.start()
-        defer { server.stop() }
-        let statuses = try ["a", "b", "a", "b", "c"].map { run in
-            try fetch(server, "GET", fixturePath(fixture, faults: "status:500,ok", run: run)).status
+        try withLabServer { server throws in
+            let statuses = try ["a", "b", "a", "b", "c"].map { run in
+                try fetch(server, "GET", fixturePath(fixture, faults: "status:500,ok", run: run)).status
+            }
+            #expect(statuses == [500, 500, 200, 200, 500])
         }
-        #expect(statuses == [500, 500, 200, 200, 500])
     }
 
     @Test("HEAD previews the next attempt without using it up")
     func headDoesNotConsume() throws {
-        let server = try LabServer.start()
-        defer { server.stop() }
-        let path = fixturePath(fixture, faults: "status:503,change")
-        #expect(try fetch(server, "HEAD", path).status == 503)
-        #expect(try fetch(server, "HEAD", path).status == 503)
-        #expect(try fetch(server, "GET", path).status == 503)
-        // The preview of attempt 2 already shows the changed entity...
-        let preview = try fetch(server, "HEAD", path)
-        let changedTag = Fixture(name: fixture.name, size: fixture.size, generation: 1).etag
-        #expect(preview.status == 200 && preview.header("ETag") == changedTag)
-        // ...and the GET that follows is that attempt.
-        let get = try fetch(server, "GET", path)
-        #expect(get.header("ETag") == changedTag)
-        #expect(server.requestLog.map(\.attempt) == [1, 1, 1, 2, 2])
+        try withLabServer { server throws in
+            let path = fixturePath(fixture, faults: "status:503,change")
+            #expect(try fetch(server, "HEAD", path).status == 503)
+            #expect(try fetch(server, "HEAD", path).status == 503)
+            #expect(try fetch(server, "GET", path).status == 503)
+            // The preview of attempt 2 already shows the changed entity...
+            let preview = try fetch(server, "HEAD", path)
+            let changedTag = Fixture(name: fixture.name, size: fixture.size, generation: 1).etag
+            #expect(preview.status == 200 && preview.header("ETag") == changedTag)
+            // ...and the GET that follows is that attempt.
+            let get = try fetch(server, "GET", path)
+            #expect(get.header("ETag") == changedTag)
+            #expect(server.requestLog.map(\.attempt) == [1, 1, 1, 2, 2])
+        }
     }
 
     @Test("attempt=N plays attempt N without moving the counter")
     func pinnedAttempt() throws {
-        let server = try LabServer.start()
-        defer { server.stop() }
-        let path = fixturePath(fixture, faults: "status:500,status:404,ok")
-        #expect(try fetch(server, "GET", path + "&attempt=2").status == 404)
-        #expect(try fetch(server, "GET", path + "&attempt=3").status == 200)
-        #expect(try fetch(server, "GET", path).status == 500)
-        #expect(try fetch(server, "GET", path).status == 404)
+        try withLabServer { server throws in
+            let path = fixturePath(fixture, faults: "status:500,status:404,ok")
+            #expect(try fetch(server, "GET", path + "&attempt=2").status == 404)
+            #expect(try fetch(server, "GET", path + "&attempt=3").status == 200)
+            #expect(try fetch(server, "GET", path).status == 500)
+            #expect(try fetch(server, "GET", path).status == 404)
+        }
     }
 
     @Test("the request log records what was asked and answered")

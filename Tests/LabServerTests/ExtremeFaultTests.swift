@@ -1,6 +1,7 @@
 import Foundation
 @testable import LabServer
 import LabVocabulary
+import TestServers
 import Testing
 
 /// Fault scripts and queries with values at and past every edge: the server answers each one
@@ -9,52 +10,52 @@ import Testing
 struct ExtremeFaultTests {
     @Test("a lying length near Int64.max is refused with 400, and the server stays up")
     func hugeBadLengthIsRefused() throws {
-        let server = try LabServer.start()
-        defer { server.stop() }
-        for delta in ["%2B9223372036854775807", "-9223372036854775807", "%2B64GiB1", "%2B8EiB"] {
-            let response = try fetch(server, "GET", "/fixtures/c?size=1KiB&faults=bad-length:\(delta)", timeout: 5)
-            #expect(response.status == 400, "\(delta): \(response)")
-            #expect(response.bodyText.contains("at most 64GiB") || response.bodyText.contains("bad fault"), "\(response.bodyText)")
+        try withLabServer { server in
+            for delta in ["%2B9223372036854775807", "-9223372036854775807", "%2B64GiB1", "%2B8EiB"] {
+                let response = try fetch(server, "GET", "/fixtures/c?size=1KiB&faults=bad-length:\(delta)", timeout: 5)
+                #expect(response.status == 400, "\(delta): \(response)")
+                #expect(response.bodyText.contains("at most 64GiB") || response.bodyText.contains("bad fault"), "\(response.bodyText)")
+            }
+            // The largest lie that can be told is told, and the connection closes after the true body.
+            let largest = try fetch(server, "GET", "/fixtures/c?size=1KiB&faults=bad-length:%2B64GiB", timeout: 5)
+            #expect(largest.status == 200)
+            #expect(largest.header("Content-Length") == String(1024 + (Int64(64) << 30)))
+            #expect(largest.body.count == 1024)
+            #expect(try fetch(server, "GET", "/fixtures/c?size=10").status == 200)
         }
-        // The largest lie that can be told is told, and the connection closes after the true body.
-        let largest = try fetch(server, "GET", "/fixtures/c?size=1KiB&faults=bad-length:%2B64GiB", timeout: 5)
-        #expect(largest.status == 200)
-        #expect(largest.header("Content-Length") == String(1024 + (Int64(64) << 30)))
-        #expect(largest.body.count == 1024)
-        #expect(try fetch(server, "GET", "/fixtures/c?size=10").status == 200)
     }
 
     @Test("randomized fault scripts with extreme values: every request is answered, the server stays up")
     func randomizedExtremeScripts() throws {
-        let server = try LabServer.start()
-        defer { server.stop() }
-        var generator = SeededGenerator(seed: UInt64(Date().timeIntervalSince1970))
-        let seed = generator.state
-        var statuses: [Int: Int] = [:]
-        for index in 0..<400 {
-            let target = Self.randomTarget(index: index, using: &generator)
-            let connection = try RawHTTPConnection(port: server.port, receiveTimeout: 5)
-            var headers: [(String, String)] = []
-            if Bool.random(using: &generator) {
-                headers.append(("Range", "bytes=\(Self.extremeNumber(using: &generator))-\(Bool.random(using: &generator) ? "" : Self.extremeNumber(using: &generator))"))
+        try withLabServer { server in
+            var generator = SeededGenerator(seed: UInt64(Date().timeIntervalSince1970))
+            let seed = generator.state
+            var statuses: [Int: Int] = [:]
+            for index in 0..<400 {
+                let target = Self.randomTarget(index: index, using: &generator)
+                let connection = try RawHTTPConnection(port: server.port, receiveTimeout: 5)
+                var headers: [(String, String)] = []
+                if Bool.random(using: &generator) {
+                    headers.append(("Range", "bytes=\(Self.extremeNumber(using: &generator))-\(Bool.random(using: &generator) ? "" : Self.extremeNumber(using: &generator))"))
+                }
+                try connection.sendRequest("GET", target, headers: headers)
+                // The head is enough: a 64 GiB body is not read, the connection just closes.
+                let response: RawResponse
+                do {
+                    response = try connection.readResponse(isHead: true)
+                } catch {
+                    Issue.record("seed \(seed): \(target) \(headers): \(error)")
+                    continue
+                }
+                #expect((200...599).contains(response.status), "seed \(seed): \(target) \(headers): \(response)")
+                statuses[response.status, default: 0] += 1
             }
-            try connection.sendRequest("GET", target, headers: headers)
-            // The head is enough: a 64 GiB body is not read, the connection just closes.
-            let response: RawResponse
-            do {
-                response = try connection.readResponse(isHead: true)
-            } catch {
-                Issue.record("seed \(seed): \(target) \(headers): \(error)")
-                continue
-            }
-            #expect((200...599).contains(response.status), "seed \(seed): \(target) \(headers): \(response)")
-            statuses[response.status, default: 0] += 1
+            // Still up, and still right.
+            let after = try fetch(server, "GET", "/fixtures/after?size=1KiB")
+            #expect(after.status == 200 && after.body.count == 1024, "seed \(seed)")
+            // Both kinds of answer were exercised, not only refusals.
+            #expect(statuses[400, default: 0] > 20 && statuses.filter { $0.key != 400 }.values.reduce(0, +) > 20, "seed \(seed): \(statuses)")
         }
-        // Still up, and still right.
-        let after = try fetch(server, "GET", "/fixtures/after?size=1KiB")
-        #expect(after.status == 200 && after.body.count == 1024, "seed \(seed)")
-        // Both kinds of answer were exercised, not only refusals.
-        #expect(statuses[400, default: 0] > 20 && statuses.filter { $0.key != 400 }.values.reduce(0, +) > 20, "seed \(seed): \(statuses)")
     }
 
     /// Values at and past every edge, and ordinary ones, so that refused and honoured scripts both run.

@@ -2,43 +2,44 @@ import Foundation
 import LabFixtures
 import LabServer
 import LabVocabulary
+import TestServers
 import Testing
 
 @Suite("Server endpoints and lifecycle")
 struct ServerTests {
     @Test("GET / explains the URLs and the fault syntax")
     func index() throws {
-        let server = try LabServer.start()
-        defer { server.stop() }
-        let response = try fetch(server, "GET", "/")
-        #expect(response.status == 200)
-        #expect(response.header("Content-Type") == "text/plain; charset=utf-8")
-        #expect(response.bodyText.contains("/fixtures/<name>?size="))
-        #expect(response.bodyText.contains("faults=drop:40pct,ok"))
-        #expect(response.bodyText.contains("faults=redirect:3"))
+        try withLabServer { server in
+            let response = try fetch(server, "GET", "/")
+            #expect(response.status == 200)
+            #expect(response.header("Content-Type") == "text/plain; charset=utf-8")
+            #expect(response.bodyText.contains("/fixtures/<name>?size="))
+            #expect(response.bodyText.contains("faults=drop:40pct,ok"))
+            #expect(response.bodyText.contains("faults=redirect:3"))
+        }
     }
 
     @Test("unknown paths and bad names are 404", arguments: [
         "/nope", "/fixtures/", "/fixtures/a/b", "/fixtures/bad%20name", "/fixtures/" + String(repeating: "x", count: 65),
     ])
     func notFound(target: String) throws {
-        let server = try LabServer.start()
-        defer { server.stop() }
-        let response = try fetch(server, "GET", target)
-        #expect(response.status == 404)
-        #expect(response.header("Content-Type") == "text/plain; charset=utf-8")
-        #expect(isOneLine(response.bodyText))
+        try withLabServer { server in
+            let response = try fetch(server, "GET", target)
+            #expect(response.status == 404)
+            #expect(response.header("Content-Type") == "text/plain; charset=utf-8")
+            #expect(isOneLine(response.bodyText))
+        }
     }
 
     @Test("other methods are 405 with Allow", arguments: ["POST", "PUT", "DELETE"])
     func methodNotAllowed(method: String) throws {
-        let server = try LabServer.start()
-        defer { server.stop() }
-        let connection = try RawHTTPConnection(port: server.port)
-        try connection.sendRequest(method, "/fixtures/a", headers: [("Content-Length", "0")])
-        let response = try connection.readResponse()
-        #expect(response.status == 405)
-        #expect(response.header("Allow") == "GET, HEAD")
+        try withLabServer { server in
+            let connection = try RawHTTPConnection(port: server.port)
+            try connection.sendRequest(method, "/fixtures/a", headers: [("Content-Length", "0")])
+            let response = try connection.readResponse()
+            #expect(response.status == 405)
+            #expect(response.header("Allow") == "GET, HEAD")
+        }
     }
 
     @Test("bad sizes are 400 with one line", arguments: [
@@ -49,22 +50,22 @@ struct ServerTests {
             + "and a larger file would keep the client waiting past its time-out\n"),
     ])
     func badSize(size: String, message: String) throws {
-        let server = try LabServer.start()
-        defer { server.stop() }
-        let response = try fetch(server, "GET", "/fixtures/a?size=\(size)")
-        #expect(response.status == 400)
-        #expect(response.bodyText == message)
+        try withLabServer { server in
+            let response = try fetch(server, "GET", "/fixtures/a?size=\(size)")
+            #expect(response.status == 400)
+            #expect(response.bodyText == message)
+        }
     }
 
     @Test(".sha256 answers in sha256sum format")
     func checksumEndpoint() throws {
-        let server = try LabServer.start()
-        defer { server.stop() }
-        let fixture = Fixture(name: "sum.bin", size: 3 << 20)
-        let response = try fetch(server, "GET", "/fixtures/sum.bin.sha256?size=3MiB")
-        #expect(response.status == 200)
-        #expect(response.bodyText == "\(fixture.sha256Hex())  sum.bin\n")
-        #expect(fixture.sha256Hex() == oneShotSHA256Hex(expectedBytes(fixture)))
+        try withLabServer { server in
+            let fixture = Fixture(name: "sum.bin", size: 3 << 20)
+            let response = try fetch(server, "GET", "/fixtures/sum.bin.sha256?size=3MiB")
+            #expect(response.status == 200)
+            #expect(response.bodyText == "\(fixture.sha256Hex())  sum.bin\n")
+            #expect(fixture.sha256Hex() == oneShotSHA256Hex(expectedBytes(fixture)))
+        }
     }
 
     @Test("ETag, Last-Modified and digest survive a restart")
@@ -96,23 +97,23 @@ struct ServerTests {
 
     @Test("url(for:) builds fixture URLs the server understands")
     func urls() throws {
-        let server = try LabServer.start()
-        defer { server.stop() }
-        #expect(server.host == "127.0.0.1")
-        #expect(server.port > 0)
-        #expect(server.baseURL.absoluteString == "http://127.0.0.1:\(server.port)")
-        let url = server.url(for: Fixture(name: "u", size: 64 << 20, generation: 3), faults: "throttle:4MiB+drop:1MiB", run: "x y")
-        #expect(url.absoluteString == "http://127.0.0.1:\(server.port)/fixtures/u?size=67108864&faults=throttle:4MiB+drop:1MiB&run=x%20y")
-        let response = try fetch(server, "HEAD", String(url.absoluteString.dropFirst(server.baseURL.absoluteString.count)))
-        #expect(response.status == 200)
+        try withLabServer { server in
+            #expect(server.host == "127.0.0.1")
+            #expect(server.port > 0)
+            #expect(server.baseURL.absoluteString == "http://127.0.0.1:\(server.port)")
+            let url = server.url(for: Fixture(name: "u", size: 64 << 20, generation: 3), faults: "throttle:4MiB+drop:1MiB", run: "x y")
+            #expect(url.absoluteString == "http://127.0.0.1:\(server.port)/fixtures/u?size=67108864&faults=throttle:4MiB+drop:1MiB&run=x%20y")
+            let response = try fetch(server, "HEAD", String(url.absoluteString.dropFirst(server.baseURL.absoluteString.count)))
+            #expect(response.status == 200)
+        }
     }
 
     @Test("a port in use is a one-line error")
     func portInUse() throws {
-        let server = try LabServer.start()
-        defer { server.stop() }
-        #expect(throws: LabError("cannot listen on 127.0.0.1:\(server.port): address already in use")) {
-            try LabServer.start(port: server.port)
+        try withLabServer { server in
+            #expect(throws: LabError("cannot listen on 127.0.0.1:\(server.port): address already in use")) {
+                try LabServer.start(port: server.port)
+            }
         }
     }
 

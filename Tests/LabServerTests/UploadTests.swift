@@ -3,6 +3,7 @@ import TestFolders
 import LabFixtures
 @testable import LabServer
 import LabVocabulary
+import TestServers
 import Testing
 
 /// One part of a hand-built multipart body: its header lines (without CRLFs) and its bytes.
@@ -81,43 +82,43 @@ struct UploadTests {
 
     @Test("two fields and two files get the exact JSON answer, and the connection stays usable")
     func exactAnswer() throws {
-        let server = try LabServer.start()
-        defer { server.stop() }
-        let connection = try RawHTTPConnection(port: server.port)
-        let body = multipartBody(Self.parts, boundary: Self.boundary)
-        let response = try upload(server, body: body,
-                                  contentType: "multipart/form-data; boundary=\(Self.boundary)", connection: connection)
-        #expect(response.status == 200)
-        #expect(response.header("Content-Type") == "application/json")
-        #expect(response.bodyText == Self.expectedJSON)
-        #expect(server.requestLog.last?.method == .post)
-        #expect(server.requestLog.last?.target == "/upload")
-        #expect(server.requestLog.last?.status == 200)
-        // What the upload sent, for `lab compare`'s bytes on the wire.
-        #expect(server.requestLog.last?.requestBodyBytes == Int64(body.count))
+        try withLabServer { server in
+            let connection = try RawHTTPConnection(port: server.port)
+            let body = multipartBody(Self.parts, boundary: Self.boundary)
+            let response = try upload(server, body: body,
+                                      contentType: "multipart/form-data; boundary=\(Self.boundary)", connection: connection)
+            #expect(response.status == 200)
+            #expect(response.header("Content-Type") == "application/json")
+            #expect(response.bodyText == Self.expectedJSON)
+            #expect(server.requestLog.last?.method == .post)
+            #expect(server.requestLog.last?.target == "/upload")
+            #expect(server.requestLog.last?.status == 200)
+            // What the upload sent, for `lab compare`'s bytes on the wire.
+            #expect(server.requestLog.last?.requestBodyBytes == Int64(body.count))
 
-        try connection.sendRequest("GET", "/")
-        #expect(try connection.readResponse().status == 200)
+            try connection.sendRequest("GET", "/")
+            #expect(try connection.readResponse().status == 200)
+        }
     }
 
     @Test("a quoted boundary and a preamble are fine")
     func quotedBoundary() throws {
-        let server = try LabServer.start()
-        defer { server.stop() }
-        let response = try upload(server, body: multipartBody(Self.parts, boundary: "a b:c", preamble: "ignored\r\n"),
-                                  contentType: "Multipart/Form-Data; boundary=\"a b:c\"")
-        #expect(response.status == 200)
-        #expect(response.bodyText.hasPrefix("{\"fields\":{\"note\":\"hello\",\"empty\":\"\"},"))
+        try withLabServer { server in
+            let response = try upload(server, body: multipartBody(Self.parts, boundary: "a b:c", preamble: "ignored\r\n"),
+                                      contentType: "Multipart/Form-Data; boundary=\"a b:c\"")
+            #expect(response.status == 200)
+            #expect(response.bodyText.hasPrefix("{\"fields\":{\"note\":\"hello\",\"empty\":\"\"},"))
+        }
     }
 
     @Test("the body written one byte at a time gives the same answer")
     func byteByByte() throws {
-        let server = try LabServer.start()
-        defer { server.stop() }
-        let response = try upload(server, body: multipartBody(Self.parts, boundary: Self.boundary),
-                                  contentType: "multipart/form-data; boundary=\(Self.boundary)", chunk: 1)
-        #expect(response.status == 200)
-        #expect(response.bodyText == Self.expectedJSON)
+        try withLabServer { server in
+            let response = try upload(server, body: multipartBody(Self.parts, boundary: Self.boundary),
+                                      contentType: "multipart/form-data; boundary=\(Self.boundary)", chunk: 1)
+            #expect(response.status == 200)
+            #expect(response.bodyText == Self.expectedJSON)
+        }
     }
 
     @Test("the parser fed one byte at a time finds the same parts as fed all at once")
@@ -154,34 +155,34 @@ struct UploadTests {
 
     @Test("a hostile filename is reported as parsed, escaped in the JSON")
     func hostileFilename() throws {
-        let server = try LabServer.start()
-        defer { server.stop() }
-        let part = TestPart(
-            headers: [#"Content-Disposition: form-data; name="f"; filename="x\"; name=\"evil\\%0D%0AX-Injected: 1"# + "\t" + #".bin""#],
-            body: Array("data".utf8))
-        let response = try upload(server, body: multipartBody([part], boundary: "b"),
-                                  contentType: "multipart/form-data; boundary=b")
-        #expect(response.status == 200)
-        #expect(response.header("X-Injected") == nil)
-        let expectedName = #"x\"; name=\"evil\\%0D%0AX-Injected: 1\t.bin"#
-        #expect(response.bodyText.contains("\"name\":\"f\",\"filename\":\"\(expectedName)\",\"contentType\":null"))
-        let object = try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any]
-        let file = (object?["files"] as? [[String: Any]])?.first
-        #expect(file?["filename"] as? String == "x\"; name=\"evil\\%0D%0AX-Injected: 1\t.bin")
-        #expect(file?["name"] as? String == "f")
+        try withLabServer { server in
+            let part = TestPart(
+                headers: [#"Content-Disposition: form-data; name="f"; filename="x\"; name=\"evil\\%0D%0AX-Injected: 1"# + "\t" + #".bin""#],
+                body: Array("data".utf8))
+            let response = try upload(server, body: multipartBody([part], boundary: "b"),
+                                      contentType: "multipart/form-data; boundary=b")
+            #expect(response.status == 200)
+            #expect(response.header("X-Injected") == nil)
+            let expectedName = #"x\"; name=\"evil\\%0D%0AX-Injected: 1\t.bin"#
+            #expect(response.bodyText.contains("\"name\":\"f\",\"filename\":\"\(expectedName)\",\"contentType\":null"))
+            let object = try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any]
+            let file = (object?["files"] as? [[String: Any]])?.first
+            #expect(file?["filename"] as? String == "x\"; name=\"evil\\%0D%0AX-Injected: 1\t.bin")
+            #expect(file?["name"] as? String == "f")
+        }
     }
 
     @Test("a raw CRLF inside a filename cannot add a header: the part is malformed")
     func crlfInFilename() throws {
-        let server = try LabServer.start()
-        defer { server.stop() }
-        let part = TestPart(headers: ["Content-Disposition: form-data; name=\"f\"; filename=\"a\r\nX-Injected: 1\""],
-                            body: Array("data".utf8))
-        let response = try upload(server, body: multipartBody([part], boundary: "b"),
-                                  contentType: "multipart/form-data; boundary=b")
-        #expect(response.status == 400)
-        #expect(response.header("X-Injected") == nil)
-        #expect(response.bodyText == "unterminated quoted string in parameter filename\n")
+        try withLabServer { server in
+            let part = TestPart(headers: ["Content-Disposition: form-data; name=\"f\"; filename=\"a\r\nX-Injected: 1\""],
+                                body: Array("data".utf8))
+            let response = try upload(server, body: multipartBody([part], boundary: "b"),
+                                      contentType: "multipart/form-data; boundary=b")
+            #expect(response.status == 400)
+            #expect(response.header("X-Injected") == nil)
+            #expect(response.bodyText == "unterminated quoted string in parameter filename\n")
+        }
     }
 
     @Test("malformed bodies and heads are refused with a one-line reason", arguments: [
@@ -200,113 +201,113 @@ struct UploadTests {
         ("application/json", "{}", 415, "Content-Type is application/json; expected multipart/form-data; boundary=...\n"),
     ])
     func malformed(contentType: String, body: String, status: Int, reason: String) throws {
-        let server = try LabServer.start()
-        defer { server.stop() }
-        let response = try upload(server, body: Array(body.utf8), contentType: contentType)
-        #expect(response.status == status)
-        #expect(response.bodyText == reason)
-        #expect(server.requestLog.last?.status == status)
+        try withLabServer { server in
+            let response = try upload(server, body: Array(body.utf8), contentType: contentType)
+            #expect(response.status == status)
+            #expect(response.bodyText == reason)
+            #expect(server.requestLog.last?.status == status)
+        }
     }
 
     @Test("no Content-Type is 415")
     func noContentType() throws {
-        let server = try LabServer.start()
-        defer { server.stop() }
-        let response = try upload(server, body: [], contentType: nil)
-        #expect(response.status == 415)
-        #expect(isOneLine(response.bodyText))
+        try withLabServer { server in
+            let response = try upload(server, body: [], contentType: nil)
+            #expect(response.status == 415)
+            #expect(isOneLine(response.bodyText))
+        }
     }
 
     @Test("bounds: too many parts, a large field, a huge Content-Length are 413")
     func bounds() throws {
-        let server = try LabServer.start()
-        defer { server.stop() }
-        let manyParts = multipartBody((0...100).map { .field("f\($0)", "x") }, boundary: "b")
-        var response = try upload(server, body: manyParts, contentType: "multipart/form-data; boundary=b")
-        #expect(response.status == 413)
-        #expect(response.bodyText == "more than 100 parts\n")
+        try withLabServer { server in
+            let manyParts = multipartBody((0...100).map { .field("f\($0)", "x") }, boundary: "b")
+            var response = try upload(server, body: manyParts, contentType: "multipart/form-data; boundary=b")
+            #expect(response.status == 413)
+            #expect(response.bodyText == "more than 100 parts\n")
 
-        let bigField = multipartBody([.field("big", String(repeating: "x", count: 64 * 1024 + 1))], boundary: "b")
-        response = try upload(server, body: bigField, contentType: "multipart/form-data; boundary=b")
-        #expect(response.status == 413)
-        #expect(response.bodyText == "form field \"big\" is over 64KiB; send it as a file\n")
+            let bigField = multipartBody([.field("big", String(repeating: "x", count: 64 * 1024 + 1))], boundary: "b")
+            response = try upload(server, body: bigField, contentType: "multipart/form-data; boundary=b")
+            #expect(response.status == 413)
+            #expect(response.bodyText == "form field \"big\" is over 64KiB; send it as a file\n")
 
-        let connection = try RawHTTPConnection(port: server.port)
-        try connection.sendRequest("POST", "/upload", headers: [
-            ("Content-Type", "multipart/form-data; boundary=b"), ("Content-Length", "\(Int64(9) << 30)"),
-            ("Expect", "100-continue"),
-        ])
-        response = try connection.readResponse()
-        #expect(response.status == 413)
-        #expect(response.header("Connection") == "close")
-        #expect(response.bodyText == "the body is over 8GiB, the most this endpoint accepts\n")
+            let connection = try RawHTTPConnection(port: server.port)
+            try connection.sendRequest("POST", "/upload", headers: [
+                ("Content-Type", "multipart/form-data; boundary=b"), ("Content-Length", "\(Int64(9) << 30)"),
+                ("Expect", "100-continue"),
+            ])
+            response = try connection.readResponse()
+            #expect(response.status == 413)
+            #expect(response.header("Connection") == "close")
+            #expect(response.bodyText == "the body is over 8GiB, the most this endpoint accepts\n")
+        }
     }
 
     @Test("Expect: 100-continue gets 100 Continue before the body is sent")
     func expectContinue() throws {
-        let server = try LabServer.start()
-        defer { server.stop() }
-        let body = multipartBody(Self.parts, boundary: Self.boundary)
-        let connection = try RawHTTPConnection(port: server.port)
-        try connection.sendRequest("POST", "/upload", headers: [
-            ("Content-Type", "multipart/form-data; boundary=\(Self.boundary)"), ("Content-Length", "\(body.count)"),
-            ("Expect", "100-continue"),
-        ])
-        let interim = try connection.readResponse()
-        #expect(interim.status == 100)
-        try connection.write(bytes: body)
-        let response = try connection.readResponse()
-        #expect(response.status == 200)
-        #expect(response.bodyText == Self.expectedJSON)
+        try withLabServer { server in
+            let body = multipartBody(Self.parts, boundary: Self.boundary)
+            let connection = try RawHTTPConnection(port: server.port)
+            try connection.sendRequest("POST", "/upload", headers: [
+                ("Content-Type", "multipart/form-data; boundary=\(Self.boundary)"), ("Content-Length", "\(body.count)"),
+                ("Expect", "100-continue"),
+            ])
+            let interim = try connection.readResponse()
+            #expect(interim.status == 100)
+            try connection.write(bytes: body)
+            let response = try connection.readResponse()
+            #expect(response.status == 200)
+            #expect(response.bodyText == Self.expectedJSON)
+        }
     }
 
     @Test("the index page documents the endpoint")
     func indexPage() throws {
-        let server = try LabServer.start()
-        defer { server.stop() }
-        let response = try fetch(server, "GET", "/")
-        #expect(response.bodyText.contains("POST /upload"))
-        #expect(response.bodyText.contains("curl -F file=@some.bin"))
+        try withLabServer { server in
+            let response = try fetch(server, "GET", "/")
+            #expect(response.bodyText.contains("POST /upload"))
+            #expect(response.bodyText.contains("curl -F file=@some.bin"))
+        }
     }
 
     @Test("other methods on /upload are 405 with Allow: POST", arguments: ["GET", "PUT", "HEAD"])
     func wrongMethod(method: String) throws {
-        let server = try LabServer.start()
-        defer { server.stop() }
-        let connection = try RawHTTPConnection(port: server.port)
-        try connection.sendRequest(method, "/upload", headers: [("Content-Length", "0")])
-        let response = try connection.readResponse(isHead: method == "HEAD")
-        #expect(response.status == 405)
-        #expect(response.header("Allow") == "POST")
+        try withLabServer { server in
+            let connection = try RawHTTPConnection(port: server.port)
+            try connection.sendRequest(method, "/upload", headers: [("Content-Length", "0")])
+            let response = try connection.readResponse(isHead: method == "HEAD")
+            #expect(response.status == 405)
+            #expect(response.header("Allow") == "POST")
+        }
     }
 
     @Test("curl -F uploads a file and a field", .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/curl")))
     func curlEndToEnd() throws {
-        let server = try LabServer.start()
-        defer { server.stop() }
-        let fileBytes = expectedBytes(Fixture(name: "curl-upload", size: 3 << 20))
-        let url = TestFolders.root.appendingPathComponent("lab-upload-\(UUID().uuidString).bin")
-        try Data(fileBytes).write(to: url)
-        defer { try? FileManager.default.removeItem(at: url) }
+        try withLabServer { server in
+            let fileBytes = expectedBytes(Fixture(name: "curl-upload", size: 3 << 20))
+            let url = TestFolders.root.appendingPathComponent("lab-upload-\(UUID().uuidString).bin")
+            try Data(fileBytes).write(to: url)
+            defer { try? FileManager.default.removeItem(at: url) }
 
-        let curl = Process()
-        curl.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-        curl.arguments = ["-sS", "--max-time", "30", "-F", "file=@\(url.path)", "-F", "note=hi",
-                          "http://127.0.0.1:\(server.port)/upload"]
-        let output = Pipe()
-        curl.standardOutput = output
-        try curl.run()
-        let answer = output.fileHandleForReading.readDataToEndOfFile()
-        curl.waitUntilExit()
-        #expect(curl.terminationStatus == 0)
+            let curl = Process()
+            curl.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+            curl.arguments = ["-sS", "--max-time", "30", "-F", "file=@\(url.path)", "-F", "note=hi",
+                              "http://127.0.0.1:\(server.port)/upload"]
+            let output = Pipe()
+            curl.standardOutput = output
+            try curl.run()
+            let answer = output.fileHandleForReading.readDataToEndOfFile()
+            curl.waitUntilExit()
+            #expect(curl.terminationStatus == 0)
 
-        let object = try #require(try JSONSerialization.jsonObject(with: answer) as? [String: Any])
-        #expect(object["fields"] as? [String: String] == ["note": "hi"])
-        let file = try #require((object["files"] as? [[String: Any]])?.first)
-        #expect(file["name"] as? String == "file")
-        #expect(file["filename"] as? String == url.lastPathComponent)
-        #expect(file["contentType"] as? String == "application/octet-stream")
-        #expect(file["bytes"] as? Int == fileBytes.count)
-        #expect(file["sha256"] as? String == oneShotSHA256Hex(fileBytes))
+            let object = try #require(try JSONSerialization.jsonObject(with: answer) as? [String: Any])
+            #expect(object["fields"] as? [String: String] == ["note": "hi"])
+            let file = try #require((object["files"] as? [[String: Any]])?.first)
+            #expect(file["name"] as? String == "file")
+            #expect(file["filename"] as? String == url.lastPathComponent)
+            #expect(file["contentType"] as? String == "application/octet-stream")
+            #expect(file["bytes"] as? Int == fileBytes.count)
+            #expect(file["sha256"] as? String == oneShotSHA256Hex(fileBytes))
+        }
     }
 }
