@@ -77,8 +77,14 @@ struct TrialRunner {
         let played = try play(trial, token: token, folder: folder) { server, generation, withTrialArguments in
             process(arguments(server === self.server ? mainURL : url(on: server), generation: generation, withTrialArguments: withTrialArguments))
         }
-        let finished = played.finished
+        return observe(played, of: trial, token: token, output: output, fixture: fixture, cleanPeakRSS: cleanPeakRSS)
+    }
 
+    /// What the run showed: how it ended, the file it left, what it asked for after the break,
+    /// from its record and the server's log.
+    private func observe(_ played: Played, of trial: Trial, token: String, output: URL, fixture: Fixture,
+                         cleanPeakRSS: Int64?) -> Ran {
+        let finished = played.finished
         let record = try? JSONDecoder().decode(LessonResult.self, from: Data(finished.stdout.utf8))
         let written = record.map { URL(fileURLWithPath: $0.output) } ?? output
         let log = server.requests(run: token)
