@@ -110,8 +110,8 @@ struct CompareOverNetworksTests {
     }
 
     @Test(arguments: [
-        (["--profile", "5g"], "lab compare: --profile: no profile \"5g\"; there are edge, 3g, lte, dsl, wifi\n"),
-        (["--profile", "3g,"], "lab compare: --profile: no profile \"\"; there are edge, 3g, lte, dsl, wifi\n"),
+        (["--profile", "5g"], "lab compare: The value '5g' is invalid for '--profile <names>': no profile \"5g\"; there are edge, 3g, lte, dsl, wifi\n"),
+        (["--profile", "3g", "--profile", "wifi,lan"], "lab compare: The value 'wifi,lan' is invalid for '--profile <names>': no profile \"lan\"; there are edge, 3g, lte, dsl, wifi\n"),
         (["--profile", "3g", "--server", "http://127.0.0.1:9"], "lab compare: --profile needs the embedded server's faults; it does not run with --server\n"),
         (["--profile", "3g", "--variants", "article"], "lab compare: --profile runs the corrected variants, and --variants leaves none\n"),
         (["--profile", "edge", "--lessons", "07"], "lab compare: --profile runs downloads, and lesson 07 uploads\n"),

@@ -342,15 +342,17 @@ struct CompareKillAndChangeTests {
 /// Bad input to `lab compare` is one line on stderr and exit 64, before anything runs.
 struct CompareUsageTests {
     @Test(arguments: [
-        (["--sizes", "12XB"], "lab compare: --sizes: "),
-        (["--lessons", "10"], "lab compare: --lessons: no lesson \"10\"; there are 00-small-file, 01-in-memory, 02-filehandle, 03-outputstream, 04-session-data-task, 05-download-task-resume, 06-runloop-thread, 07-multipart-upload, 08-async-await, 09-background-session\n"),
-        (["--lessons", "exercise-03-outputstream"], "lab compare: --lessons: no lesson \"exercise-03-outputstream\"; there are "),
-        (["--scenarios", "flood"], "lab compare: --scenarios: no scenario \"flood\"; there are clean, drop-resume, kill-rerun, ignore-range, entity-changed, slow-disk, crowded\n"),
+        (["--sizes", "12XB"], "lab compare: The value '12XB' is invalid for '--sizes <sizes>': "),
+        (["--lessons", "10"], "lab compare: The value '10' is invalid for '--lessons <lessons>': no lesson \"10\"; there are 00-small-file, 01-in-memory, 02-filehandle, 03-outputstream, 04-session-data-task, 05-download-task-resume, 06-runloop-thread, 07-multipart-upload, 08-async-await, 09-background-session\n"),
+        (["--lessons", "03,exercise-03-outputstream"], "lab compare: The value '03,exercise-03-outputstream' is invalid for '--lessons <lessons>': no lesson \"exercise-03-outputstream\"; there are "),
+        (["--scenarios", "flood"], "lab compare: The value 'flood' is invalid for '--scenarios <scenarios>': no scenario \"flood\"; there are clean, drop-resume, kill-rerun, ignore-range, entity-changed, slow-disk, crowded\n"),
         (["--server", "ftp://example.com"], "lab compare: --server must be an http:// or https:// URL with a host, got \"ftp://example.com\"\n"),
         (["--server", "http://127.0.0.1:9", "--scenarios", "drop-resume"], "lab compare: --scenarios: drop-resume needs the embedded server's faults; with --server only clean, slow-disk and crowded run\n"),
+        (["--variants", "article,fixed"], "lab compare: The value 'article,fixed' is invalid for '--variants <variants>': no variant \"fixed\"; there are article, corrected\n"),
+        (["--lessons", " , "], "lab compare: The value ' , ' is invalid for '--lessons <lessons>': give at least one\n"),
         (["--quick", "--full"], "lab compare: --quick and --full are alternatives; pick one\n"),
         (["--repetitions", "0"], "lab compare: --repetitions must be between 1 and 20\n"),
-        (["--sizes", "1KiB"], "lab compare: --sizes: 1KiB is outside 64KiB…8GiB\n"),
+        (["--sizes", "1KiB"], "lab compare: The value '1KiB' is invalid for '--sizes <sizes>': 1KiB is outside 64KiB…8GiB\n"),
         (["--lessons", "07", "--scenarios", "kill-rerun"], "lab compare: nothing to run: lesson 07 runs only in the clean scenario\n"),
         (["--label", ""], "lab compare: --label cannot be empty: it names the machine in the report\n"),
     ])

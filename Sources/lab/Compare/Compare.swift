@@ -44,27 +44,29 @@ struct Compare: ParsableCommand {
     @Flag(help: "A long run: up to 1 GiB.")
     var full = false
 
-    @Option(help: "Clean-run sizes, comma-separated, e.g. 1MiB,32MiB,256MiB.")
-    var sizes: String?
+    @Option(help: "Clean-run sizes, comma-separated, e.g. 1MiB,32MiB,256MiB.", transform: { try CommaSeparated.list($0, ComparedSize.parse) })
+    var sizes: [Int64]?
 
-    @Option(help: "The size every fault scenario uses, e.g. 32MiB.")
-    var faultSize: String?
+    @Option(help: "The size every fault scenario uses, e.g. 32MiB.", transform: ComparedSize.parse)
+    var faultSize: Int64?
 
-    @Option(help: "Lessons, comma-separated: 3, 03, 03-outputstream or lesson-03-outputstream.")
-    var lessons: String?
+    @Option(help: "Lessons, comma-separated: 3, 03, 03-outputstream or lesson-03-outputstream.",
+            transform: { try CommaSeparated.list($0, LessonProfile.parse) })
+    var lessons: [LessonProfile]?
 
-    @Option(help: "Variants, comma-separated: article, corrected.")
-    var variants: String?
+    @Option(help: "Variants, comma-separated: \(CommaSeparated.all(Variant.self)).", transform: { try CommaSeparated.names($0, "variant") })
+    var variants: [Variant]?
 
-    @Option(help: "Scenarios, comma-separated (listed below).")
-    var scenarios: String?
+    @Option(help: "Scenarios, comma-separated (listed below).", transform: { try CommaSeparated.names($0, "scenario") })
+    var scenarios: [Scenario]?
 
     @Option(help: "How often each run is repeated; the report shows medians.")
     var repetitions: Int?
 
     @Option(name: .customLong("profile"), help: ArgumentHelp(
-        "Also run the corrected variants over these network profiles, comma-separated (listed below).", valueName: "names"))
-    var profiles: [String] = []
+        "Also run the corrected variants over these network profiles, comma-separated (listed below).", valueName: "names"),
+            transform: { try CommaSeparated.names($0, "profile") })
+    var profiles: [[NetworkProfile]] = []
 
     @Option(help: "Run against this server instead of the embedded one (\(Self.scenariosWithoutFaults) only). It must serve /fixtures/compare-<bytes>.bin, as `lab serve` does.")
     var server: String?
@@ -95,33 +97,25 @@ struct Compare: ParsableCommand {
     /// The preset, adjusted by the options given.
     func plan() throws -> ComparisonPlan {
         var plan = quick ? ComparisonPlan.quick : full ? .full : .defaultPlan
-        let adjusted = [sizes, faultSize, lessons, variants, scenarios].contains { $0 != nil } || repetitions != nil
+        let adjusted = sizes != nil || faultSize != nil || lessons != nil || variants != nil || scenarios != nil
+            || repetitions != nil
         if adjusted { plan.preset = .custom }
-        if let sizes { plan.sizes = try Self.list(sizes, "--sizes") { try Self.size($0, "--sizes") }.sorted() }
-        if let faultSize { plan.faultSize = try Self.size(faultSize, "--fault-size") }
-        if let lessons {
-            plan.lessons = try Self.list(lessons, "--lessons") { name in
-                guard let lesson = LessonProfile.named(name) else {
-                    throw ValidationError("--lessons: no lesson \"\(name)\"; there are \(LessonProfile.all.map(\.id).joined(separator: ", "))")
-                }
-                return lesson
-            }
-        }
-        if let variants {
-            plan.variants = try Self.list(variants, "--variants") { name in
-                guard let variant = Variant(rawValue: name) else {
-                    throw ValidationError("--variants: no variant \"\(name)\"; there are article, corrected")
-                }
-                return variant
-            }
-        }
+        if let sizes { plan.sizes = sizes.sorted() }
+        if let faultSize { plan.faultSize = faultSize }
+        if let lessons { plan.lessons = lessons }
+        if let variants { plan.variants = variants }
         if let server {
             guard let url = URL(string: server), ["http", "https"].contains(url.scheme?.lowercased() ?? ""),
                   url.host?.isEmpty == false
             else { throw ValidationError("--server must be an http:// or https:// URL with a host, got \"\(server)\"") }
             if scenarios == nil { plan.scenarios = plan.scenarios.filter { !$0.needsFaultInjection } }
         }
-        if let scenarios { plan.scenarios = try Self.scenarios(scenarios, againstAnotherServer: server != nil) }
+        if let scenarios {
+            if server != nil, let needing = scenarios.first(where: \.needsFaultInjection) {
+                throw ValidationError("--scenarios: \(needing) needs the embedded server's faults; with --server only \(Self.scenariosWithoutFaults) run")
+            }
+            plan.scenarios = scenarios
+        }
         if scenarios == nil {
             // A scenario made for one lesson is left out when that lesson is not compared.
             plan.scenarios = plan.scenarios.filter { scenario in plan.lessons.contains { $0.runs(scenario) } }
@@ -134,31 +128,12 @@ struct Compare: ParsableCommand {
         return plan
     }
 
-    /// `--scenarios`, each checked against what the server can do.
-    private static func scenarios(_ text: String, againstAnotherServer: Bool) throws -> [Scenario] {
-        try list(text, "--scenarios") { name in
-            guard let scenario = Scenario(rawValue: name) else {
-                throw ValidationError("--scenarios: no scenario \"\(name)\"; there are \(Scenario.allCases.map(\.rawValue).joined(separator: ", "))")
-            }
-            if againstAnotherServer, scenario.needsFaultInjection {
-                throw ValidationError("--scenarios: \(name) needs the embedded server's faults; with --server only \(scenariosWithoutFaults) run")
-            }
-            return scenario
-        }
-    }
-
     /// The network profiles `--profile` names, in order and once each; none against another
     /// server; nil to keep the preset's.
     private func networks(for plan: ComparisonPlan) throws -> [NetworkProfile]? {
         guard !profiles.isEmpty else { return server != nil ? [] : nil }
         if server != nil { throw ValidationError("--profile needs the embedded server's faults; it does not run with --server") }
-        let names = profiles.flatMap { $0.split(separator: ",", omittingEmptySubsequences: false).map(String.init) }
-        let networks = try names.map { name in
-            guard let network = NetworkProfile(rawValue: name) else {
-                throw ValidationError("--profile: no profile \"\(name)\"; there are \(NetworkProfile.allCases.map(\.rawValue).joined(separator: ", "))")
-            }
-            return network
-        }.reduce(into: [NetworkProfile]()) { if !$0.contains($1) { $0.append($1) } }
+        let networks = profiles.joined().reduce(into: [NetworkProfile]()) { if !$0.contains($1) { $0.append($1) } }
         if !plan.variants.contains(.corrected) {
             throw ValidationError("--profile runs the corrected variants, and --variants leaves none")
         }
@@ -290,20 +265,5 @@ struct Compare: ParsableCommand {
             throw CompareError("cannot create \(folder.path)")
         }
         return folder.standardizedFileURL
-    }
-
-    private static func list<T>(_ text: String, _ option: String, _ parse: (String) throws -> T) throws -> [T] {
-        let items = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-        guard !items.isEmpty else { throw ValidationError("\(option) needs at least one value") }
-        return try items.map(parse)
-    }
-
-    private static func size(_ text: String, _ option: String) throws -> Int64 {
-        let size: Int64
-        do { size = try ByteSize.parse(text) } catch { throw ValidationError("\(option): \(error)") }
-        guard size >= 64 << 10, size <= 8 << 30 else {
-            throw ValidationError("\(option): \(text) is outside 64KiB…8GiB")
-        }
-        return size
     }
 }
