@@ -1,5 +1,6 @@
 // swift-tools-version: 6.1
 // 6.1: Xcode 16.3 and later open the package; the Swift 6 language mode needs 6.0 at least.
+import Foundation
 import PackageDescription
 
 /// Every lesson, once: its folder under Sources/ is `lesson-<name>`, its exercise's
@@ -10,7 +11,12 @@ let lessons = [
     "09-background-session",
 ]
 let lessonExecutables = lessons.map { "lesson-\($0)" }
-let exerciseExecutables = lessons.map { "exercise-\($0)" }
+/// An exercise is a target once `lab exercise reset` has made its folder: a new lesson's folder
+/// builds, and `lab` with it, before its exercise exists.
+let exercises = lessons.filter {
+    FileManager.default.fileExists(atPath: "\(Context.packageDirectory)/Sources/Exercises/\($0)/main.swift")
+}
+let exerciseExecutables = exercises.map { "exercise-\($0)" }
 
 #if os(macOS)
 // Apple's SDK has libxml2's headers (usr/include/libxml), its module map and libxml2.tbd: nothing
@@ -150,7 +156,7 @@ let package = Package(
         // The students' copies of the article variants (`lab exercise reset` writes them). `lab`
         // does not depend on them: it builds one when asked to check it, so code that does not
         // compile yet never stops the lab itself from building.
-        + lessons.map { .executableTarget(name: "exercise-\($0)", dependencies: ["LabKit", "EmbeddedServer"],
+        + exercises.map { .executableTarget(name: "exercise-\($0)", dependencies: ["LabKit", "EmbeddedServer"],
                                           path: "Sources/Exercises/\($0)") },
     swiftLanguageModes: [.v6]
 )

@@ -7,8 +7,8 @@ import LabVocabulary
 /// - `Article.swift`: the lesson's `Article.swift` under the exercise's header, without the
 ///   lesson's `// Defect:` and `// Weakness:` comments: the code is there to be read, not its
 ///   answer key. This is the student's file.
-/// - `main.swift`: the lesson's wiring (its imports and its `Lesson(…).run`) with the article's
-///   case only, run as the exercise (`program: .exercise`).
+/// - `main.swift`: runs the article's variant (`articleVariant`) as the exercise
+///   (`program: .exercise`), made from the lesson's `LessonID` (`exerciseWiring`).
 /// - every other file at the top of the lesson's folder except `Corrected.swift`: what both
 ///   variants use, copied under a line that says where from. Demonstrations live in a subfolder
 ///   of the lesson and are not copied.
@@ -20,13 +20,12 @@ public enum ExerciseSource {
 
     public enum Problem: Error, CustomStringConvertible {
         case missing(String)
-        case noRunClosure, noArticleCase
+        case noEntry
 
         public var description: String {
             switch self {
             case .missing(let name): "the lesson has no \(name)"
-            case .noRunClosure: "main.swift has no `Lesson(…).run { run in` (or `{ run, way in`) line closed by a `}` line"
-            case .noArticleCase: "main.swift's run closure has no `case .article:` line"
+            case .noEntry: "\(studentFile) declares no `func \(articleEntry)(_ run: LessonRun…)`, which the exercise's main.swift calls"
             }
         }
     }
@@ -34,15 +33,17 @@ public enum ExerciseSource {
     public static let studentFile = "Article.swift"
     static let correctedFile = "Corrected.swift"
     static let wiringFile = "main.swift"
+    /// The function in a lesson's `Article.swift` that makes the article's variant for a run.
+    public static let articleEntry = "articleVariant"
 
     /// `lessonFiles`: the text of each Swift file at the top of the lesson's folder, by name.
     public static func files(for lesson: LessonDefects, lessonFiles: [String: String]) throws -> [File] {
         guard let article = lessonFiles[studentFile] else { throw Problem.missing(studentFile) }
-        guard let wiring = lessonFiles[wiringFile] else { throw Problem.missing(wiringFile) }
+        guard article.contains("func \(articleEntry)(") else { throw Problem.noEntry }
         let shared = lessonFiles.keys.filter { ![studentFile, correctedFile, wiringFile].contains($0) }.sorted()
         return [
             File(name: studentFile, text: lines(header(for: lesson)) + withoutAnnotations(withoutHeader(article))),
-            File(name: wiringFile, text: try exerciseWiring(for: lesson, from: wiring)),
+            File(name: wiringFile, text: exerciseWiring(for: lesson.id)),
         ] + shared.map { name in
             File(name: name, text: lines(["/// Copied from \(lessonFolder(for: lesson))/\(name) by `lab exercise reset`: what both",
                                           "/// variants use. Your code is in \(studentFile)."])
@@ -50,28 +51,22 @@ public enum ExerciseSource {
         }
     }
 
-    /// The wiring runs the article's case only, as the exercise.
-    static func exerciseWiring(for lesson: LessonDefects, from wiring: String) throws -> String {
-        let source = withoutHeader(wiring).components(separatedBy: "\n")
-        guard let opening = source.firstIndex(where: { $0.hasPrefix("Lesson(") && $0.contains(").run { ") && $0.hasSuffix(" in") }),
-              let closing = source[opening...].firstIndex(of: "}")
-        else { throw Problem.noRunClosure }
-        guard let articleCase = source[opening..<closing].first(where: { $0.contains("case .article:") }) else {
-            throw Problem.noArticleCase
+    /// The exercise's `main.swift`, made from the lesson's declaration alone: its `LessonID`, the
+    /// enum of its ways, and whether the article's variant is handed one. The lesson's own
+    /// `main.swift` is not read: what it runs besides the article (a demonstration) is not the
+    /// exercise's.
+    static func exerciseWiring(for id: LessonID) -> String {
+        var imports = ["import EmbeddedServer", "import LabKit"]
+        let start: String
+        if let ways = id.ways {
+            imports.append("import LabVocabulary")
+            let handed = ways.variants.contains(.article) ? "(\(articleEntry))" : " { run, _ in \(articleEntry)(run) }"
+            start = "Lesson(.\(id.caseName), ways: \(ways).self, program: .exercise).run" + handed
+        } else {
+            start = "Lesson(.\(id.caseName), program: .exercise).run(\(articleEntry))"
         }
-        var expression = articleCase.components(separatedBy: "case .article:")[1].trimmingCharacters(in: .whitespaces)
-        if expression.hasPrefix("return ") { expression.removeFirst("return ".count) }
-        // "Lesson(.x, ways: W.self).run { run, way in": the part before ").run { ", and the parameters.
-        let declaration = source[opening].components(separatedBy: ").run { ")[0]
-        let parameters = source[opening].dropFirst(declaration.count + ").run { ".count)
-        return lines([
-            "/// Exercise \(lesson.number): runs your \(studentFile) as `exercise-\(lesson.lesson)`. Made by `lab exercise reset`.",
-        ] + source[..<opening].filter { $0.hasPrefix("import ") } + [
-            "",
-            declaration + ", program: .exercise).run { " + parameters,
-            "    \(expression)",
-            "}",
-        ])
+        return lines(["/// Exercise \(id.number): runs your \(studentFile) as `\(id.exerciseExecutable)`. Made by `lab exercise reset`."]
+                     + imports + ["", start])
     }
 
     /// What decides the exit status: what an attempt returns, or for lesson 09, whose app returns

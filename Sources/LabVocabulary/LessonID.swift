@@ -32,6 +32,23 @@ public enum LessonID: String, CaseIterable, Codable, Sendable, Comparable, LabNa
     public static let lessonPrefix = "lesson-"
     public static let exercisePrefix = "exercise-"
 
+    /// The case as Swift code spells it (`.outputStream`), for the `main.swift` that `lab exercise
+    /// reset` writes. A test builds that file for every lesson.
+    public var caseName: String {
+        switch self {
+        case .smallFile: "smallFile"
+        case .inMemory: "inMemory"
+        case .fileHandle: "fileHandle"
+        case .outputStream: "outputStream"
+        case .sessionDataTask: "sessionDataTask"
+        case .downloadTaskResume: "downloadTaskResume"
+        case .runLoopThread: "runLoopThread"
+        case .multipartUpload: "multipartUpload"
+        case .asyncAwait: "asyncAwait"
+        case .backgroundSession: "backgroundSession"
+        }
+    }
+
     /// The lesson's heading, as its program and its page show it.
     public var title: String {
         switch self {

@@ -7,6 +7,10 @@ import FoundationNetworking
 import LabKit
 import LabVocabulary
 
+/// Makes the article variant for one run. The lesson's main.swift calls it, and so does the
+/// exercise's.
+func articleVariant(_ run: LessonRun, _ way: SmallFileWay) -> any LessonDownload { ArticleDownload(run, way: way) }
+
 /// Takes whatever the call hands back and saves it.
 final class ArticleDownload: LessonDownload {
     private let run: LessonRun

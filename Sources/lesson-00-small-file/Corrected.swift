@@ -7,6 +7,9 @@ import FoundationNetworking
 import LabKit
 import LabVocabulary
 
+/// Makes the corrected variant for one run; the lesson's main.swift calls it.
+func correctedVariant(_ run: LessonRun, _ way: SmallFileWay) -> any LessonDownload { CorrectedDownload(run, way: way) }
+
 /// Asks for the size first, refuses what is too big to hold in memory, and checks the error, the
 /// status and the length before saving anything.
 final class CorrectedDownload: LessonDownload {

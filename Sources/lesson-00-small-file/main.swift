@@ -15,7 +15,7 @@ import LabVocabulary
 
 Lesson(.smallFile, ways: SmallFileWay.self).run { run, way in
     switch run.variant {
-    case .article: ArticleDownload(run, way: way)
-    case .corrected: CorrectedDownload(run, way: way)
+    case .article: articleVariant(run, way)
+    case .corrected: correctedVariant(run, way)
     }
 }

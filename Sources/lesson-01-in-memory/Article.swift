@@ -6,6 +6,10 @@ import FoundationNetworking
 #endif
 import LabKit
 
+/// Makes the article variant for one run. The lesson's main.swift calls it, and so does the
+/// exercise's.
+func articleVariant(_ run: LessonRun) -> any LessonDownload { ArticleDownload(run) }
+
 /// Appends to an NSMutableData, and hands it on as Data to save it.
 final class ArticleDownload: LessonDownload, URLConnectionDataDelegate {
     private let run: LessonRun

@@ -6,6 +6,9 @@ import FoundationNetworking
 #endif
 import LabKit
 
+/// Makes the corrected variant for one run; the lesson's main.swift calls it.
+func correctedVariant(_ run: LessonRun) -> any LessonDownload { CorrectedDownload(run) }
+
 /// Checks the status, sizes the buffer once from the announced length, and writes that buffer.
 final class CorrectedDownload: LessonDownload, URLConnectionDataDelegate {
     private let run: LessonRun

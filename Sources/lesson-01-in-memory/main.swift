@@ -13,7 +13,7 @@ import LabKit
 
 Lesson(.inMemory).run { run in
     switch run.variant {
-    case .article: ArticleDownload(run)
-    case .corrected: CorrectedDownload(run)
+    case .article: articleVariant(run)
+    case .corrected: correctedVariant(run)
     }
 }

@@ -6,6 +6,10 @@ import FoundationNetworking
 #endif
 import LabKit
 
+/// Makes the article variant for one run. The lesson's main.swift calls it, and so does the
+/// exercise's.
+func articleVariant(_ run: LessonRun) -> any LessonDownload { ArticleDownload(run) }
+
 /// Reads the local size, asks for the rest, and writes whatever arrives at the end of the file.
 final class ArticleDownload: LessonDownload, URLConnectionDataDelegate {
     private let run: LessonRun

@@ -6,6 +6,9 @@ import FoundationNetworking
 #endif
 import LabKit
 
+/// Makes the corrected variant for one run; the lesson's main.swift calls it.
+func correctedVariant(_ run: LessonRun) -> any LessonDownload { CorrectedDownload(run) }
+
 /// Writes only bytes that provably continue the partial file. `PartialFile` (LabKit) holds the
 /// resume rules shared with lessons 03 and 04: Range + If-Range, and what each answer means.
 final class CorrectedDownload: LessonDownload, URLConnectionDataDelegate {

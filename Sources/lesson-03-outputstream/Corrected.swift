@@ -6,6 +6,9 @@ import FoundationNetworking
 #endif
 import LabKit
 
+/// Makes the corrected variant for one run; the lesson's main.swift calls it.
+func correctedVariant(_ run: LessonRun) -> any LessonDownload { CorrectedDownload(run) }
+
 /// Appends only bytes that provably continue the partial file. What each answer means, and the
 /// request that asks for the rest, are `ResumeRules` (LabKit's ResumeRules.swift, shared with
 /// lessons 02, 04 and 05); what goes on disk, and when, is here.

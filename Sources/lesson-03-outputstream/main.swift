@@ -12,7 +12,7 @@ import LabKit
 
 Lesson(.outputStream).run { run in
     switch run.variant {
-    case .article: ArticleDownload(run)
-    case .corrected: CorrectedDownload(run)
+    case .article: articleVariant(run)
+    case .corrected: correctedVariant(run)
     }
 }

@@ -16,7 +16,7 @@ import LabKit
 
 Lesson(.sessionDataTask).run { run in
     switch run.variant {
-    case .article: ArticleDownload(run)
-    case .corrected: CorrectedDownload(run)
+    case .article: articleVariant(run)
+    case .corrected: correctedVariant(run)
     }
 }

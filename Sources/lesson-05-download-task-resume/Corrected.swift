@@ -6,6 +6,9 @@ import FoundationNetworking
 #endif
 import LabKit
 
+/// Makes the corrected variant for one run; the lesson's main.swift calls it.
+func correctedVariant(_ run: LessonRun) -> any LessonDownload { CorrectedDownload(run) }
+
 /// Keeps the resume data on disk, next to the download, whenever there is some to keep.
 final class CorrectedDownload: NSObject, LessonDownload, URLSessionDownloadDelegate, @unchecked Sendable {
     // @unchecked: URLSession wants a Sendable delegate. Its callbacks, and the Pause handler, run

@@ -20,7 +20,7 @@ import LabKit
 Lesson(.downloadTaskResume).run { run in
     showWhatFoundationDoes(run)
     switch run.variant {
-    case .article: return ArticleDownload(run)
-    case .corrected: return CorrectedDownload(run)
+    case .article: return articleVariant(run)
+    case .corrected: return correctedVariant(run)
     }
 }

@@ -9,6 +9,9 @@ import LabKit
 import LabVocabulary
 import Synchronization
 
+/// Makes the corrected variant for one run; the lesson's main.swift calls it.
+func correctedVariant(_ run: LessonRun, _ way: RunLoopThreadWay) -> any LessonDownload { download(run, way, startingEach: CorrectedDownload.self, onQueue: CorrectedQueueDownload.init) }
+
 // MARK: - Case b, the corrected version
 
 /// Starts the connection on a thread of its own. Its run loop runs dry when the connection ends,

@@ -23,7 +23,7 @@ import LabVocabulary
 Lesson(.runLoopThread, ways: RunLoopThreadWay.self).run { run, way in
     if way == .story { Cases(run).show() }
     switch run.variant {
-    case .article: return download(run, way, startingEach: ArticleDownload.self, onQueue: ArticleQueueDownload.init)
-    case .corrected: return download(run, way, startingEach: CorrectedDownload.self, onQueue: CorrectedQueueDownload.init)
+    case .article: return articleVariant(run, way)
+    case .corrected: return correctedVariant(run, way)
     }
 }

@@ -8,6 +8,9 @@ import LabKit
 import LabVocabulary
 import Synchronization
 
+/// Makes the corrected variant for one run; the lesson's main.swift calls it.
+func correctedVariant(_ run: LessonRun, _ way: MultipartUploadWay) -> any LessonUpload { CorrectedUpload(run, way: way) }
+
 /// A correct body, never whole in memory: a random boundary, names escaped the way browsers do,
 /// and no CRLF of its own after the file.
 final class CorrectedUpload: LessonUpload {

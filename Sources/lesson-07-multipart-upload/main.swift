@@ -18,7 +18,7 @@ import LabVocabulary
 
 Lesson(.multipartUpload, ways: MultipartUploadWay.self).run { run, way in
     switch run.variant {
-    case .article: ArticleUpload(run)
-    case .corrected: CorrectedUpload(run, way: way)
+    case .article: articleVariant(run)
+    case .corrected: correctedVariant(run, way)
     }
 }

@@ -8,6 +8,10 @@ import LabKit
 import LabVocabulary
 import Synchronization
 
+/// Makes the article variant for one run. The lesson's main.swift calls it, and so does the
+/// exercise's.
+func articleVariant(_ run: LessonRun) -> any AsyncLessonDownload { ArticleDownload(run: run) }
+
 /// One call for the whole body, then one write.
 struct ArticleDownload: AsyncLessonDownload {
     let run: LessonRun

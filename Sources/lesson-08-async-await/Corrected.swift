@@ -8,6 +8,9 @@ import LabKit
 import LabVocabulary
 import Synchronization
 
+/// Makes the corrected variant for one run; the lesson's main.swift calls it.
+func correctedVariant(_ run: LessonRun, _ way: AsyncAwaitWay) -> any AsyncLessonDownload { CorrectedDownload(run: run, way: way) }
+
 /// Streams the body to the file as it arrives, checks every response before writing, and
 /// resumes with `Range` and `If-Range` through `PartialFile` (LabKit), as lessons 02 to 04 do.
 final class CorrectedDownload: AsyncLessonDownload {

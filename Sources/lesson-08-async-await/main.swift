@@ -20,7 +20,7 @@ import LabVocabulary
 
 Lesson(.asyncAwait, ways: AsyncAwaitWay.self).run { run, way in
     switch run.variant {
-    case .article: ArticleDownload(run: run)
-    case .corrected: CorrectedDownload(run: run, way: way)
+    case .article: articleVariant(run)
+    case .corrected: correctedVariant(run, way)
     }
 }

@@ -6,6 +6,9 @@ import FoundationNetworking
 #endif
 import LabKit
 
+/// Makes the corrected variant for one run; the lesson's main.swift calls it.
+func correctedVariant(_ run: LessonRun) -> any BackgroundApp { CorrectedApp(run) }
+
 /// The app delegate and the download's delegate in one, as small apps write it.
 final class CorrectedApp: NSObject, BackgroundApp, URLSessionDownloadDelegate, @unchecked Sendable {
     // @unchecked: URLSession wants a Sendable delegate. Its callbacks run one at a time on the

@@ -13,7 +13,7 @@ import LabKit
 
 Lesson(.backgroundSession).run { run in
     switch run.variant {
-    case .article: ArticleApp(run)
-    case .corrected: CorrectedApp(run)
+    case .article: articleVariant(run)
+    case .corrected: correctedVariant(run)
     }
 }

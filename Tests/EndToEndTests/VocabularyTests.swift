@@ -1,6 +1,7 @@
 import Foundation
 import LabCatalogue
 import LabVocabulary
+import TestFolders
 import Testing
 
 /// The lab's names are declared once; what cannot import them (Package.swift, the folders) agrees.
@@ -34,6 +35,47 @@ struct VocabularyTests {
         #expect(index.contains("](\(lesson.rawValue).md)"), "Lessons/README.md has no row for \(lesson.rawValue)")
         let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
         #expect(readme.contains("| `\(lesson.executable)` |"), "README.md has no row for \(lesson.executable)")
+    }
+
+    /// A new lesson's folder builds before its exercise exists: the manifest makes an exercise's
+    /// target only once `lab exercise reset` has made its folder.
+    @Test func theManifestLeavesOutAnExerciseWithoutItsFolder() throws {
+        let copy = try TestFolders.scratch("manifest")
+        try FileManager.default.copyItem(at: ExerciseTests.packageRoot.appendingPathComponent("Package.swift"),
+                                        to: copy.appendingPathComponent("Package.swift"))
+        let missing = LessonID.outputStream
+        for lesson in LessonID.allCases where lesson != missing {
+            let folder = copy.appendingPathComponent("Sources/Exercises/\(lesson.rawValue)")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            try Data().write(to: folder.appendingPathComponent("main.swift"))
+        }
+        let dumped = try ChildProcess.runProgram(URL(fileURLWithPath: "/usr/bin/env"),
+                                                 ["swift", "package", "--package-path", copy.path, "dump-package", "--manifest-cache", "none"])
+        #expect(dumped.status == 0, "\(dumped.stderr)")
+        let manifest = try #require(try JSONSerialization.jsonObject(with: Data(dumped.stdout.utf8)) as? [String: Any])
+        let targets = Set(try #require(manifest["targets"] as? [[String: Any]]).compactMap { $0["name"] as? String })
+        for lesson in LessonID.allCases {
+            #expect(targets.contains(lesson.executable))
+            #expect(targets.contains(lesson.exerciseExecutable) == (lesson != missing), "\(lesson.exerciseExecutable)")
+        }
+    }
+
+    /// The exercise's main.swift is made from the lesson's declaration, and runs the function its
+    /// Article.swift declares.
+    @Test func anExerciseRunsTheArticlesDeclaredEntry() throws {
+        let wiring = { (lesson: LessonID) throws -> String in
+            try #require(try ExerciseTests.startingFiles(Catalogue.lesson(lesson)).first { $0.name == "main.swift" }).text
+        }
+        #expect(try wiring(.outputStream).hasSuffix("\nLesson(.outputStream, program: .exercise).run(articleVariant)\n"))
+        #expect(try wiring(.smallFile).hasSuffix("\nLesson(.smallFile, ways: SmallFileWay.self, program: .exercise).run(articleVariant)\n"))
+        // Lesson 07 shows its ways in the corrected variant only.
+        #expect(try wiring(.multipartUpload).contains(".run { run, _ in articleVariant(run) }"))
+        var files = try #require(try? String(contentsOf: ExerciseTests.packageRoot.appendingPathComponent("Sources/lesson-03-outputstream/Article.swift"),
+                                                encoding: .utf8))
+        files = files.replacingOccurrences(of: "func articleVariant(", with: "func startArticle(")
+        #expect(throws: ExerciseSource.Problem.self) {
+            try ExerciseSource.files(for: Catalogue.lesson(.outputStream), lessonFiles: ["Article.swift": files, "main.swift": ""])
+        }
     }
 
     @Test func aLessonIsFoundByAnyOfItsNames() {

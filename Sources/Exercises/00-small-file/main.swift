@@ -3,6 +3,4 @@ import EmbeddedServer
 import LabKit
 import LabVocabulary
 
-Lesson(.smallFile, ways: SmallFileWay.self, program: .exercise).run { run, way in
-    ArticleDownload(run, way: way)
-}
+Lesson(.smallFile, ways: SmallFileWay.self, program: .exercise).run(articleVariant)

@@ -2,6 +2,4 @@
 import EmbeddedServer
 import LabKit
 
-Lesson(.inMemory, program: .exercise).run { run in
-    ArticleDownload(run)
-}
+Lesson(.inMemory, program: .exercise).run(articleVariant)

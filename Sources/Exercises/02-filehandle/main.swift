@@ -2,6 +2,4 @@
 import EmbeddedServer
 import LabKit
 
-Lesson(.fileHandle, program: .exercise).run { run in
-    ArticleDownload(run)
-}
+Lesson(.fileHandle, program: .exercise).run(articleVariant)

@@ -2,6 +2,4 @@
 import EmbeddedServer
 import LabKit
 
-Lesson(.outputStream, program: .exercise).run { run in
-    ArticleDownload(run)
-}
+Lesson(.outputStream, program: .exercise).run(articleVariant)

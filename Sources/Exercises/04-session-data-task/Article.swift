@@ -37,6 +37,10 @@ import FoundationNetworking
 #endif
 import LabKit
 
+/// Makes the article variant for one run. The lesson's main.swift calls it, and so does the
+/// exercise's.
+func articleVariant(_ run: LessonRun) -> any LessonDownload { ArticleDownload(run) }
+
 /// Asks for the rest with Range and appends whatever arrives.
 final class ArticleDownload: NSObject, LessonDownload, URLSessionDataDelegate, @unchecked Sendable {
     // @unchecked: URLSession wants a Sendable delegate. Its callbacks run one at a time on the

@@ -2,6 +2,4 @@
 import EmbeddedServer
 import LabKit
 
-Lesson(.sessionDataTask, program: .exercise).run { run in
-    ArticleDownload(run)
-}
+Lesson(.sessionDataTask, program: .exercise).run(articleVariant)

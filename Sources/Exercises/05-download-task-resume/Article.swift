@@ -28,6 +28,10 @@ import FoundationNetworking
 #endif
 import LabKit
 
+/// Makes the article variant for one run. The lesson's main.swift calls it, and so does the
+/// exercise's.
+func articleVariant(_ run: LessonRun) -> any LessonDownload { ArticleDownload(run) }
+
 /// Start, Pause and Resume buttons; resume data kept in a property.
 final class ArticleDownload: NSObject, LessonDownload, URLSessionDownloadDelegate, @unchecked Sendable {
     // @unchecked: URLSession wants a Sendable delegate. Its callbacks, and the Pause handler, run

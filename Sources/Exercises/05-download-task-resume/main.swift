@@ -2,6 +2,4 @@
 import EmbeddedServer
 import LabKit
 
-Lesson(.downloadTaskResume, program: .exercise).run { run in
-    ArticleDownload(run)
-}
+Lesson(.downloadTaskResume, program: .exercise).run(articleVariant)

@@ -31,6 +31,10 @@ import LabKit
 import LabVocabulary
 import Synchronization
 
+/// Makes the article variant for one run. The lesson's main.swift calls it, and so does the
+/// exercise's.
+func articleVariant(_ run: LessonRun, _ way: RunLoopThreadWay) -> any LessonDownload { download(run, way, startingEach: ArticleDownload.self, onQueue: ArticleQueueDownload.init) }
+
 // MARK: - Case b, the article's version
 
 /// Starts the connection on a GCD worker and keeps that worker in its run loop until the

@@ -3,6 +3,4 @@ import EmbeddedServer
 import LabKit
 import LabVocabulary
 
-Lesson(.runLoopThread, ways: RunLoopThreadWay.self, program: .exercise).run { run, way in
-    download(run, way, startingEach: ArticleDownload.self, onQueue: ArticleQueueDownload.init)
-}
+Lesson(.runLoopThread, ways: RunLoopThreadWay.self, program: .exercise).run(articleVariant)

@@ -29,6 +29,10 @@ import FoundationNetworking
 import LabKit
 import LabVocabulary
 
+/// Makes the article variant for one run. The lesson's main.swift calls it, and so does the
+/// exercise's.
+func articleVariant(_ run: LessonRun) -> any LessonUpload { ArticleUpload(run) }
+
 /// The article's body, byte for byte in shape: built whole in memory, sent in one piece.
 final class ArticleUpload: LessonUpload {
     private let run: LessonRun

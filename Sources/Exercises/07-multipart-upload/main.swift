@@ -3,6 +3,4 @@ import EmbeddedServer
 import LabKit
 import LabVocabulary
 
-Lesson(.multipartUpload, ways: MultipartUploadWay.self, program: .exercise).run { run, way in
-    ArticleUpload(run)
-}
+Lesson(.multipartUpload, ways: MultipartUploadWay.self, program: .exercise).run { run, _ in articleVariant(run) }

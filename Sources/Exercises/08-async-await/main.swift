@@ -3,6 +3,4 @@ import EmbeddedServer
 import LabKit
 import LabVocabulary
 
-Lesson(.asyncAwait, ways: AsyncAwaitWay.self, program: .exercise).run { run, way in
-    ArticleDownload(run: run)
-}
+Lesson(.asyncAwait, ways: AsyncAwaitWay.self, program: .exercise).run { run, _ in articleVariant(run) }

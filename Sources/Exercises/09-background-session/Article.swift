@@ -28,6 +28,10 @@ import FoundationNetworking
 #endif
 import LabKit
 
+/// Makes the article variant for one run. The lesson's main.swift calls it, and so does the
+/// exercise's.
+func articleVariant(_ run: LessonRun) -> any BackgroundApp { ArticleApp(run) }
+
 /// A Start button and a download task, with the resume data kept in a property.
 final class ArticleApp: NSObject, BackgroundApp, URLSessionDownloadDelegate, @unchecked Sendable {
     // @unchecked: URLSession wants a Sendable delegate. Its callbacks run one at a time on the

@@ -2,6 +2,4 @@
 import EmbeddedServer
 import LabKit
 
-Lesson(.backgroundSession, program: .exercise).run { run in
-    ArticleApp(run)
-}
+Lesson(.backgroundSession, program: .exercise).run(articleVariant)

@@ -18,7 +18,13 @@ enum ExerciseBuild {
         // One `lab` build at a time: two at once in one .build folder would trip over each other.
         let ownLock = try BuildLock(root.appendingPathComponent(".build/lab-exercises/build.lock"))
         defer { ownLock.release() }
-        let built = try swift(["build", "--product", product] + options, in: root)
+        var built = try swift(["build", "--product", product] + options, in: root)
+        // Package.swift lists an exercise once its folder exists, and SwiftPM reuses a manifest's
+        // evaluation while Package.swift's text is unchanged: an exercise `lab exercise reset` has
+        // just made is unknown to it until the manifest is read again.
+        if built.status != 0, (built.stdout + built.stderr).contains("no product named '\(product)'") {
+            built = try swift(["build", "--manifest-cache", "none", "--product", product] + options, in: root)
+        }
         guard !built.timedOut else { throw ExerciseError.failure("`swift build --product \(product)` was still running after an hour: stopped") }
         guard built.status == 0 else {
             guard let diagnostic = firstDiagnostic(in: built.stdout + "\n" + built.stderr, root: root) else {

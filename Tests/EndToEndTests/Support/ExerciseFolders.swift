@@ -111,7 +111,7 @@ extension ExerciseTests {
 
     /// The exercise's files as `lab exercise reset` makes them from the lesson's folder. With
     /// `swappingVariants`, made as if the lesson's corrected variant were its article: the
-    /// corrected file with its types named as the article's, and the wiring's corrected line.
+    /// corrected file with its types and its `correctedVariant` named as the article's.
     static func startingFiles(_ lesson: LessonDefects, swappingVariants: Bool = false) throws -> [ExerciseSource.File] {
         let folder = packageRoot.appendingPathComponent(ExerciseSource.lessonFolder(for: lesson))
         var files: [String: String] = [:]
@@ -120,12 +120,13 @@ extension ExerciseTests {
         }
         if swappingVariants {
             let asArticle = { (text: String) in text.replacing(/\bCorrected(?=[A-Z])/, with: "Article") }
-            files[ExerciseSource.studentFile] = asArticle(try #require(files["Corrected.swift"]))
-            var wiring = try #require(files["main.swift"]).components(separatedBy: "\n")
-            let corrected = try #require(wiring.first { $0.contains("case .corrected:") })
-            wiring = wiring.filter { !$0.contains("case .article:") }
-                .map { $0 == corrected ? asArticle(corrected.replacingOccurrences(of: "case .corrected:", with: "case .article:")) : $0 }
-            files["main.swift"] = wiring.joined(separator: "\n")
+            var student = asArticle(try #require(files["Corrected.swift"]))
+                .replacingOccurrences(of: "func correctedVariant(", with: "func \(ExerciseSource.articleEntry)(")
+            if let ways = lesson.id.ways, !ways.variants.contains(.article) {
+                // The exercise hands the article no way; the corrected variant gets its first.
+                student = student.replacing(/(func \w+\(_ run: LessonRun, _ way: (\w+))\)/) { "\($0.1) = \($0.2).allCases[0])" }
+            }
+            files[ExerciseSource.studentFile] = student
         }
         return try ExerciseSource.files(for: lesson, lessonFiles: files)
     }
