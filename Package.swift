@@ -36,6 +36,7 @@ let package = Package(
         .executable(name: "lab-measure", targets: ["lab-measure"]),
         .executable(name: "foundation-floor", targets: ["foundation-floor"]),
         .library(name: "LabKit", targets: ["LabKit"]),
+        .library(name: "LabHarness", targets: ["LabHarness"]),
         .library(name: "LabServer", targets: ["LabServer"]),
         .library(name: "LabReport", targets: ["LabReport"]),
     ] + (lessonExecutables + exerciseExecutables).map { .executable(name: $0, targets: [$0]) },
@@ -77,20 +78,27 @@ let package = Package(
                 .product(name: "CompressNIO", package: "compress-nio"),
             ]
         ),
-        // What a lesson's code uses, and the harness around it. No SwiftNIO: the server a lesson
-        // starts comes from EmbeddedServer, which only a lesson's main.swift imports.
+        // What a lesson's code uses: Apple's API under Apple's names where Foundation on Linux lacks
+        // it, NSURLConnection's work-alike, the resume rules, and the run's handles (its URL, file,
+        // progress bar and log). No SwiftNIO: the server a lesson starts comes from EmbeddedServer,
+        // which only a lesson's main.swift imports.
+        .target(name: "LabKit", dependencies: ["LabVocabulary", "LabFixtures", "LabPlatform"]),
+        // What runs a lesson: its command line, the one wait, the attempts, the record and the exit status.
         .target(
-            name: "LabKit",
+            name: "LabHarness",
             dependencies: [
-                "LabVocabulary", "LabFixtures", "LabPlatform", "CCurl",
+                "LabKit", "LabVocabulary", "LabFixtures", "LabPlatform",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
+        // Lesson 09's phone: the app's process, the transfer service's, and the background session
+        // between them.
+        .target(name: "LabPhone", dependencies: ["LabKit", "LabHarness", "LabVocabulary", "LabFixtures", "LabPlatform", "CCurl"]),
         // libcurl from the system (Debian: libcurl4-openssl-dev; on a Mac, the SDK's): the transfer
         // service's downloads, whose memory URLSession on Linux cannot hold flat (CurlGet.swift).
         .target(name: "CCurl", linkerSettings: [.linkedLibrary("curl")]),
-        .target(name: "EmbeddedServer", dependencies: ["LabKit", "LabServer"]),
+        .target(name: "EmbeddedServer", dependencies: ["LabKit", "LabHarness", "LabPhone", "LabServer"]),
         // Each lesson's defects, the runs that expose them, hints, and the exercises' starting code.
         .target(name: "LabCatalogue", dependencies: ["LabVocabulary", "LabPlatform"]),
         // results.json and the HTML report drawn from it.
@@ -110,7 +118,7 @@ let package = Package(
         .executableTarget(
             name: "lab",
             dependencies: [
-                "LabVocabulary", "LabFixtures", "LabServer", "LabKit", "LabReport", "LabCatalogue", "LabPlatform", "LabClass",
+                "LabVocabulary", "LabFixtures", "LabServer", "LabKit", "LabHarness", "LabReport", "LabCatalogue", "LabPlatform", "LabClass",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -136,14 +144,14 @@ let package = Package(
                            .product(name: "Crypto", package: "swift-crypto")]
         ),
         .testTarget(name: "LabKitTests",
-                    dependencies: ["LabVocabulary", "LabFixtures", "LabKit", "LabServer", "LabPlatform", "TestFolders", "TestThreads",
+                    dependencies: ["LabVocabulary", "LabFixtures", "LabKit", "LabHarness", "LabPhone", "LabServer", "LabPlatform", "TestFolders", "TestThreads",
                                    "TestServers"]),
         .testTarget(name: "CLibXML2Tests", dependencies: ["CLibXML2"]),
         .testTarget(name: "LabReportTests", dependencies: ["LabVocabulary", "LabReport", "CLibXML2", "TestFolders"]),
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
-                "TestFolders", "TestThreads", "TestServers", "LabVocabulary", "LabFixtures", "LabKit", "LabServer", "LabReport", "LabCatalogue", "LabPlatform",
+                "TestFolders", "TestThreads", "TestServers", "LabVocabulary", "LabFixtures", "LabKit", "LabHarness", "LabPhone", "LabServer", "LabReport", "LabCatalogue", "LabPlatform",
                 "LabClass",
                 "lab", "lab-measure", "foundation-floor",
             ] + lessonExecutables.map { .target(name: $0) },
@@ -152,11 +160,11 @@ let package = Package(
         ),
     ]
         // LabPlatform: a demonstration of Foundation on Linux asks whether it runs there.
-        + lessonExecutables.map { .executableTarget(name: $0, dependencies: ["LabKit", "LabPlatform", "EmbeddedServer"]) }
+        + lessonExecutables.map { .executableTarget(name: $0, dependencies: ["LabKit", "LabHarness", "LabPlatform", "EmbeddedServer"]) }
         // The students' copies of the article variants (`lab exercise reset` writes them). `lab`
         // does not depend on them: it builds one when asked to check it, so code that does not
         // compile yet never stops the lab itself from building.
-        + exercises.map { .executableTarget(name: "exercise-\($0)", dependencies: ["LabKit", "EmbeddedServer"],
+        + exercises.map { .executableTarget(name: "exercise-\($0)", dependencies: ["LabKit", "LabHarness", "EmbeddedServer"],
                                           path: "Sources/Exercises/\($0)") },
     swiftLanguageModes: [.v6]
 )

@@ -1,6 +1,8 @@
 import Foundation
 import LabFixtures
+import LabHarness
 import LabKit
+import LabPhone
 import LabServer
 import LabVocabulary
 

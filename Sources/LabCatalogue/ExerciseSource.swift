@@ -56,7 +56,7 @@ public enum ExerciseSource {
     /// `main.swift` is not read: what it runs besides the article (a demonstration) is not the
     /// exercise's.
     static func exerciseWiring(for id: LessonID) -> String {
-        var imports = ["import EmbeddedServer", "import LabKit"]
+        var imports = ["import EmbeddedServer", "import LabHarness"]
         let start: String
         if let ways = id.ways {
             imports.append("import LabVocabulary")

@@ -1,6 +1,5 @@
 import Crypto
 import Foundation
-import LabVocabulary
 
 /// SHA-256 of a file, read in 1 MiB pieces so a 1 GiB download is never in memory at once.
 public enum FileDigest {

@@ -1,68 +1,11 @@
 import ArgumentParser
 import CoreFoundation
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
-import LabFixtures
+import LabKit
 import LabVocabulary
 import Synchronization
 
-/// A lesson's strategy: one object per run, like the article's view controller.
-public protocol LessonDownload: AnyObject {
-    /// One press of "Start" (or "Resume"): starts the attempt and returns, as a button's handler
-    /// does. `completion` is called once, on any thread, when the attempt has finished or failed.
-    /// The harness calls this on the main thread and runs its run loop until then.
-    func downloadFile(completion: @escaping @Sendable (AttemptResult) -> Void)
-}
-
-/// A lesson's strategy written with async/await (lesson 08): one value per run.
-public protocol AsyncLessonDownload: Sendable {
-    /// One press of "Start" (or "Resume"): returns when this attempt has finished or failed.
-    func downloadFile() async -> AttemptResult
-}
-
-/// An upload lesson's strategy (a lesson whose `LessonID.kind` is `.upload`): one object per run.
-public protocol LessonUpload: AnyObject {
-    /// One press of "Send": starts the attempt and returns; `completion` is called once, on any
-    /// thread, when it has finished or failed.
-    func uploadFile(completion: @escaping @Sendable (AttemptResult) -> Void)
-}
-
-/// What a lesson's code gets from the lab: where to download from and to, and how to report.
-public struct LessonRun: Sendable {
-    public let url: URL
-    /// The same resource with no faults injected, for demonstrations beside the download.
-    public let faultFreeURL: URL
-    public let file: URL
-    public let variant: Variant
-    /// The name of the way chosen with `--way` (or the lesson's first), for the record and the
-    /// title line; the lesson's code is handed the way itself, typed.
-    let wayName: String?
-    public let progress: ProgressBar
-    /// For a lesson that uploads (`uploads`): the generated file to send, which the lab writes
-    /// into `file` before the first attempt (`sha256Hex()` gives its digest). nil otherwise.
-    public let uploadFixture: Fixture?
-    let console: Console
-    /// Every exchange of this run, as the inspector recorded it.
-    public let exchangeLog: HTTPExchangeLog
-    let savedFile = SavedFile()
-    let ownCheck = OwnCheck()
-    /// Lesson 09's phone: its life script, what its processes are told, and what it saw.
-    var background: BackgroundRun? = nil
-
-    /// For a lesson that names its own file (`savesIntoFolder`): this is the file to verify.
-    public func saved(_ file: URL) { savedFile.url.withLock { $0 = file } }
-
-    /// For a lesson that verifies the transfer itself (an upload: only the server's answer tells
-    /// what arrived). When an attempt finishes, this check replaces reading `file` back, and the
-    /// record and exit status keep the usual contract: both digests and byte counts equal → 0,
-    /// "verified"; otherwise 65, "verification-failed". An attempt that fails is 69 as usual.
-    public func verified(_ check: TransferCheck) { ownCheck.value.withLock { $0 = check } }
-
-    /// The lesson's own remarks, in place of the article's NSLog.
-    public func log(_ message: String) { console.line("  " + message) }
-
+extension LessonRun {
     /// Calls `start`, then runs this thread's run loop until the callback it was given has been
     /// called, and returns what it was called with. This is the harness's one wait: an app would
     /// return at once and let the handler run later; a command-line program has to wait for it.
@@ -79,59 +22,6 @@ public struct LessonRun: Sendable {
             _ = RunLoop.current.run(mode: .default, before: .distantFuture)
         }
     }
-}
-
-/// Lesson 09's run, as the harness knows it: the life script, what the phone's processes are
-/// told from the command line, and what the phone saw (Background/ does the rest).
-final class BackgroundRun: Sendable {
-    let life: LifeScript
-    let storyToStandardError: Bool
-    let quiet: Bool
-    let writeDelayMicroseconds: Int
-    let limits: TransferLimits
-    let diskCapacity: Int64?
-    let record = Mutex<BackgroundRecord?>(nil)
-
-    init(life: LifeScript, storyToStandardError: Bool, quiet: Bool, writeDelayMicroseconds: Int, limits: TransferLimits,
-         diskCapacity: Int64?) {
-        self.diskCapacity = diskCapacity
-        self.life = life
-        self.storyToStandardError = storyToStandardError
-        self.quiet = quiet
-        self.writeDelayMicroseconds = writeDelayMicroseconds
-        self.limits = limits
-    }
-}
-
-final class SavedFile: Sendable {
-    let url = Mutex<URL?>(nil)
-}
-
-final class OwnCheck: Sendable {
-    let value = Mutex<TransferCheck?>(nil)
-}
-
-/// What a lesson checked itself (`LessonRun.verified(_:)`): what should have arrived and what did.
-/// In the record, `expectedSHA256` / `resourceBytes` are the expected side, `actualSHA256` /
-/// `fileBytes` what arrived.
-public struct TransferCheck: Sendable, Equatable {
-    public var expectedSHA256: String
-    public var expectedBytes: Int64
-    public var actualSHA256: String?
-    public var actualBytes: Int64
-    /// Names what was compared in the mismatch message, e.g. "the server received".
-    public var actualSide: String
-
-    public init(expectedSHA256: String, expectedBytes: Int64, actualSHA256: String?, actualBytes: Int64,
-                actualSide: String) {
-        self.expectedSHA256 = expectedSHA256
-        self.expectedBytes = expectedBytes
-        self.actualSHA256 = actualSHA256
-        self.actualBytes = actualBytes
-        self.actualSide = actualSide
-    }
-
-    var matches: Bool { actualSHA256 == expectedSHA256 && actualBytes == expectedBytes }
 }
 
 private final class CompletionSlot<Value: Sendable>: @unchecked Sendable {
@@ -195,7 +85,7 @@ public struct Lesson<Way: LessonWay & ExpressibleByArgument> {
     var isExercise: Bool { program == .exercise }
 
     /// `lesson-<id>`, or `exercise-<id>` for a student's copy (`lab exercise`).
-    var command: String {
+    package var command: String {
         switch program {
         case .lesson: id.executable
         case .exercise: id.exerciseExecutable
@@ -234,7 +124,7 @@ public struct Lesson<Way: LessonWay & ExpressibleByArgument> {
         }
     }
 
-    func runAttempts(_ startServer: @escaping () throws -> any LessonServer,
+    package func runAttempts(_ startServer: @escaping () throws -> any LessonServer,
                              _ makeStrategy: (LessonRun, Way) -> () -> AttemptResult) -> Never {
         // Past a file size limit (`ulimit -f`) the kernel kills a writer with SIGXFSZ, with no word
         // said. Ignored, the write fails with EFBIG instead, and the lesson reports it.

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import LabKit
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif

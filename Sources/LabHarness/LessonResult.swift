@@ -1,4 +1,5 @@
 import Foundation
+import LabKit
 import LabVocabulary
 #if canImport(FoundationNetworking)
 import FoundationNetworking

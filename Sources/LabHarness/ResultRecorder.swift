@@ -1,5 +1,7 @@
 import ArgumentParser
 import Foundation
+import LabFixtures
+import LabKit
 import LabPlatform
 import LabVocabulary
 #if canImport(FoundationNetworking)

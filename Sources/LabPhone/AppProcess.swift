@@ -1,23 +1,11 @@
 import Foundation
+import LabHarness
+import LabKit
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
 import LabVocabulary
 import Synchronization
-
-/// Lesson 09's app: what an iOS app's delegate and its Start button do, as the phone calls them.
-/// Each call comes on the main queue, as UIKit makes it.
-public protocol BackgroundApp: AnyObject {
-    /// `application(_:didFinishLaunchingWithOptions:)`: every launch, by the user or by the system.
-    func didFinishLaunching()
-    /// `application(_:handleEventsForBackgroundURLSession:completionHandler:)`: the system launched
-    /// or woke the app because a background session has events for it. Call `completionHandler`
-    /// on the main queue once the session has delivered them
-    /// (`urlSessionDidFinishEvents(forBackgroundURLSession:)`).
-    func handleEventsForBackgroundURLSession(_ identifier: String, completionHandler: @escaping @Sendable () -> Void)
-    /// The user taps Start.
-    func startTapped()
-}
 
 /// The app's process: it launches the lesson's `BackgroundApp`, runs its main queue, and ends
 /// once the app has nothing left to do (what iOS would suspend), telling the phone what it saw.
@@ -75,11 +63,12 @@ final class AppProcess: @unchecked Sendable {
         exchangeLog.observe { event in
             if let line = ExchangeStory.line(for: event) { console.line("  app:" + line.drop { $0 == " " }.prepending(" ")) }
         }
-        let run = LessonRun(url: url, faultFreeURL: url, file: URL(fileURLWithPath: settings.file ?? ""), variant: settings.variant ?? .corrected,
+        var run = LessonRun(url: url, faultFreeURL: url, file: URL(fileURLWithPath: settings.file ?? ""), variant: settings.variant ?? .corrected,
                             wayName: nil, progress: ProgressBar(console: console), uploadFixture: nil, console: console,
                             exchangeLog: exchangeLog)
         let process = AppProcess(settings: settings, console: console, run: run)
         current = process
+        run.appSessions = process
         LifePoints.beforeWaiting.withLock { $0 = { process.saveExchanges() } }
         // nonisolated(unsafe): the app is called on the main queue only, as UIKit calls an app.
         nonisolated(unsafe) let app = make(run)
@@ -284,32 +273,24 @@ struct HandlerReport: Codable {
     var afterTheEvents: Bool
 }
 
-extension LessonRun {
-    /// `URLSession(configuration:delegate:delegateQueue:)` for lesson 09's app. A configuration
-    /// from `background(withIdentifier:)` gives the lab's `BackgroundSession`, whose tasks the
-    /// transfer service runs, on every system: Apple's daemon would not relaunch a command-line
-    /// program. Any other gives Foundation's URLSession in the app's own process, which ends with
-    /// it (`InProcessSession`). Both are `LabURLSession`s: LabURLSession.swift says why.
-    public func makeSession(configuration: URLSessionConfiguration, delegate: (any LabURLSessionDelegate)?,
-                            delegateQueue: OperationQueue?) -> any LabURLSession {
-        guard let app = AppProcess.current else {
-            preconditionFailure("makeSession(configuration:delegate:delegateQueue:) is lesson 09's, for its app's process")
-        }
+extension AppProcess: AppSessions {
+    func makeSession(configuration: URLSessionConfiguration, delegate: (any LabURLSessionDelegate)?,
+                     delegateQueue: OperationQueue?, exchangeLog: HTTPExchangeLog) -> any LabURLSession {
         guard let identifier = configuration.identifier else {
             let session = InProcessSession(configuration: configuration, delegate: delegate, delegateQueue: delegateQueue,
-                                           phone: app.phone, exchangeLog: exchangeLog)
-            app.adopt(session)
+                                           phone: phone, exchangeLog: exchangeLog)
+            adopt(session)
             return session
         }
         guard !identifier.isEmpty else {
-            app.refuse("a background session needs an identifier: background(withIdentifier:) was given \"\"")
+            refuse("a background session needs an identifier: background(withIdentifier:) was given \"\"")
         }
         guard let delegate else {
-            app.refuse("a background session needs a delegate: its events reach the app through it alone")
+            refuse("a background session needs a delegate: its events reach the app through it alone")
         }
         let session = BackgroundSession(identifier: identifier, configuration: configuration, delegate: delegate,
-                                        delegateQueue: delegateQueue, app: app)
-        app.adopt(session)
+                                        delegateQueue: delegateQueue, app: self)
+        adopt(session)
         return session
     }
 }

@@ -1,4 +1,6 @@
 import Foundation
+import LabHarness
+import LabKit
 import LabVocabulary
 
 extension Lesson {

@@ -1,5 +1,7 @@
 import CCurl
 import Foundation
+import LabHarness
+import LabKit
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif

@@ -1,4 +1,6 @@
 import Foundation
+import LabHarness
+import LabKit
 import LabVocabulary
 
 /// The steps of lesson 09's hand-over, from "the service's partial file holds every byte" to "the

@@ -1,4 +1,6 @@
 import Foundation
+import LabHarness
+import LabKit
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -23,7 +25,7 @@ final class InProcessSession: LabURLSession, @unchecked Sendable {
         self.delegate = delegate
         events = InProcessEvents(points: LifePoints(phone))
         foundation = URLSession(configuration: configuration,
-                                delegate: InspectingDelegate(forwardingTo: events, recordingIn: exchangeLog), delegateQueue: delegateQueue)
+                                delegate: inspecting(events, recordingIn: exchangeLog), delegateQueue: delegateQueue)
         events.session = self
     }
 

@@ -1,4 +1,6 @@
 import Foundation
+import LabHarness
+import LabKit
 import LabPlatform
 import LabVocabulary
 import Synchronization

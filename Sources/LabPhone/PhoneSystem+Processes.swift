@@ -1,4 +1,6 @@
 import Foundation
+import LabHarness
+import LabKit
 import LabVocabulary
 
 /// The phone's children, each a process of this same executable in a role of its own, and what

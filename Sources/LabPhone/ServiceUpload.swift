@@ -1,4 +1,6 @@
 import Foundation
+import LabHarness
+import LabKit
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif

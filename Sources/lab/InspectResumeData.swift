@@ -19,6 +19,7 @@
 import ArgumentParser
 import Foundation
 import LabVocabulary
+import LabHarness
 import LabKit
 
 struct InspectResumeData: ParsableCommand {

@@ -18,6 +18,7 @@
 import ArgumentParser
 import Foundation
 import LabVocabulary
+import LabHarness
 import LabKit
 import LabReport
 

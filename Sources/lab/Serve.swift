@@ -2,6 +2,7 @@ import ArgumentParser
 import Dispatch
 import Foundation
 import LabFixtures
+import LabHarness
 import LabKit
 import LabServer
 import LabVocabulary

@@ -8,6 +8,7 @@
 
 import ArgumentParser
 import LabVocabulary
+import LabHarness
 import LabKit
 
 struct Lab: ParsableCommand {

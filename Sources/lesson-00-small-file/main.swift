@@ -10,6 +10,7 @@
 /// Article.swift keeps the article's logic, defects included; Corrected.swift fixes them.
 /// Read Lessons/00-small-file.md next to this file.
 import EmbeddedServer
+import LabHarness
 import LabKit
 import LabVocabulary
 

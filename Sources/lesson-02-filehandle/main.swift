@@ -9,6 +9,7 @@
 /// Article.swift keeps the article's logic, defects included; Corrected.swift fixes them.
 /// Read Lessons/02-filehandle.md next to this file.
 import EmbeddedServer
+import LabHarness
 import LabKit
 
 Lesson(.fileHandle).run { run in

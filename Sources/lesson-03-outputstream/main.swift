@@ -8,6 +8,7 @@
 /// Article.swift keeps the article's logic, defects included; Corrected.swift fixes them.
 /// Read Lessons/03-outputstream.md next to this file.
 import EmbeddedServer
+import LabHarness
 import LabKit
 
 Lesson(.outputStream).run { run in

@@ -12,6 +12,7 @@
 /// Article.swift keeps the article's logic, defects included; Corrected.swift fixes them.
 /// Read Lessons/04-session-data-task.md next to this file.
 import EmbeddedServer
+import LabHarness
 import LabKit
 
 Lesson(.sessionDataTask).run { run in

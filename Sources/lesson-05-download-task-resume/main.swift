@@ -15,6 +15,7 @@
 /// `ArticleDownload` keeps the articles' logic, defects included. `CorrectedDownload` fixes them.
 /// Read Lessons/05-download-task-resume.md next to this file.
 import EmbeddedServer
+import LabHarness
 import LabKit
 
 Lesson(.downloadTaskResume).run { run in

@@ -17,6 +17,7 @@
 /// `CorrectedDownload` uses a thread of its own, which exits when the transfer ends.
 /// Read Lessons/06-runloop-thread.md next to this file.
 import EmbeddedServer
+import LabHarness
 import LabKit
 import LabVocabulary
 

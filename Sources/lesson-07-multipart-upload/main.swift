@@ -13,6 +13,7 @@
 /// (the default), or written to a body file first and streamed from it.
 /// Read Lessons/07-multipart-upload.md next to this file.
 import EmbeddedServer
+import LabHarness
 import LabKit
 import LabVocabulary
 

@@ -15,6 +15,7 @@
 /// `ArticleDownload` is the one-liner most tutorials show. `CorrectedDownload` streams, checks and
 /// resumes; `--way` picks how it reads the body. Read Lessons/08-async-await.md next to this file.
 import EmbeddedServer
+import LabHarness
 import LabKit
 import LabVocabulary
 

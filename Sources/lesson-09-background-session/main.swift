@@ -9,6 +9,7 @@
 /// background configuration as Apple's rules require. The phone around them is the lab's: read
 /// Lessons/09-background-session.md next to this file.
 import EmbeddedServer
+import LabHarness
 import LabKit
 
 Lesson(.backgroundSession).run { run in

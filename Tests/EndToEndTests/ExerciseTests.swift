@@ -1,4 +1,5 @@
 import Foundation
+import LabFixtures
 import LabCatalogue
 import LabKit
 import LabVocabulary

@@ -40,5 +40,24 @@ struct LabKitNamesCheckTests {
         #expect(lines.contains("  the resume rules: ResumeState, ResumeRules"), "what it found is still listed: \(output)")
     }
 
+    /// A variant that imports what runs it fails, named with its place; so does its Article.swift.
+    @Test func aVariantThatImportsTheHarnessFails() throws {
+        let folder = TestFolders.root.appendingPathComponent("labkit-names-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let lesson = PortabilityCheckTests.packageRoot.appendingPathComponent("Sources/lesson-03-outputstream")
+        for name in ["Corrected.swift", "Article.swift"] {
+            let text = try String(contentsOf: lesson.appendingPathComponent(name), encoding: .utf8)
+            let planted = name == "Corrected.swift" ? "import LabHarness\n" : "@preconcurrency import LabPhone\n"
+            try PortabilityCheckTests.write(text.replacingOccurrences(of: "import LabKit\n", with: "import LabKit\n" + planted),
+                                            to: folder, "lesson-03-outputstream/\(name)")
+        }
+        let file = folder.appendingPathComponent("lesson-03-outputstream/Corrected.swift").path
+        let (status, output) = try Self.check([file])
+        #expect(status == 1, "\(output)")
+        #expect(output.contains(": imports LabHarness: a variant imports LabKit alone; what runs it is main.swift's"), "\(output)")
+        #expect(output.contains("lesson-03-outputstream/Article.swift:"), "\(output)")
+        #expect(output.contains(": imports LabPhone: a variant imports LabKit alone"), "\(output)")
+    }
+
     static func check(_ files: [String]) throws -> (Int32, String) { try PortabilityCheckTests.run(script, files) }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import LabFixtures
 import LabKit
 import LabPlatform
 import LabVocabulary

@@ -1,6 +1,7 @@
 import Foundation
 import LabFixtures
 import LabKit
+import LabPhone
 import LabServer
 import TestServers
 import TestThreads

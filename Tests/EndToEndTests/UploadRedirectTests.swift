@@ -3,7 +3,8 @@ import Foundation
 import FoundationNetworking
 #endif
 import LabFixtures
-@testable import LabKit
+import LabKit
+@testable import LabPhone
 import LabServer
 import TestServers
 import Testing

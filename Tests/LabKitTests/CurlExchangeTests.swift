@@ -4,7 +4,8 @@ import TestFolders
 import FoundationNetworking
 #endif
 import LabFixtures
-@testable import LabKit
+import LabKit
+@testable import LabPhone
 import LabServer
 import LabVocabulary
 import Synchronization

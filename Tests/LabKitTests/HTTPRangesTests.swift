@@ -3,6 +3,7 @@ import TestFolders
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import LabFixtures
 import LabKit
 import LabVocabulary
 import Testing

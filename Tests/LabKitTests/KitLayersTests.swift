@@ -6,7 +6,7 @@ import Testing
 /// here, with the file and the name.
 @Suite("LabKit's folders are layers")
 struct KitLayersTests {
-    static let layers = ["Support", "Inspector", "Downloading", "Harness", "Background"]
+    static let layers = ["Support", "Inspector", "Downloading", "Run"]
     static let kit = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("Sources/LabKit")
@@ -23,13 +23,12 @@ struct KitLayersTests {
         }
     }
 
-    /// The check sees what it looks for: `Downloading/` declares `URLConnection`, and `Harness/`
-    /// names it.
+    /// The check sees what it looks for: `Downloading/` declares `PartialFile`, and `Run/` names it.
     @Test func theCheckFindsTypesAndTheirUses() throws {
         let downloading = try Self.swiftFiles(in: "Downloading").flatMap { Self.declaredTypes(in: $0.text) }
-        #expect(downloading.contains("URLConnection"))
-        let harness = try Self.swiftFiles(in: "Harness").map { Self.identifiers(in: $0.text) }
-        #expect(harness.contains { $0.contains("URLConnection") })
+        #expect(downloading.contains("PartialFile"))
+        let run = try Self.swiftFiles(in: "Run").map { Self.identifiers(in: $0.text) }
+        #expect(run.contains { $0.contains("PartialFile") })
     }
 
     struct SourceFile {

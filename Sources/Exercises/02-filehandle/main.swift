@@ -1,5 +1,5 @@
 /// Exercise 02: runs your Article.swift as `exercise-02-filehandle`. Made by `lab exercise reset`.
 import EmbeddedServer
-import LabKit
+import LabHarness
 
 Lesson(.fileHandle, program: .exercise).run(articleVariant)

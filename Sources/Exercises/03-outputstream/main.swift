@@ -1,5 +1,5 @@
 /// Exercise 03: runs your Article.swift as `exercise-03-outputstream`. Made by `lab exercise reset`.
 import EmbeddedServer
-import LabKit
+import LabHarness
 
 Lesson(.outputStream, program: .exercise).run(articleVariant)

@@ -3,7 +3,7 @@
 import LabKit
 
 // The app runs on the lab's phone, whose URLSession has Apple's names and contract: in this
-// module, these names are the phone's (LabKit's Background/LabURLSession.swift). In an iOS app
+// module, these names are the phone's (LabKit's Run/LabURLSession.swift). In an iOS app
 // these lines go, and the same code uses Foundation's.
 typealias URLSession = any LabURLSession
 typealias URLSessionTask = any LabURLSessionTask

@@ -1,5 +1,5 @@
 /// Exercise 09: runs your Article.swift as `exercise-09-background-session`. Made by `lab exercise reset`.
 import EmbeddedServer
-import LabKit
+import LabHarness
 
 Lesson(.backgroundSession, program: .exercise).run(articleVariant)

@@ -82,7 +82,7 @@ public enum DownloadError: Error, CustomStringConvertible, Sendable {
         }
     }
 
-    var exitStatus: ExitStatus {
+    package var exitStatus: ExitStatus {
         switch self {
         case .localIO, .cannotRead: .localIOFailed
         case .unusableResumeData: .verificationFailed
@@ -96,7 +96,7 @@ public enum DownloadError: Error, CustomStringConvertible, Sendable {
 /// The exit status a run that failed with `error` ends with. A local file that cannot be made,
 /// opened, written or moved is an I/O failure, whether the lesson's own check or Foundation's
 /// download task says so (`URLError(.cannotWriteToFile)` and its neighbours).
-func exitStatus(for error: any Error) -> ExitStatus {
+package func exitStatus(for error: any Error) -> ExitStatus {
     if let error = error as? DownloadError { return error.exitStatus }
     let localFileCodes: Set<URLError.Code> = [.cannotCreateFile, .cannotOpenFile, .cannotCloseFile, .cannotWriteToFile,
                                               .cannotRemoveFile, .cannotMoveFile]

@@ -12,7 +12,8 @@ import FoundationNetworking
 // - `URLSession.bytes(for:)` and `URLSession.AsyncBytes`: BodyChunks.swift;
 // - `Stream.getBoundStreams(withBufferSize:inputStream:outputStream:)`: BoundStreams.swift;
 // - `URLSessionConfiguration.background(withIdentifier:)` and `URLError.backgroundTaskCancelledReason`:
-//   below. (Lesson 09's sessions are the lab's `LabURLSession`s on every system: Background/.)
+//   below. (Lesson 09's sessions are the lab's `LabURLSession`s on every system:
+//   Run/LabURLSession.swift, with LabPhone behind them.)
 // What the operating system spells differently (memory, threads, sockets) is LabPlatform's.
 
 #if canImport(FoundationNetworking)
@@ -20,7 +21,7 @@ import FoundationNetworking
 typealias SessionWithResumeData = ResumableDownloadSession
 
 /// LabKit's download sessions tell `log` when they are made and when they are invalidated.
-func tellDownloadSessionLifecycle(to log: @escaping @Sendable (String) -> Void) {
+package func tellDownloadSessionLifecycle(to log: @escaping @Sendable (String) -> Void) {
     ResumableDownloadSession.tellLifecycle(to: log)
 }
 
@@ -44,7 +45,7 @@ extension URLSessionConfiguration {
 }
 
 /// The `userInfo` key of a failed download task's resume data.
-let downloadTaskResumeDataKey = URLSessionDownloadTaskResumeData
+package let downloadTaskResumeDataKey = URLSessionDownloadTaskResumeData
 
 extension URLError {
     /// Apple's reasons a background task was cancelled (`NSURLErrorBackgroundTaskCancelledReasonKey`).
@@ -64,10 +65,10 @@ extension URLError {
 typealias SessionWithResumeData = URLSession
 
 /// The `userInfo` key of a failed download task's resume data: Apple's name for it.
-let downloadTaskResumeDataKey = NSURLSessionDownloadTaskResumeData
+package let downloadTaskResumeDataKey = NSURLSessionDownloadTaskResumeData
 
 /// Apple's sessions tell nobody: the story shows no session lines there.
-func tellDownloadSessionLifecycle(to log: @escaping @Sendable (String) -> Void) {}
+package func tellDownloadSessionLifecycle(to log: @escaping @Sendable (String) -> Void) {}
 
 /// `bytes(for:)` in a session with `configuration`, seen by the inspector: Apple's tells no
 /// delegate of its response or its body ("Delegate will not be called for response and data

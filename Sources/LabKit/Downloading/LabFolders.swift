@@ -48,7 +48,7 @@ public enum LabFolders {
     /// A new folder for one run of `name`: `mine/<name>-<pid>`. The folders of earlier runs of
     /// `name` whose process has ended are removed first, so the lab keeps the last run's files
     /// to look at, not every run's.
-    static func forThisRun(_ name: String) throws -> URL {
+    package static func forThisRun(_ name: String) throws -> URL {
         try makeMine()
         let prefix = name + "-"
         for entry in (try? FileManager.default.contentsOfDirectory(atPath: mine.path)) ?? [] where entry.hasPrefix(prefix) {

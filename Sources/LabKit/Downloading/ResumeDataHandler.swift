@@ -1,9 +1,9 @@
 import Foundation
 
 /// The handler of one `cancel(byProducingResumeData:)`, kept until the transfer has stopped.
-final class ResumeDataHandler: @unchecked Sendable {
+package final class ResumeDataHandler: @unchecked Sendable {
     // @unchecked: Foundation on Linux's signature takes a handler that is not @Sendable. It is
     // called once, on the session's delegate queue, after the Mutex that held it has let it go.
-    let call: (Data?) -> Void
-    init(_ call: @escaping (Data?) -> Void) { self.call = call }
+    package let call: (Data?) -> Void
+    package init(_ call: @escaping (Data?) -> Void) { self.call = call }
 }

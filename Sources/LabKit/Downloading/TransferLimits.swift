@@ -26,15 +26,21 @@ public struct TransferLimits: Sendable {
     /// Foundation's own default idle time-out.
     public static let defaultIdleSeconds = 60.0
 
+    package init(maxSeconds: Double?, maxFileSize: Int64?, idleSeconds: Double) {
+        self.maxSeconds = maxSeconds
+        self.maxFileSize = maxFileSize
+        self.idleSeconds = idleSeconds
+    }
+
     private static let current = Mutex(TransferLimits(maxSeconds: nil, maxFileSize: nil, idleSeconds: defaultIdleSeconds))
     /// The limits of this process's run, set once by `LessonProcess` before the first request.
-    static var active: TransferLimits {
+    package static var active: TransferLimits {
         get { current.withLock { $0 } }
         set { current.withLock { $0 = newValue } }
     }
 
     /// The error that ends the run, when `exchange` has passed `maxFileSize`.
-    func passed(by exchange: HTTPExchange) -> DownloadError? {
+    package func passed(by exchange: HTTPExchange) -> DownloadError? {
         guard let maxFileSize else { return nil }
         let range = exchange.contentRange.flatMap(ContentRange.init(header:))
         let announced: Int64? = switch exchange.status {

@@ -2,8 +2,8 @@ import Foundation
 import LabVocabulary
 
 /// How a run is told on screen: the HTTP lines that matter, then a summary.
-enum ExchangeStory {
-    static func line(for event: HTTPExchangeLog.Event) -> String? {
+package enum ExchangeStory {
+    package static func line(for event: HTTPExchangeLog.Event) -> String? {
         switch event {
         case .request(let exchange):
             var line = "→ \(exchange.method) \(target(exchange.url))"
@@ -26,7 +26,7 @@ enum ExchangeStory {
         }
     }
 
-    static func summary(_ result: LessonResult) -> [String] {
+    package static func summary(_ result: LessonResult) -> [String] {
         var lines: [String] = []
         switch result.outcome {
         case .verified: lines.append("✔ verified: SHA-256 \(result.actualSHA256 ?? "")")

@@ -39,7 +39,7 @@ public final class HTTPExchangeLog: Sendable {
 
     /// `watcher` sees each exchange again whenever a response or a chunk has arrived, on the
     /// thread that delivered it: `LessonProcess` ends the run there when a limit is passed.
-    func watchLimits(_ watcher: @escaping @Sendable (HTTPExchange) -> Void) {
+    package func watchLimits(_ watcher: @escaping @Sendable (HTTPExchange) -> Void) {
         state.withLock { $0.limitWatcher = watcher }
     }
 
@@ -58,7 +58,7 @@ public final class HTTPExchangeLog: Sendable {
         return index
     }
 
-    func unobserved(url: URL, bodyBytes: Int64) {
+    package func unobserved(url: URL, bodyBytes: Int64) {
         let exchange = HTTPExchange(method: .get, url: ShownURL.redacted(url), bodyBytes: bodyBytes)
         let observer = state.withLock { state in
             state.exchanges.append(exchange)
@@ -69,7 +69,7 @@ public final class HTTPExchangeLog: Sendable {
 
     /// Exchanges another process recorded and told in its own story (lesson 09's app and
     /// transfer service): added to the record, and told to nobody again.
-    func adopt(_ exchanges: [HTTPExchange]) {
+    package func adopt(_ exchanges: [HTTPExchange]) {
         state.withLock { $0.exchanges += exchanges }
     }
 
@@ -126,19 +126,19 @@ extension HTTPExchange {
 
 extension HTTPExchangeLog {
     /// One exchange's place in a log: what a delegate keeps to record the rest of the exchange.
-    struct Entry: Sendable {
+    package struct Entry: Sendable {
         let log: HTTPExchangeLog
         let index: Int
 
-        func received(_ response: URLResponse) { log.received(index, response: response) }
-        func received(bodyBytes: Int) { log.received(index, bodyBytes: bodyBytes) }
-        func redirected(by response: HTTPURLResponse, to newRequest: URLRequest) {
+        package func received(_ response: URLResponse) { log.received(index, response: response) }
+        package func received(bodyBytes: Int) { log.received(index, bodyBytes: bodyBytes) }
+        package func redirected(by response: HTTPURLResponse, to newRequest: URLRequest) {
             log.redirected(index, by: response, to: newRequest)
         }
         /// `reason`: the failure in one line, as `describe(_:)` puts it.
-        func failed(reason: String) { log.failed(index, reason: reason) }
+        package func failed(reason: String) { log.failed(index, reason: reason) }
     }
 
     /// Records `request` as the start of a new exchange.
-    func entry(for request: URLRequest) -> Entry { Entry(log: self, index: begin(request)) }
+    package func entry(for request: URLRequest) -> Entry { Entry(log: self, index: begin(request)) }
 }

@@ -14,7 +14,7 @@ extension AttemptResult {
     /// A connection that broke midway can be resumed by pressing Resume again, and a partial file
     /// that turned out to be another version can be started over; an answer such as 404, or a
     /// local write error, cannot.
-    var isResumable: Bool {
+    package var isResumable: Bool {
         guard case .failed(let error) = self else { return false }
         if case DownloadError.partialFileReplaced? = error as? DownloadError { return true }
         // Lesson 09: the app's life ended without the file; the user opens it and taps Start again.

@@ -10,7 +10,7 @@ public final class Console: Sendable {
     let isTerminal: Bool
     private let progressLineShown = Mutex(false)
 
-    init(storyToStandardError: Bool, quiet: Bool) {
+    package init(storyToStandardError: Bool, quiet: Bool) {
         let descriptor = storyToStandardError ? STDERR_FILENO : STDOUT_FILENO
         story = quiet ? nil : descriptor
         isTerminal = !quiet && isatty(descriptor) == 1
@@ -18,7 +18,7 @@ public final class Console: Sendable {
 
     /// Prints one line of the story, first clearing a progress line that may be on screen.
     /// Control characters in it (a header's, a path's) are shown escaped.
-    func line(_ text: String) {
+    package func line(_ text: String) {
         guard let story else { return }
         progressLineShown.withLock { shown in
             Self.write((shown ? "\r\u{1B}[2K" : "") + text.printable + "\n", to: story)

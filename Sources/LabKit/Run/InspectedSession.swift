@@ -141,6 +141,11 @@ private final class ExchangeRecorder: NSObject, URLSessionDataDelegate, Sendable
 /// they are optional Objective-C requirements, and a reference to one the delegate lacks is nil;
 /// on Linux they are plain requirements with default implementations, and a reference is never
 /// nil. The one spelling compiles on both.
+/// `target`, with every exchange its session makes recorded in `log`: for the phone's sessions.
+package func inspecting(_ target: any URLSessionDelegate, recordingIn log: HTTPExchangeLog) -> any URLSessionDelegate {
+    InspectingDelegate(forwardingTo: target, recordingIn: log)
+}
+
 final class InspectingDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloadDelegate, Sendable {
     private let target: any URLSessionDelegate
     private let log: HTTPExchangeLog

@@ -21,7 +21,7 @@ public final class ProgressBar: Sendable {
     /// Every report of the run so far, across attempts.
     public var record: ProgressRecord { reports.withLock { $0 } }
 
-    init(console: Console) { self.console = console }
+    package init(console: Console) { self.console = console }
 
     /// Reports `received` bytes of `expected` (zero or less when the total is unknown).
     public func update(received: Int64, expected: Int64) {
@@ -64,7 +64,7 @@ public final class ProgressBar: Sendable {
     }
 
     /// Starts measuring speed afresh, for a new attempt.
-    func beginAttempt() {
+    package func beginAttempt() {
         state.withLock { $0 = State() }
     }
 

@@ -6,9 +6,9 @@ import Synchronization
 /// `Data.write(to:)` below), which lets the lab count the bytes written and pretend the disk is
 /// slow (`--write-delay-us`) or fills up (`--disk-full-after`).
 public enum SimulatedDisk {
-    static let writeDelayMicroseconds = Atomic<Int>(0)
-    static let capacity = Atomic<Int>(.max)
-    static let bytesWritten = Atomic<Int>(0)
+    package static let writeDelayMicroseconds = Atomic<Int>(0)
+    package static let capacity = Atomic<Int>(.max)
+    package static let bytesWritten = Atomic<Int>(0)
 
     /// How many of `count` bytes still fit; a full disk takes what fits, then nothing.
     static func room(for count: Int) -> Int {

@@ -2,6 +2,7 @@ import ArgumentParser
 import Dispatch
 import Foundation
 import LabClass
+import LabHarness
 import LabKit
 import LabReport
 import LabVocabulary

@@ -3,6 +3,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import LabHarness
 import LabKit
 import LabVocabulary
 

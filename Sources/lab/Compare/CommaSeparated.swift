@@ -1,4 +1,5 @@
 import ArgumentParser
+import LabCatalogue
 import LabVocabulary
 
 /// The values of `lab compare`'s list options, read once when ArgumentParser parses the command
@@ -33,11 +34,12 @@ enum ComparedSize {
     }
 }
 
-extension LessonProfile {
-    /// A lesson by any of the names `LessonID(named:)` reads; an exercise's name is not a lesson's.
-    static func parse(_ name: String) throws -> LessonProfile {
-        guard let lesson = named(name) else {
-            throw ValidationError("no lesson \"\(name)\"; there are \(all.map(\.id).joined(separator: ", "))")
+extension LessonDefects {
+    /// A lesson by any of the names `LessonID(named:)` reads, but not an exercise's: `lab compare`
+    /// runs the lessons.
+    static func parse(_ name: String) throws -> LessonDefects {
+        guard !name.hasPrefix(LessonID.exercisePrefix), let lesson = Catalogue.lesson(named: name) else {
+            throw ValidationError("no lesson \"\(name)\"; there are \(Catalogue.lessons.map(\.lesson).joined(separator: ", "))")
         }
         return lesson
     }

@@ -14,6 +14,7 @@ import LabCatalogue
 import FoundationNetworking
 #endif
 import LabFixtures
+import LabHarness
 import LabKit
 import LabPlatform
 import LabReport
@@ -51,8 +52,8 @@ struct Compare: ParsableCommand {
     var faultSize: Int64?
 
     @Option(help: "Lessons, comma-separated: 3, 03, 03-outputstream or lesson-03-outputstream.",
-            transform: { try CommaSeparated.list($0, LessonProfile.parse) })
-    var lessons: [LessonProfile]?
+            transform: { try CommaSeparated.list($0, LessonDefects.parse) })
+    var lessons: [LessonDefects]?
 
     @Option(help: "Variants, comma-separated: \(CommaSeparated.all(Variant.self)).", transform: { try CommaSeparated.names($0, "variant") })
     var variants: [Variant]?
@@ -155,7 +156,7 @@ struct Compare: ParsableCommand {
             return try Self.writeFixtureFiles(sizes: Set(plan.sizes + [plan.faultSize]).sorted(), into: writeFixtures)
         }
         let executables = Platform.productsFolder
-        for executable in plan.lessons.map(\.executable) + ["foundation-floor"] {
+        for executable in plan.lessons.map(\.lessonExecutable) + ["foundation-floor"] {
             let program = executables.appendingPathComponent(executable)
             guard FileManager.default.isExecutableFile(atPath: program.path) else {
                 throw CompareError("\(executable) is not built next to lab in \(executables.path); run `swift build` first")

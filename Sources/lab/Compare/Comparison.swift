@@ -1,6 +1,7 @@
 import Foundation
 import LabCatalogue
 import LabFixtures
+import LabHarness
 import LabKit
 import LabReport
 import LabVocabulary
@@ -41,7 +42,7 @@ struct Comparison {
         let environment = MachineFacts.environment(
             source: source, startedAt: startedAt, duration: (ContinuousClock.now - started).seconds)
         let settings = ComparisonResults.Settings(
-            preset: plan.preset, sizes: plan.sizes, faultSize: plan.faultSize, lessons: plan.lessons.map(\.id),
+            preset: plan.preset, sizes: plan.sizes, faultSize: plan.faultSize, lessons: plan.lessons.map(\.lesson),
             scenarios: plan.scenarios, repetitions: plan.repetitions,
             slowDiskWriteDelayMicroseconds: Scenario.slowDiskWriteDelayMicroseconds,
             networks: plan.networks.isEmpty ? nil : plan.networks,
@@ -97,7 +98,7 @@ struct Comparison {
         let referenceSeconds = medianOfAll(repetitions.map(\.referenceSeconds))
         let typical = measured.first { $0.repetition.wallSeconds == medianWall }!
         return ComparisonResults.Run(
-            lesson: runCase.lesson.id, title: runCase.lesson.title, variant: runCase.variant,
+            lesson: runCase.lesson.lesson, title: runCase.lesson.title, variant: runCase.variant,
             scenario: runCase.scenario, sizeBytes: runCase.size, status: status,
             expectedFailure: status == .fail && isPredicted(runCase, measured), cause: cause,
             wallSeconds: medianWall,
@@ -131,10 +132,8 @@ struct Comparison {
     /// An article run fails as expected only when the catalogue names a defect that fails it in
     /// this scenario, the way it failed.
     private func isPredicted(_ runCase: RunCase, _ measured: [LessonRunner.Measured]) -> Bool {
-        guard runCase.variant == .article, let defects = Catalogue.lesson(named: runCase.lesson.id),
-              let failure = measured.lazy.compactMap(\.failure).first
-        else { return false }
-        return defects.predicts(failure, in: runCase.scenario)
+        guard runCase.variant == .article, let failure = measured.lazy.compactMap(\.failure).first else { return false }
+        return runCase.lesson.predicts(failure, in: runCase.scenario)
     }
 
     private func progressLine(index: Int, of count: Int, _ run: ComparisonResults.Run) -> String {

@@ -1,33 +1,14 @@
 import Foundation
 import LabCatalogue
+import LabHarness
 import LabKit
 import LabServer
 import LabVocabulary
 
-/// A lesson as `lab compare` runs it: its entry in the catalogue.
-struct LessonProfile: Sendable {
-    let lesson: LessonDefects
-
-    /// The lesson id's raw value: the executable is `lesson-<id>` and the page `Lessons/<id>.md`.
-    var id: String { lesson.lesson }
-    var title: String { lesson.title }
-    /// The lesson sends the file (POST /upload) instead of fetching it; it runs only clean.
-    var uploads: Bool { lesson.uploads }
-    var arguments: [String] { lesson.compareArguments }
-    var correctedRefusesAbove: Int64? { lesson.correctedRefusesAbove }
-    var executable: String { lesson.lessonExecutable }
-
+extension LessonDefects {
     /// A scenario made for one lesson (crowded) runs only for the lesson whose defect it shows.
     func runs(_ scenario: Scenario) -> Bool {
-        !scenario.isLessonSpecific || lesson.failingScenarios.contains(scenario)
-    }
-
-    static let all = Catalogue.lessons.map(LessonProfile.init)
-
-    /// Accepts the names `LessonID(named:)` reads, but not an exercise's, since `lab compare`
-    /// runs the lessons.
-    static func named(_ name: String) -> LessonProfile? {
-        name.hasPrefix(LessonID.exercisePrefix) ? nil : Catalogue.lesson(named: name).map(LessonProfile.init)
+        !scenario.isLessonSpecific || failingScenarios.contains(scenario)
     }
 }
 
@@ -36,7 +17,7 @@ struct ComparisonPlan {
     var preset: Preset
     var sizes: [Int64]
     var faultSize: Int64
-    var lessons: [LessonProfile]
+    var lessons: [LessonDefects]
     var variants: [Variant]
     var scenarios: [Scenario]
     var repetitions: Int
@@ -53,16 +34,16 @@ struct ComparisonPlan {
 
     static let defaultPlan = ComparisonPlan(
         preset: .default, sizes: [1 << 20, 32 << 20, 128 << 20], faultSize: 16 << 20,
-        lessons: LessonProfile.all, variants: Variant.allCases, scenarios: Scenario.allCases, repetitions: 3)
+        lessons: Catalogue.lessons, variants: Variant.allCases, scenarios: Scenario.allCases, repetitions: 3)
 
     static let quick = ComparisonPlan(
         preset: .quick, sizes: [1 << 20, 32 << 20], faultSize: 8 << 20,
-        lessons: LessonProfile.all, variants: Variant.allCases,
+        lessons: Catalogue.lessons, variants: Variant.allCases,
         scenarios: [.clean, .dropResume, .ignoreRange], repetitions: 1)
 
     static let full = ComparisonPlan(
         preset: .full, sizes: [1 << 20, 32 << 20, 128 << 20, 256 << 20, 1 << 30], faultSize: 64 << 20,
-        lessons: LessonProfile.all, variants: Variant.allCases, scenarios: Scenario.allCases, repetitions: 3,
+        lessons: Catalogue.lessons, variants: Variant.allCases, scenarios: Scenario.allCases, repetitions: 3,
         networks: [.threeG, .wifi])
 
     /// The runs in the order they happen: every clean size first, smallest first, so the
@@ -104,7 +85,7 @@ struct ComparisonPlan {
 
 /// One lesson, variant, scenario and size; run `repetitions` times.
 struct RunCase {
-    let lesson: LessonProfile
+    let lesson: LessonDefects
     let variant: Variant
     let scenario: Scenario
     let size: Int64

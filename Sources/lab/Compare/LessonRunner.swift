@@ -1,6 +1,7 @@
 import Foundation
 import LabCatalogue
 import LabFixtures
+import LabHarness
 import LabKit
 import LabReport
 import LabServer
@@ -41,7 +42,7 @@ struct LessonRunner {
                                content: fixture.content)
         var arguments = ["--url", url.absoluteString, "--output", output.path,
                          "--variant", runCase.variant.rawValue, "--json", "--quiet"]
-        arguments += runCase.scenario.lessonArguments.isEmpty ? runCase.lesson.arguments : runCase.scenario.lessonArguments
+        arguments += runCase.scenario.lessonArguments.isEmpty ? runCase.lesson.compareArguments : runCase.scenario.lessonArguments
         if runCase.lesson.uploads {
             arguments += ["--size", String(runCase.size)]
         } else {
@@ -54,7 +55,7 @@ struct LessonRunner {
         let timeout = Self.timeout(for: runCase)
         arguments += TransferLimits.arguments(forFileOf: runCase.size, within: timeout)
         var process = MeasuredProcess(
-            program: executables.appendingPathComponent(runCase.lesson.executable),
+            program: executables.appendingPathComponent(runCase.lesson.lessonExecutable),
             arguments: arguments, outputFolder: folder, timeout: timeout)
         // Lesson 05 keeps Foundation-style temp files in $TMPDIR; this keeps them in the folder.
         process.environment["TMPDIR"] = temporary.path

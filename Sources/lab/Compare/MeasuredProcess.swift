@@ -1,5 +1,6 @@
 import Foundation
 import LabCatalogue
+import LabHarness
 import LabKit
 import LabPlatform
 import LabReport

@@ -1,5 +1,6 @@
 import Foundation
 import LabFixtures
+import LabHarness
 import LabKit
 import LabReport
 import LabServer

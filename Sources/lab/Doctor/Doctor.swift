@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import LabHarness
 import LabKit
 import LabPlatform
 import LabVocabulary

@@ -1,4 +1,5 @@
 import Foundation
+import LabHarness
 import LabKit
 import LabPlatform
 import LabVocabulary

@@ -1,6 +1,7 @@
 import Foundation
 import LabVocabulary
 import LabCatalogue
+import LabHarness
 import LabKit
 import LabServer
 

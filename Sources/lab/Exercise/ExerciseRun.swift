@@ -2,6 +2,7 @@ import ArgumentParser
 import Dispatch
 import Foundation
 import LabCatalogue
+import LabHarness
 import LabKit
 import LabPlatform
 import LabServer

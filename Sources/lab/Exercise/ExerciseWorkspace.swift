@@ -3,6 +3,7 @@ import Crypto
 import Foundation
 import LabVocabulary
 import LabCatalogue
+import LabHarness
 import LabKit
 
 /// The package folder as `lab exercise` uses it: the students' files under Sources/Exercises,

@@ -1,6 +1,7 @@
 import Foundation
 import LabCatalogue
 import LabFixtures
+import LabHarness
 import LabKit
 import LabServer
 import LabVocabulary
