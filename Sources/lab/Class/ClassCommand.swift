@@ -30,6 +30,22 @@ struct Class: ParsableCommand {
         var data = "lab-class"
 
         func run() throws {
+            let (address, folder, store, server) = try open()
+            // Straight to the descriptor: print() would buffer it when stdout is a pipe.
+            FileHandle.standardOutput.write(Data(try welcome(address, folder, store, port: server.port).joined(separator: "\n").utf8))
+
+            let serving = Task { try await server.serve() }
+            Signals.waitForTermination()
+            FileHandle.standardOutput.write(Data("\nStopping; the class is kept in \(folder.path).\n".utf8))
+            try? blocking {
+                await server.close()
+                serving.cancel()
+            }
+        }
+
+        /// The address, the class's folder and store, and the server listening there; bad input
+        /// and a busy port are one line with their exit status.
+        private func open() throws -> (SocketAddress, URL, ClassStore, ClassServer) {
             let address: SocketAddress
             do {
                 address = try ListenAddress.parse(listen)
@@ -44,18 +60,21 @@ struct Class: ParsableCommand {
             } catch {
                 throw ClassCommandError(73, error.description)
             }
-            let server: ClassServer
             do {
-                server = try blocking { try await ClassServer.bind(address, store: store) }
+                return (address, folder, store, try blocking { try await ClassServer.bind(address, store: store) })
             } catch let error as ClassListenError {
                 switch error {
                 case .badAddress: throw ClassCommandError(64, "--listen: \(error)")
                 case .portInUse, .cannotListen: throw ClassCommandError(69, error.description)
                 }
             }
+        }
+
+        /// What the teacher reads at the start: who can reach the server, the class code and the
+        /// commands students type, the teacher's page, and how to export grades.
+        private func welcome(_ address: SocketAddress, _ folder: URL, _ store: ClassStore, port: Int) throws -> [String] {
             let credentials = try store.credentials()
             let hosts = ListenAddress.hostsToShow(address)
-            let port = server.port
             var lines: [String] = []
             if ListenAddress.isLoopback(address) {
                 lines.append("Download Lab class server on this machine only (\(hosts[0]):\(port)); "
@@ -79,19 +98,9 @@ struct Class: ParsableCommand {
             }
             lines += ["", "The teacher's page (keep this address to yourself):"]
             for host in hosts { lines.append("  http://\(ListenAddress.urlHost(host)):\(port)/teacher/\(credentials.teacherToken)") }
-            lines += ["", "Grades (--format csv, junit, exercism or gradescope):",
-                      "  swift run " + ShellWord.line(["lab", "class", "export", "--data", data, "--format", "csv", "-o", "grades.csv"]), "",
-                      "Press Ctrl-C to stop.", ""]
-            // Straight to the descriptor: print() would buffer it when stdout is a pipe.
-            FileHandle.standardOutput.write(Data(lines.joined(separator: "\n").utf8))
-
-            let serving = Task { try await server.serve() }
-            Signals.waitForTermination()
-            FileHandle.standardOutput.write(Data("\nStopping; the class is kept in \(folder.path).\n".utf8))
-            try? blocking {
-                await server.close()
-                serving.cancel()
-            }
+            return lines + ["", "Grades (--format csv, junit, exercism or gradescope):",
+                            "  swift run " + ShellWord.line(["lab", "class", "export", "--data", data, "--format", "csv", "-o", "grades.csv"]), "",
+                            "Press Ctrl-C to stop.", ""]
         }
     }
 

@@ -114,47 +114,13 @@ struct ExerciseCheck {
     /// asked for no Range: 4,194,304 bytes came twice (at most 1 MiB may); exit 0, the file is right".
     static func describe(_ observation: Observation, for check: Check) -> String {
         let trial = check.trial
-        var parts: [String] = []
         switch observation.ending {
         case .timedOut(let seconds): return "timed out: still running after \(seconds) s, stopped"
         case .signal(let signal) where signal != SIGKILL: return "crashed (signal \(signal))"
         default: break
         }
         // The check's own figures come first: they say why it fails.
-        switch check.symptom {
-        case .startsOver?:
-            guard Symptom.startsOver.isShown(in: observation), let resume = observation.afterTheBreak else { break }
-            parts.append("the request after the \(trial.sequel.kills ? "kill" : "break") asked for "
-                + (resume.range ?? "no Range") + ": \(ByteFormat.grouped(resume.fetchedAgain)) bytes came twice "
-                + "(at most \(Symptom.wasteAllowed >> 20) MiB may)")
-        case .holdsInMemory?:
-            if let growth = observation.memoryGrowth {
-                parts.append(String(format: "peak memory %.1f× the file above a clean 1 MiB run", max(0, growth)))
-            }
-        case .sendsHEAD? where observation.sentHEAD:
-            parts.append("sent HEAD requests")
-        case .misnamesTheFile? where observation.file == .right && observation.fileName != observation.resourceName:
-            parts.append("saved as \(observation.fileName ?? "?"), not \(observation.resourceName)")
-        case .misreportsProgress(let totalAnnounced)? where Symptom.misreportsProgress(totalAnnounced: totalAnnounced).isShown(in: observation):
-            if let highest = observation.progress?.highestPercent, highest > 100 {
-                parts.append(String(format: "progress reached %.0f%%", highest))
-            } else if let total = observation.progress?.totals.first(where: { $0 != observation.size }) {
-                parts.append("progress was reckoned against \(ByteFormat.grouped(total)) bytes, not the file's \(ByteFormat.grouped(observation.size))")
-            } else if observation.progress?.reports ?? 0 > 0 {
-                parts.append("no report gave the total, though a response announced it")
-            } else {
-                parts.append("no progress was reported")
-            }
-        case .doesNotResume? where Symptom.doesNotResume.isShown(in: observation) && !observation.claimedDone:
-            if let resume = observation.afterTheBreak {
-                parts.append("the request after the break asked for \(resume.range ?? "no Range") and got \(resume.status.map(String.init) ?? "no answer"), "
-                    + "not a 206 continuing the file")
-            }
-        case .breaksBackgroundRule(let rule)? where rule.isBroken(in: observation):
-            parts.append(Self.describe(rule, in: observation))
-        default:
-            break
-        }
+        var parts = symptomFigures(observation, for: check)
         if case .stopsThenRerunVerifies(let wanted) = check.fix, let first = observation.firstEnding, first != .exited(wanted.rawValue) {
             parts.append("the first run ended \(ending(first)), wanted \(wanted.described)")
         }
@@ -172,6 +138,47 @@ struct ExerciseCheck {
         case .killAndRerunAtAnotherURL: ", killed at the stall and run again at another URL"
         }
         return "\(fault)\(sequel): " + parts.joined(separator: "; ")
+    }
+
+    /// What the run showed of the check's own symptom, when it showed it: the figure that says
+    /// why the check fails.
+    private static func symptomFigures(_ observation: Observation, for check: Check) -> [String] {
+        var parts: [String] = []
+    switch check.symptom {
+    case .startsOver?:
+        guard Symptom.startsOver.isShown(in: observation), let resume = observation.afterTheBreak else { break }
+        parts.append("the request after the \(check.trial.sequel.kills ? "kill" : "break") asked for "
+            + (resume.range ?? "no Range") + ": \(ByteFormat.grouped(resume.fetchedAgain)) bytes came twice "
+            + "(at most \(Symptom.wasteAllowed >> 20) MiB may)")
+    case .holdsInMemory?:
+        if let growth = observation.memoryGrowth {
+            parts.append(String(format: "peak memory %.1f× the file above a clean 1 MiB run", max(0, growth)))
+        }
+    case .sendsHEAD? where observation.sentHEAD:
+        parts.append("sent HEAD requests")
+    case .misnamesTheFile? where observation.file == .right && observation.fileName != observation.resourceName:
+        parts.append("saved as \(observation.fileName ?? "?"), not \(observation.resourceName)")
+    case .misreportsProgress(let totalAnnounced)? where Symptom.misreportsProgress(totalAnnounced: totalAnnounced).isShown(in: observation):
+        if let highest = observation.progress?.highestPercent, highest > 100 {
+            parts.append(String(format: "progress reached %.0f%%", highest))
+        } else if let total = observation.progress?.totals.first(where: { $0 != observation.size }) {
+            parts.append("progress was reckoned against \(ByteFormat.grouped(total)) bytes, not the file's \(ByteFormat.grouped(observation.size))")
+        } else if observation.progress?.reports ?? 0 > 0 {
+            parts.append("no report gave the total, though a response announced it")
+        } else {
+            parts.append("no progress was reported")
+        }
+    case .doesNotResume? where Symptom.doesNotResume.isShown(in: observation) && !observation.claimedDone:
+        if let resume = observation.afterTheBreak {
+            parts.append("the request after the break asked for \(resume.range ?? "no Range") and got \(resume.status.map(String.init) ?? "no answer"), "
+                + "not a 206 continuing the file")
+        }
+    case .breaksBackgroundRule(let rule)? where rule.isBroken(in: observation):
+        parts.append(Self.describe(rule, in: observation))
+    default:
+        break
+    }
+        return parts
     }
 
     /// What the phone saw of a broken rule: "the system relaunched the app once, and its events
