@@ -95,7 +95,7 @@ extension LessonDefects {
     /// The check named `name`, or a line for the student that lists the checks there are.
     public func check(mustBeNamed name: String) throws(NoSuchCheck) -> Check {
         guard let check = check(named: name) else {
-            throw NoSuchCheck(description: "exercise \(number) has no check \"\(name)\"; its checks are \(checks.map(\.id).joined(separator: ", "))")
+            throw NoSuchCheck(description: "exercise \(id.number) has no check \"\(name)\"; its checks are \(checks.map(\.id).joined(separator: ", "))")
         }
         return check
     }

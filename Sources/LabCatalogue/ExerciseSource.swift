@@ -93,19 +93,19 @@ public enum ExerciseSource {
     /// "What LabKit gives the fix", when the catalogue names it.
     static func tools(_ lesson: LessonDefects) -> [String] {
         guard !lesson.tools.isEmpty else { return [] }
-        return ["///", "/// What LabKit gives the fix (Lessons/\(lesson.lesson).md has them with more words):"]
+        return ["///", "/// What LabKit gives the fix (Lessons/\(lesson.id.rawValue).md has them with more words):"]
             + lesson.tools.map { "///     " + $0 }
     }
 
     static func header(for lesson: LessonDefects) -> [String] {
         [
-            "/// Exercise \(lesson.number): the article's code from \(lessonFolder(for: lesson))/\(studentFile), with",
+            "/// Exercise \(lesson.id.number): the article's code from \(lessonFolder(for: lesson))/\(studentFile), with",
             "/// its defects. Fix them here; the lesson itself never changes.",
             "///",
-            "///     swift run lab exercise check \(lesson.number)   build this and run it against the lab server",
-            "///     swift run lab exercise hint \(lesson.number)    a hint for the first check that fails (or: hint \(lesson.number) <check>)",
-            "///     swift run lab exercise watch \(lesson.number)   check again on every save",
-            "///     swift run lab exercise reset \(lesson.number)   back to this starting code",
+            "///     swift run lab exercise check \(lesson.id.number)   build this and run it against the lab server",
+            "///     swift run lab exercise hint \(lesson.id.number)    a hint for the first check that fails (or: hint \(lesson.id.number) <check>)",
+            "///     swift run lab exercise watch \(lesson.id.number)   check again on every save",
+            "///     swift run lab exercise reset \(lesson.id.number)   back to this starting code",
             "///",
         ] + howItEnds(lesson) + tools(lesson) + [
             "///",
@@ -118,7 +118,7 @@ public enum ExerciseSource {
             "/// A delegate whose callbacks all run one at a time on its session's serial delegate queue",
             "/// may say so instead: `@unchecked Sendable`, with a comment why (lessons 04 and 05).",
             "///",
-            "/// Read Lessons/\(lesson.lesson).md next to this file. This file was made by `lab exercise reset`.",
+            "/// Read Lessons/\(lesson.id.rawValue).md next to this file. This file was made by `lab exercise reset`.",
         ]
     }
 
@@ -157,8 +157,8 @@ public enum ExerciseSource {
     private static func lines(_ lines: [String]) -> String { lines.joined(separator: "\n") + "\n" }
 
     /// The exercise's folder, from the package's folder.
-    public static func folder(for lesson: LessonDefects) -> String { "Sources/Exercises/\(lesson.lesson)" }
+    public static func folder(for lesson: LessonDefects) -> String { "Sources/Exercises/\(lesson.id.rawValue)" }
     /// The student's file, from the package's folder.
     public static func path(for lesson: LessonDefects) -> String { "\(folder(for: lesson))/\(studentFile)" }
-    public static func lessonFolder(for lesson: LessonDefects) -> String { "Sources/\(lesson.lessonExecutable)" }
+    public static func lessonFolder(for lesson: LessonDefects) -> String { "Sources/\(lesson.id.executable)" }
 }

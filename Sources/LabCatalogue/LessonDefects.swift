@@ -5,12 +5,6 @@ import LabPlatform
 import LabVocabulary
 public struct LessonDefects: Sendable {
     public let id: LessonID
-    /// The id's raw value: the lesson is `lesson-<id>`, the exercise `exercise-<id>`.
-    public var lesson: String { id.rawValue }
-    /// The lesson's name in tables: the report, `results.json`.
-    public var title: String { id.shortTitle }
-    /// The lesson sends the file (POST /upload) instead of fetching it.
-    public var uploads: Bool { id.kind == .upload }
     /// Arguments that pick the download itself out of a lesson whose default run also tells side
     /// stories, for `lab compare` (lesson 06's demonstrations take seconds and would swamp its
     /// numbers).
@@ -24,10 +18,6 @@ public struct LessonDefects: Sendable {
     public var defects: [Defect] { Platform.isLinux ? everyDefect : everyDefect.filter { $0.linuxOnly == nil } }
     /// What the lesson teaches, checked beside the defects.
     public let skills: [Skill]
-
-    public var number: String { id.number }
-    public var lessonExecutable: String { id.executable }
-    public var exerciseExecutable: String { id.exerciseExecutable }
 
     /// What LabKit gives the fix, a line each, for the exercise's header: the calls the article's
     /// code does not show, with their decisions and errors.

@@ -209,7 +209,7 @@ public final class ClassStore: Sendable {
             }
         }
         let columns = Catalogue.lessons.flatMap { lesson in
-            lesson.everyCheck.map { ClassGrid.Column(exercise: lesson.lesson, number: lesson.number, check: $0.id) }
+            lesson.everyCheck.map { ClassGrid.Column(exercise: lesson.id.rawValue, number: lesson.id.number, check: $0.id) }
         }
         let submissions = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM submission") ?? 0
         return ClassGrid(students: students, columns: columns, cells: cells, comparisons: comparisons, submissions: submissions)

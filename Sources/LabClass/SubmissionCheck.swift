@@ -30,11 +30,11 @@ enum SubmissionCheck {
             guard seen.insert(record.exercise + "/" + record.check).inserted else {
                 throw BadSubmission("the check \(record.exercise.prefix(40))/\(record.check.prefix(40)) is there twice")
             }
-            guard let lesson = Catalogue.lessons.first(where: { $0.lesson == record.exercise }) else {
+            guard let lesson = Catalogue.lessons.first(where: { $0.id.rawValue == record.exercise }) else {
                 throw BadSubmission("there is no exercise \"\(record.exercise.prefix(40))\"")
             }
             guard record.check == CheckRecord.buildCheck || lesson.everyCheck.contains(where: { $0.id == record.check }) else {
-                throw BadSubmission("exercise \(lesson.number) has no check \"\(record.check.prefix(40))\"")
+                throw BadSubmission("exercise \(lesson.id.number) has no check \"\(record.check.prefix(40))\"")
             }
         }
         return submission

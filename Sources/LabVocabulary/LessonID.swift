@@ -81,6 +81,9 @@ public enum LessonID: String, CaseIterable, Codable, Sendable, Comparable, LabNa
         }
     }
 
+    /// The lesson sends the file (POST /upload) instead of fetching it.
+    public var uploads: Bool { kind == .upload }
+
     public var kind: Kind {
         switch self {
         case .downloadTaskResume: .downloadIntoFolder

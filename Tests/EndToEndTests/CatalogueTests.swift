@@ -17,7 +17,7 @@ struct CatalogueTests {
             let name = "02"
             let lesson = try #require(Catalogue.lesson(named: name))
             for variant in Variant.allCases {
-                let finished = try ExerciseTests.lab(["exercise", "check", lesson.number, "--variant", variant.rawValue, "--json"])
+                let finished = try ExerciseTests.lab(["exercise", "check", lesson.id.number, "--variant", variant.rawValue, "--json"])
                 let records = try ExerciseTests.records(finished.stdout)
                 #expect(records.map(\.check) == lesson.checks.map(\.id), "\(finished.stderr)")
                 let defects = Set(lesson.defects.map(\.id))
@@ -42,7 +42,7 @@ struct CatalogueTests {
     }
 
     /// The first column of each page's "Where it breaks" table is the defect's id, in backticks.
-    @Test(arguments: Catalogue.lessons.map(\.lesson))
+    @Test(arguments: Catalogue.lessons.map(\.id.rawValue))
     func pageTableNamesTheCatalogueDefects(lesson name: String) throws {
         let lesson = try #require(Catalogue.lesson(named: name))
         let page = try String(contentsOf: ExerciseTests.packageRoot.appendingPathComponent("Lessons/\(name).md"), encoding: .utf8)

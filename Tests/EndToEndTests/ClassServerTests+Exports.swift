@@ -33,7 +33,7 @@ extension ClassServerTests {
         }
         server.stop()
 
-        let checks = Catalogue.lessons.flatMap { lesson in lesson.everyCheck.map { "\(lesson.number) \($0.id)" } }
+        let checks = Catalogue.lessons.flatMap { lesson in lesson.everyCheck.map { "\(lesson.id.number) \($0.id)" } }
         var summaries: [String: Any] = [:]
         for format in ClassExportFormat.allCases {
             let output = folder.appendingPathComponent(format.isOneFile ? "grades.\(format.rawValue)" : format.rawValue)

@@ -93,9 +93,9 @@ import Testing
             #expect(submitted.stderr.contains("submitted to the class: stored: \(lesson.checks.count) checks, 0 holding\n"), "\(submitted.stderr)")
             let grid = try server.stored().grid
             #expect(grid.students == ["Grace Hopper"])
-            let cleanColumn = ClassGrid.Column(exercise: lesson.lesson, number: "00", check: "clean")
+            let cleanColumn = ClassGrid.Column(exercise: lesson.id.rawValue, number: "00", check: "clean")
             #expect(grid.standing("Grace Hopper", cleanColumn) == .notStarted)
-            #expect(grid.standing("Grace Hopper", ClassGrid.Column(exercise: lesson.lesson, number: "00", check: "status-ignored")) == .notStarted)
+            #expect(grid.standing("Grace Hopper", ClassGrid.Column(exercise: lesson.id.rawValue, number: "00", check: "status-ignored")) == .notStarted)
 
             // A server that does not answer: the same result, one line, and the run waits in the outbox.
             guard let closed = boundLoopbackSocket() else { throw ClassTestError("no free port") }
@@ -212,7 +212,7 @@ import Testing
         #expect(results[0] as? [String] == names.sorted { $0.localizedStandardCompare($1) == .orderedAscending })
         // Every exercise has its section; only the one submitted has a table, of all its checks.
         let sections = Catalogue.lessons.map { lesson in
-            lesson.lesson + ":" + (lesson.lesson == "02-filehandle" ? lesson.everyCheck.map { "\(lesson.lesson)/\($0.id)" }.joined(separator: " ") : "")
+            lesson.id.rawValue + ":" + (lesson.id.rawValue == "02-filehandle" ? lesson.everyCheck.map { "\(lesson.id.rawValue)/\($0.id)" }.joined(separator: " ") : "")
         }
         #expect(results[1] as? [String] == sections)
         #expect(results[2] as? String == "0:none")

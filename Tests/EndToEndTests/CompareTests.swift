@@ -110,7 +110,7 @@ struct CompareTests {
         var predicted: Set<String> = []
         for lesson in Catalogue.lessons {
             for scenario in lesson.failingScenarios where results.settings.scenarios.contains(scenario) {
-                predicted.insert("\(lesson.lesson) article \(scenario.rawValue)")
+                predicted.insert("\(lesson.id.rawValue) article \(scenario.rawValue)")
             }
         }
         #expect(Set(failed.map { "\($0.lesson) \($0.variant) \($0.scenario)" }) == predicted)

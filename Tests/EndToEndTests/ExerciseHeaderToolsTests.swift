@@ -5,7 +5,7 @@ import Testing
 /// What the exercise's header gives the student: the API its fix needs, where the catalogue
 /// names it, in the file the student edits.
 struct ExerciseHeaderToolsTests {
-    @Test(arguments: Catalogue.lessons.filter { !$0.tools.isEmpty }.map(\.lesson))
+    @Test(arguments: Catalogue.lessons.filter { !$0.tools.isEmpty }.map(\.id.rawValue))
     func theHeaderNamesTheToolsOfTheFix(lesson name: String) throws {
         let lesson = try #require(Catalogue.lesson(named: name))
         let file = ExerciseTests.packageRoot.appendingPathComponent(ExerciseSource.path(for: lesson))

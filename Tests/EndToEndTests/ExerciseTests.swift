@@ -28,14 +28,14 @@ import Testing
             for file in made {
                 let text = try? String(contentsOf: folder.appendingPathComponent(file.name), encoding: .utf8)
                 #expect(text == file.text,
-                        "\(ExerciseSource.folder(for: lesson))/\(file.name) is not what `swift run lab exercise reset \(lesson.number)` makes")
+                        "\(ExerciseSource.folder(for: lesson))/\(file.name) is not what `swift run lab exercise reset \(lesson.id.number)` makes")
             }
             // The student's file is the lesson's article file, header aside.
             let article = try String(contentsOf: Self.packageRoot.appendingPathComponent(ExerciseSource.lessonFolder(for: lesson))
                 .appendingPathComponent(ExerciseSource.studentFile), encoding: .utf8)
             let student = try String(contentsOf: Self.packageRoot.appendingPathComponent(ExerciseSource.path(for: lesson)), encoding: .utf8)
             #expect(ExerciseSource.withoutHeader(student) == ExerciseSource.withoutAnnotations(ExerciseSource.withoutHeader(article)),
-                    "\(lesson.lesson)")
+                    "\(lesson.id.rawValue)")
             // The student's file is the code to read, not its answer key.
             for marker in ExerciseSource.annotationMarkers {
                 #expect(!student.contains(marker), "\(ExerciseSource.path(for: lesson)) contains \(marker)")
@@ -49,15 +49,15 @@ import Testing
             #expect(finished.status == 1, "\(finished.stderr)")
             let records = try Self.records(finished.stdout)
             for lesson in Catalogue.lessons {
-                let mine = records.filter { $0.exercise == lesson.lesson }
+                let mine = records.filter { $0.exercise == lesson.id.rawValue }
                 #expect(mine.map(\.check) == lesson.checks.map(\.id))
                 // What each check saw is the catalogue's prediction; none counts, the code being the starting code.
                 #expect(Set(mine.filter { ![.fixed, .verifies, .holds].contains($0.status) }.map(\.check)) == lesson.failingAtStart,
-                        "\(lesson.lesson): \(mine)")
-                #expect(mine.allSatisfy { !$0.passed }, "\(lesson.lesson): untouched code passed a check")
+                        "\(lesson.id.rawValue): \(mine)")
+                #expect(mine.allSatisfy { !$0.passed }, "\(lesson.id.rawValue): untouched code passed a check")
                 // Each defect shows itself the way the catalogue says the article's code does.
                 for record in mine where lesson.defects.contains(where: { $0.id == record.check }) {
-                    #expect(record.status == .stillThere && record.symptomSeen == true, "\(lesson.lesson) \(record.check): \(record.detail)")
+                    #expect(record.status == .stillThere && record.symptomSeen == true, "\(lesson.id.rawValue) \(record.check): \(record.detail)")
                 }
                 // Who and what: untouched code is not attempted, and every line says which code and which lab.
                 let code = try FileDigest.sha256Hex(of: Self.packageRoot.appendingPathComponent(ExerciseSource.path(for: lesson)))
@@ -124,16 +124,16 @@ import Testing
         try await ExerciseTests.takingTurns {
             for lesson in Catalogue.lessons {
                 let finished = try Self.withExerciseFiles(lesson, holding: try Self.correctedFiles(lesson)) {
-                    try Self.lab(["exercise", "check", lesson.number, "--json"])
+                    try Self.lab(["exercise", "check", lesson.id.number, "--json"])
                 }
-                #expect(finished.status == 0, "\(lesson.lesson): \(finished.stderr)")
+                #expect(finished.status == 0, "\(lesson.id.rawValue): \(finished.stderr)")
                 let records = try Self.records(finished.stdout)
                 #expect(records.map(\.check) == lesson.checks.map(\.id))
                 // A defect's symptom is looked for and not seen; the skills and the clean run hold.
                 let defects = Set(lesson.defects.map(\.id))
                 for record in records {
-                    #expect(record.passed && record.symptomSeen != true, "\(lesson.lesson) \(record.check): \(record.detail)")
-                    if defects.contains(record.check) { #expect(record.symptomSeen == false, "\(lesson.lesson) \(record.check)") }
+                    #expect(record.passed && record.symptomSeen != true, "\(lesson.id.rawValue) \(record.check): \(record.detail)")
+                    if defects.contains(record.check) { #expect(record.symptomSeen == false, "\(lesson.id.rawValue) \(record.check)") }
                 }
             }
         }
@@ -328,7 +328,7 @@ import Testing
             let finished = try Self.lab(["exercise"])
             #expect(finished.status == 0, "\(finished.stderr)")
             for lesson in Catalogue.lessons {
-                #expect(finished.stdout.contains("  \(lesson.number)  \(lesson.lesson.dropFirst(3))"))
+                #expect(finished.stdout.contains("  \(lesson.id.number)  \(lesson.id.rawValue.dropFirst(3))"))
             }
             #expect(finished.stdout.contains("swift run lab exercise check "))
         }

@@ -33,8 +33,8 @@ struct PastedCommandTests {
         for lesson in Catalogue.lessons {
             for check in lesson.everyCheck {
                 let trial = check.trial
-                let line = trial.commandLine(executable: lesson.exerciseExecutable)
-                let prefix = "swift run \(lesson.exerciseExecutable) "
+                let line = trial.commandLine(executable: lesson.id.exerciseExecutable)
+                let prefix = "swift run \(lesson.id.exerciseExecutable) "
                 try #require(line.hasPrefix(prefix), "\(line)")
                 if check.kind == .clean { #expect(check.hints.contains { $0.hasSuffix(line) }, "\(check.hints)") }
                 expected.append(["--size", ByteSize.format(trial.size), "--faults",

@@ -39,7 +39,7 @@ extension LessonDefects {
     /// runs the lessons.
     static func parse(_ name: String) throws -> LessonDefects {
         guard !name.hasPrefix(LessonID.exercisePrefix), let lesson = Catalogue.lesson(named: name) else {
-            throw ValidationError("no lesson \"\(name)\"; there are \(Catalogue.lessons.map(\.lesson).joined(separator: ", "))")
+            throw ValidationError("no lesson \"\(name)\"; there are \(Catalogue.lessons.map(\.id.rawValue).joined(separator: ", "))")
         }
         return lesson
     }

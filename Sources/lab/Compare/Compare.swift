@@ -123,7 +123,7 @@ struct Compare: ParsableCommand {
         }
         if let repetitions { (plan.repetitions, plan.networkRepetitions) = (repetitions, repetitions) }
         if let networks = try networks(for: plan) { plan.networks = networks }
-        if plan.lessons.allSatisfy(\.uploads), plan.scenarios.allSatisfy({ $0 != .clean }) {
+        if plan.lessons.allSatisfy(\.id.uploads), plan.scenarios.allSatisfy({ $0 != .clean }) {
             throw ValidationError("nothing to run: lesson 07 runs only in the clean scenario")
         }
         return plan
@@ -138,7 +138,7 @@ struct Compare: ParsableCommand {
         if !plan.variants.contains(.corrected) {
             throw ValidationError("--profile runs the corrected variants, and --variants leaves none")
         }
-        if plan.lessons.allSatisfy(\.uploads) {
+        if plan.lessons.allSatisfy(\.id.uploads) {
             throw ValidationError("--profile runs downloads, and lesson 07 uploads")
         }
         return networks
@@ -156,7 +156,7 @@ struct Compare: ParsableCommand {
             return try Self.writeFixtureFiles(sizes: Set(plan.sizes + [plan.faultSize]).sorted(), into: writeFixtures)
         }
         let executables = Platform.productsFolder
-        for executable in plan.lessons.map(\.lessonExecutable) + ["foundation-floor"] {
+        for executable in plan.lessons.map(\.id.executable) + ["foundation-floor"] {
             let program = executables.appendingPathComponent(executable)
             guard FileManager.default.isExecutableFile(atPath: program.path) else {
                 throw CompareError("\(executable) is not built next to lab in \(executables.path); run `swift build` first")

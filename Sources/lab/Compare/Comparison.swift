@@ -42,7 +42,7 @@ struct Comparison {
         let environment = MachineFacts.environment(
             source: source, startedAt: startedAt, duration: (ContinuousClock.now - started).seconds)
         let settings = ComparisonResults.Settings(
-            preset: plan.preset, sizes: plan.sizes, faultSize: plan.faultSize, lessons: plan.lessons.map(\.lesson),
+            preset: plan.preset, sizes: plan.sizes, faultSize: plan.faultSize, lessons: plan.lessons.map(\.id.rawValue),
             scenarios: plan.scenarios, repetitions: plan.repetitions,
             slowDiskWriteDelayMicroseconds: Scenario.slowDiskWriteDelayMicroseconds,
             networks: plan.networks.isEmpty ? nil : plan.networks,
@@ -57,7 +57,7 @@ struct Comparison {
         for size in sizes {
             measured += try references.clients(size: size, repetitions: plan.repetitions)
         }
-        if plan.scenarios.contains(.clean), plan.lessons.contains(where: \.uploads) {
+        if plan.scenarios.contains(.clean), plan.lessons.contains(where: \.id.uploads) {
             for size in plan.sizes {
                 if let upload = try references.formUpload(size: size, repetitions: plan.repetitions) { measured.append(upload) }
             }
@@ -98,7 +98,7 @@ struct Comparison {
         let referenceSeconds = medianOfAll(repetitions.map(\.referenceSeconds))
         let typical = measured.first { $0.repetition.wallSeconds == medianWall }!
         return ComparisonResults.Run(
-            lesson: runCase.lesson.lesson, title: runCase.lesson.title, variant: runCase.variant,
+            lesson: runCase.lesson.id.rawValue, title: runCase.lesson.id.shortTitle, variant: runCase.variant,
             scenario: runCase.scenario, sizeBytes: runCase.size, status: status,
             expectedFailure: status == .fail && isPredicted(runCase, measured), cause: cause,
             wallSeconds: medianWall,

@@ -60,7 +60,7 @@ struct ComparisonPlan {
             }
         }
         for scenario in scenarios where scenario != .clean {
-            for lesson in lessons where !lesson.uploads && lesson.runs(scenario) {
+            for lesson in lessons where !lesson.id.uploads && lesson.runs(scenario) {
                 for variant in variants {
                     cases.append(RunCase(lesson: lesson, variant: variant, scenario: scenario, size: faultSize))
                 }
@@ -69,7 +69,7 @@ struct ComparisonPlan {
         // Slow links last: what an engineer choosing for a mobile app weighs, for the fixed code.
         for network in networks {
             for scenario in Self.networkScenarios {
-                for lesson in lessons where !lesson.uploads && lesson.runs(scenario) && variants.contains(.corrected) {
+                for lesson in lessons where !lesson.id.uploads && lesson.runs(scenario) && variants.contains(.corrected) {
                     cases.append(RunCase(lesson: lesson, variant: .corrected, scenario: scenario, size: network.compareSize,
                                          network: network))
                 }
@@ -103,7 +103,7 @@ struct RunCase {
     /// clean runs (the report's "lab's own cost").
     var pairedReference: References.Paired? {
         guard scenario == .clean, variant == .corrected, !expectsRefusal, network == nil else { return nil }
-        return lesson.uploads ? .formUpload : .foundationFloor
+        return lesson.id.uploads ? .formUpload : .foundationFloor
     }
 
     /// Lesson 00 corrected declines a file this big, and that is the right answer.

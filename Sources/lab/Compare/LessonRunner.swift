@@ -34,7 +34,7 @@ struct LessonRunner {
 
         let fixture = Fixture(name: "compare-\(runCase.size).bin", size: runCase.size, content: runCase.faults.content)
         let token = "compare-\(UUID().uuidString.prefix(8))"
-        let url = runCase.lesson.uploads
+        let url = runCase.lesson.id.uploads
             ? source.uploadURL(run: token)
             : source.url(for: fixture, faults: runCase.faults, run: token)
         let output = folder.appendingPathComponent(fixture.name)
@@ -43,7 +43,7 @@ struct LessonRunner {
         var arguments = ["--url", url.absoluteString, "--output", output.path,
                          "--variant", runCase.variant.rawValue, "--json", "--quiet"]
         arguments += runCase.scenario.lessonArguments.isEmpty ? runCase.lesson.compareArguments : runCase.scenario.lessonArguments
-        if runCase.lesson.uploads {
+        if runCase.lesson.id.uploads {
             arguments += ["--size", String(runCase.size)]
         } else {
             // The lesson checks its own file too, so its exit status means what it says.
@@ -55,7 +55,7 @@ struct LessonRunner {
         let timeout = Self.timeout(for: runCase)
         arguments += TransferLimits.arguments(forFileOf: runCase.size, within: timeout)
         var process = MeasuredProcess(
-            program: executables.appendingPathComponent(runCase.lesson.lessonExecutable),
+            program: executables.appendingPathComponent(runCase.lesson.id.executable),
             arguments: arguments, outputFolder: folder, timeout: timeout)
         // Lesson 05 keeps Foundation-style temp files in $TMPDIR; this keeps them in the folder.
         process.environment["TMPDIR"] = temporary.path
@@ -83,7 +83,7 @@ struct LessonRunner {
                          expected: Fixture, token: String) -> Observation {
         let file: FileState
         var uploadExtra: Int64?
-        if runCase.lesson.uploads {
+        if runCase.lesson.id.uploads {
             let stored = source.uploadedFiles(run: token).first
             uploadExtra = stored.map { $0.bytes - runCase.size }
             file = stored.map { $0.bytes > runCase.size ? .longer(bytes: $0.bytes) : .shorter(bytes: $0.bytes) } ?? .missing
@@ -101,7 +101,7 @@ struct LessonRunner {
     private func judge(_ finished: MeasuredProcess.Finished, record: LessonResult?, runCase: RunCase,
                        expected: Fixture, token: String) -> ComparisonResults.Repetition {
         let bytesOnWire: Int64
-        if runCase.lesson.uploads {
+        if runCase.lesson.id.uploads {
             // The request body the server read (another server: what the lesson streamed).
             bytesOnWire = source.requestBodyBytes(run: token) ?? record?.bytesWritten ?? 0
         } else {
@@ -110,7 +110,7 @@ struct LessonRunner {
         let file = record.map { URL(fileURLWithPath: $0.output) }
         let verified: Bool
         var problem: String?
-        if runCase.lesson.uploads {
+        if runCase.lesson.id.uploads {
             // Only the server saw the bytes; the lesson compares its answer with the file sent.
             verified = finished.exitCode == 0 && record?.verified == true
         } else {
@@ -148,7 +148,7 @@ struct LessonRunner {
             // A run that moved no bytes (a refusal, a 404) has no throughput to speak of.
             throughputBytesPerSecond: bytesOnWire == 0 ? 0 : Double(runCase.size) / max(finished.wallSeconds, 1e-6),
             bytesOnWire: bytesOnWire,
-            bytesDownloadedAgain: runCase.lesson.uploads ? 0 : max(0, bytesOnWire - runCase.size),
+            bytesDownloadedAgain: runCase.lesson.id.uploads ? 0 : max(0, bytesOnWire - runCase.size),
             error: error.map(Self.shorteningDigests),
             // The record of a kill-rerun covers the rerun only.
             transferSeconds: runCase.scenario == .killRerun ? nil : record?.wallSeconds,

@@ -25,7 +25,7 @@ struct Exercise: ParsableCommand {
 
     static func lesson(_ name: String) throws -> LessonDefects {
         guard let lesson = Catalogue.lesson(named: name) else {
-            throw ValidationError("no exercise \"\(name)\"; there are \(Catalogue.lessons.map(\.number).joined(separator: ", "))")
+            throw ValidationError("no exercise \"\(name)\"; there are \(Catalogue.lessons.map(\.id.number).joined(separator: ", "))")
         }
         return lesson
     }
@@ -80,12 +80,12 @@ extension Exercise {
             for lesson in Catalogue.lessons {
                 let state = try Self.state(of: lesson, in: workspace, progress: progress)
                 if next == nil, state != .done { next = lesson }
-                lines.append("  \(lesson.number)  \(lesson.lesson.dropFirst(3).padding(toLength: 24, withPad: " ", startingAt: 0)) \(state.shown)")
+                lines.append("  \(lesson.id.number)  \(lesson.id.rawValue.dropFirst(3).padding(toLength: 24, withPad: " ", startingAt: 0)) \(state.shown)")
             }
             lines.insert("Exercises (Sources/Exercises/<lesson>/Article.swift):", at: 0)
             if let next {
-                lines += ["", "Next: exercise \(next.number). Read Lessons/\(next.lesson).md, edit \(ExerciseSource.path(for: next)), then:",
-                          "  swift run lab exercise check \(next.number)"]
+                lines += ["", "Next: exercise \(next.id.number). Read Lessons/\(next.id.rawValue).md, edit \(ExerciseSource.path(for: next)), then:",
+                          "  swift run lab exercise check \(next.id.number)"]
             } else {
                 lines += ["", "Every exercise is done."]
             }
@@ -117,10 +117,10 @@ extension Exercise {
         static func state(of lesson: LessonDefects, in workspace: ExerciseWorkspace,
                           progress: ExerciseWorkspace.Progress) throws -> State {
             let total = lesson.checks.count
-            guard let code = workspace.studentCode(lesson) else { return .missing(number: lesson.number) }
+            guard let code = workspace.studentCode(lesson) else { return .missing(number: lesson.id.number) }
             // The starting code is not started, whatever a check of it found.
             if code == (try workspace.startingCode(lesson)) { return .notStarted(checks: total) }
-            let checked = progress.exercises[lesson.lesson].flatMap { $0.sourceSHA256 == ExerciseWorkspace.sha256(code) ? $0 : nil }
+            let checked = progress.exercises[lesson.id.rawValue].flatMap { $0.sourceSHA256 == ExerciseWorkspace.sha256(code) ? $0 : nil }
             if let checked {
                 if !checked.compiles { return .doesNotCompile }
                 return checked.isDone ? .done : .failing(count: checked.failing.count, of: checked.total)
@@ -197,22 +197,22 @@ extension Exercise {
                 target = try Exercise.check(check, of: lesson)
             } else {
                 let code = workspace.studentCode(lesson) ?? ""
-                var checked = progress.exercises[lesson.lesson]
+                var checked = progress.exercises[lesson.id.rawValue]
                 if checked?.sourceSHA256 != ExerciseWorkspace.sha256(code) {
-                    Console.output("Checking exercise \(lesson.number) first:")
+                    Console.output("Checking exercise \(lesson.id.number) first:")
                     _ = try ExerciseRun(lesson: lesson, workspace: workspace, variant: nil, json: false, build: build).check()
                     progress = workspace.progress()
-                    checked = progress.exercises[lesson.lesson]
+                    checked = progress.exercises[lesson.id.rawValue]
                 }
                 guard let checked, checked.compiles else {
                     return Console.output("Fix the compiler error first: it names the file and the line.")
                 }
                 guard let failing = checked.failing.first.flatMap(lesson.check(named:)) else {
-                    return Console.output("Every check of exercise \(lesson.number) holds: no hint needed.")
+                    return Console.output("Every check of exercise \(lesson.id.number) holds: no hint needed.")
                 }
                 target = failing
             }
-            let shown = progress.exercises[lesson.lesson]?.hintsShown[target.id] ?? 0
+            let shown = progress.exercises[lesson.id.rawValue]?.hintsShown[target.id] ?? 0
             let index = min(shown, target.hints.count - 1)
             var lines = ["\(target.id), hint \(index + 1) of \(target.hints.count): \(target.hints[index])"]
             // The diagnosis comes with the last hint, not before.
@@ -222,7 +222,7 @@ extension Exercise {
                 lines.append("(run it again for the next hint)")
             }
             Console.output(lines.joined(separator: "\n"))
-            progress.exercises[lesson.lesson, default: .neverChecked]
+            progress.exercises[lesson.id.rawValue, default: .neverChecked]
                 .hintsShown[target.id] = index + 1
             try workspace.save(progress)
         }
@@ -307,7 +307,7 @@ extension Exercise {
             var kept = ""
             if let current = workspace.studentCode(lesson), current != starting {
                 let backup = workspace.root.appendingPathComponent(
-                    ".build/lab-exercises/\(lesson.lesson)-\(Int(Date().timeIntervalSince1970)).swift")
+                    ".build/lab-exercises/\(lesson.id.rawValue)-\(Int(Date().timeIntervalSince1970)).swift")
                 do {
                     try OutputFile.makeOwnFolder(backup.deletingLastPathComponent())
                     try current.write(to: backup, atomically: true, encoding: .utf8)

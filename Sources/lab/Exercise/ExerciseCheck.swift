@@ -60,7 +60,7 @@ struct ExerciseCheck {
     static let concurrentChecks = 4
 
     private func notRun(_ check: Check, because detail: String) -> Outcome {
-        Outcome(exercise: lesson.lesson, check: check.id, status: .notRun, detail: detail,
+        Outcome(exercise: lesson.id.rawValue, check: check.id, status: .notRun, detail: detail,
                 command: command(for: check), seconds: 0, passed: false)
     }
 
@@ -107,7 +107,7 @@ struct ExerciseCheck {
     /// see` does both and shows each command it runs.
     func command(for check: Check) -> String {
         guard check.trial.sequel.runsTwice else { return check.trial.commandLine(executable: executable) }
-        return "swift run lab exercise see \(lesson.number) \(check.id)" + (variant.map { " --variant \($0.rawValue)" } ?? "")
+        return "swift run lab exercise see \(lesson.id.number) \(check.id)" + (variant.map { " --variant \($0.rawValue)" } ?? "")
     }
 
     /// What a run did, for the check at hand, with what fails first: "the request after the drop

@@ -18,7 +18,7 @@ struct ExerciseRun {
     let build: ExerciseBuildOptions
     var timeout = TrialRunner.defaultTimeout
 
-    private var product: String { variant == nil ? lesson.exerciseExecutable : lesson.lessonExecutable }
+    private var product: String { variant == nil ? lesson.id.exerciseExecutable : lesson.id.executable }
 
     /// The code checked: the student's file, or the lesson's variant.
     private var code: String {
@@ -41,12 +41,12 @@ struct ExerciseRun {
             // For people, the compiler's whole first error: its code excerpt and its notes.
             if !json, case .doesNotCompile(let diagnostic) = error { Console.output(diagnostic.text) }
             if variant == nil { remember([], code: code, compiles: false) }
-            let outcome = ExerciseCheck.Outcome(exercise: lesson.lesson, check: CheckRecord.buildCheck, status: .doesNotCompile,
+            let outcome = ExerciseCheck.Outcome(exercise: lesson.id.rawValue, check: CheckRecord.buildCheck, status: .doesNotCompile,
                                                 detail: message, command: "swift build --product \(product)", seconds: 0, passed: false)
             if json {
                 emit(facts.record(outcome))
             } else if continuing {
-                Console.error("exercise \(lesson.number): \(message)")
+                Console.error("exercise \(lesson.id.number): \(message)")
             } else {
                 throw ExerciseError.failure(message)
             }
@@ -60,7 +60,7 @@ struct ExerciseRun {
         let outcomes = try withChecks(program: program, showing: false) { checks in
             if !json {
                 let what = variant.map { "the lesson's \($0.rawValue) variant (\(product))" } ?? ExerciseSource.path(for: lesson)
-                Console.output("Exercise \(lesson.number), \(what): \(lesson.checks.count) checks")
+                Console.output("Exercise \(lesson.id.number), \(what): \(lesson.checks.count) checks")
             }
             let width = lesson.checks.map(\.id.count).max()!
             return checks.run { outcome in
@@ -77,7 +77,7 @@ struct ExerciseRun {
             let failing = outcomes.filter { !$0.passed }.count
             Console.output(failing == 0
                 ? "done: every check holds." + (variant == nil ? " `swift run lab exercise` shows the next one." : "")
-                : "\(failing) of \(outcomes.count) checks fail." + (variant == nil ? " A hint: swift run lab exercise hint \(lesson.number)" : ""))
+                : "\(failing) of \(outcomes.count) checks fail." + (variant == nil ? " A hint: swift run lab exercise hint \(lesson.id.number)" : ""))
         }
         return records
     }
@@ -95,7 +95,7 @@ struct ExerciseRun {
                 ? try checks.run(lesson.checks[0], cleanPeak: nil, showing: false).peakRSSBytes : nil
             let ran = try checks.run(check, cleanPeak: cleanPeak)
             let (status, passed, detail, seen) = ExerciseCheck.judge(ran.observation, by: check)
-            return ExerciseCheck.Outcome(exercise: lesson.lesson, check: check.id, status: status, detail: detail,
+            return ExerciseCheck.Outcome(exercise: lesson.id.rawValue, check: check.id, status: status, detail: detail,
                                          command: checks.command(for: check), seconds: ran.seconds, symptomSeen: seen, passed: passed)
         }
         Console.output("")
@@ -149,7 +149,7 @@ struct ExerciseRun {
     private func recordFacts(code: String) -> CodeFacts {
         CodeFacts(attempted: variant != nil || code != (try? workspace.startingCode(lesson)),
                           codeSHA256: ExerciseWorkspace.sha256(code),
-                          hintsShown: workspace.progress().exercises[lesson.lesson]?.hintsShown ?? [:])
+                          hintsShown: workspace.progress().exercises[lesson.id.rawValue]?.hintsShown ?? [:])
     }
 
     /// One JSON line: the outcome, and what a teacher collecting them needs to know of it.
@@ -161,8 +161,8 @@ struct ExerciseRun {
 
     private func remember(_ failing: [String], code: String, compiles: Bool, total: Int = 0) {
         var progress = workspace.progress()
-        let hints = progress.exercises[lesson.lesson]?.hintsShown ?? [:]
-        progress.exercises[lesson.lesson] = .init(sourceSHA256: ExerciseWorkspace.sha256(code), failing: failing, total: total,
+        let hints = progress.exercises[lesson.id.rawValue]?.hintsShown ?? [:]
+        progress.exercises[lesson.id.rawValue] = .init(sourceSHA256: ExerciseWorkspace.sha256(code), failing: failing, total: total,
                                                   compiles: compiles, hintsShown: hints)
         // The build took its lock in the same folder, so a planted link was refused already; a
         // .build that cannot be written loses the progress, not the check.

@@ -51,7 +51,7 @@ struct ExerciseWorkspace {
         do {
             return try ExerciseSource.files(for: lesson, lessonFiles: lessonFiles)
         } catch {
-            throw ExerciseError.failure("cannot make exercise \(lesson.number) from \(folderName): \(error)")
+            throw ExerciseError.failure("cannot make exercise \(lesson.id.number) from \(folderName): \(error)")
         }
     }
 

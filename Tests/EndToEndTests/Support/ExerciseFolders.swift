@@ -70,7 +70,7 @@ extension ExerciseTests {
     static func build(_ lesson: LessonDefects) throws {
         let finished = try exclusively {
             let child = try ChildProcess(program: URL(fileURLWithPath: "/usr/bin/env"),
-                                         ["swift", "build", "--product", lesson.exerciseExecutable, "--ignore-lock"])
+                                         ["swift", "build", "--product", lesson.id.exerciseExecutable, "--ignore-lock"])
             child.process.currentDirectoryURL = packageRoot
             try child.start()
             return child.wait(timeout: 600)

@@ -115,7 +115,7 @@ enum ClassFixtures {
     static func submission(name: String, key: String, exercise: String = "03-outputstream", checks: [String]? = nil,
                            fixed: (String) -> Bool = { _ in true }, createdAt: Date = Date(),
                            id: String = UUID().uuidString.lowercased()) -> ClassSubmission {
-        let lesson = Catalogue.lessons.first { $0.lesson == exercise }!
+        let lesson = Catalogue.lessons.first { $0.id.rawValue == exercise }!
         let records = (checks ?? lesson.everyCheck.map(\.id)).map { check in
             CheckRecord(exercise: exercise, check: check, status: fixed(check) ? .fixed : .stillThere, passed: fixed(check),
                         detail: fixed(check) ? "fixed" : "exit 65: the server's error page saved as the file",
