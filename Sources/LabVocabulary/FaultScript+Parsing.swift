@@ -69,12 +69,12 @@ extension FaultScript {
             throw fail("unknown fault (known: \(Name.allCases.map(\.rawValue).joined(separator: ", ")))")
         }
         switch name {
-        case .ok, .ignoreRange, .change, .chunked, .gzip:
+        case .ok, .ignoreRange, .change, .chunked, .gzip, .ignoreConditionals:
             guard arguments.isEmpty else { throw fail("\(name.rawValue) takes no value") }
             return bareFault(name)
         case .stall:
             return try parseStall(arguments, fail: fail)
-        case .drop, .throttle, .status, .redirect, .badLength, .shiftRange, .disposition, .latency, .profile:
+        case .drop, .throttle, .status, .redirect, .badLength, .shiftRange, .disposition, .latency, .profile, .cacheControl:
             guard arguments.count == 1 else { throw fail("expected " + valueShape(name)) }
             return try parseValue(of: name, arguments[0], fail: fail)
         }
@@ -87,6 +87,7 @@ extension FaultScript {
         case .change: .change
         case .chunked: .chunked
         case .gzip: .gzip
+        case .ignoreConditionals: .ignoreConditionals
         default: nil
         }
     }
@@ -101,6 +102,7 @@ extension FaultScript {
         case .badLength: "bad-length:+<bytes> or bad-length:-<bytes>"
         case .shiftRange: "shift-range:+n or shift-range:-n"
         case .disposition: "disposition:<file name, percent-encoded>"
+        case .cacheControl: "cache-control:<value, percent-encoded> (max-age=3600, no-store)"
         case .latency: "latency:<milliseconds>ms"
         case .profile: "profile:<name> (known: \(NetworkProfile.allCases.map(\.rawValue).joined(separator: ", ")))"
         default: name.rawValue
@@ -135,6 +137,13 @@ extension FaultScript {
                 throw fail("expected a file name of 1 to \(longestDispositionName) bytes, percent-encoded UTF-8 (%2F for /, %2C for ,)")
             }
             return .disposition(filename: filename)
+        case .cacheControl:
+            // Printable ASCII only: a control character in a header value would be a header of its own.
+            guard let value = PercentEncoding.decoded(value), !value.isEmpty, value.utf8.count <= longestCacheControl,
+                  value.utf8.allSatisfy({ (0x20...0x7E).contains($0) }) else {
+                throw fail("expected a value of 1 to \(longestCacheControl) printable ASCII characters, percent-encoded (%2C for ,), like max-age=3600")
+            }
+            return .cacheControl(value)
         case .latency:
             guard let duration = parseDuration(value), duration <= .seconds(10) else { throw fail("expected a delay up to 10 s, like 300ms or 0.3s") }
             return .latency(duration)

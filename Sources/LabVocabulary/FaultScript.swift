@@ -43,6 +43,8 @@ public struct FaultScript: Hashable, Sendable, CustomStringConvertible {
         case latency
         case profile
         case gzip
+        case cacheControl = "cache-control"
+        case ignoreConditionals = "ignore-conditionals"
     }
 
     public enum Fault: Hashable, Sendable, CustomStringConvertible {
@@ -79,6 +81,12 @@ public struct FaultScript: Hashable, Sendable, CustomStringConvertible {
         /// Send the body with `Content-Encoding: gzip` to a client whose `Accept-Encoding` allows it,
         /// as nginx's gzip filter does: the compressed length, no ranges, a weak ETag.
         case gzip
+        /// Send `Cache-Control` with this value (`max-age=3600`, `no-store`) on the file's answers,
+        /// a 304 included.
+        case cacheControl(String)
+        /// Answer 200 with the whole file even to a conditional GET whose copy is current
+        /// (`If-None-Match`, `If-Modified-Since`), as a server that never answers 304 does.
+        case ignoreConditionals
 
         public var description: String {
             switch self {
@@ -91,7 +99,8 @@ public struct FaultScript: Hashable, Sendable, CustomStringConvertible {
             case .redirect(let hops): "redirect:\(hops)"
             case .badLength(let delta): "bad-length:\(FaultScript.signed(delta))"
             case .shiftRange(let offset): "shift-range:\(FaultScript.signed(offset))"
-            case .chunked, .gzip: kind.rawValue
+            case .chunked, .gzip, .ignoreConditionals: kind.rawValue
+            case .cacheControl(let value): "cache-control:\(FaultScript.percentEncoded(value, keeping: "="))"
             case .disposition(let filename): "disposition:\(FaultScript.percentEncoded(filename))"
             case .latency(let duration): "latency:\(FaultScript.milliseconds(duration))ms"
             case .profile(let profile): "profile:\(profile.rawValue)"
@@ -115,6 +124,8 @@ public struct FaultScript: Hashable, Sendable, CustomStringConvertible {
             case .latency: .latency
             case .profile: .profile
             case .gzip: .gzip
+            case .cacheControl: .cacheControl
+            case .ignoreConditionals: .ignoreConditionals
             }
         }
     }
@@ -199,16 +210,21 @@ public struct FaultScript: Hashable, Sendable, CustomStringConvertible {
     /// The most times `*N` may repeat an attempt.
     public static let mostRepeats = 1000
 
+    /// A `cache-control:` value longer than this is no server's.
+    public static let longestCacheControl = 256
+
     /// A `disposition:` name can be as long as a hostile server makes it; this is enough for the
     /// 10,000-character names a client must cope with.
     public static let longestDispositionName = 16 << 10
 
-    /// Every byte but letters, digits and `-._~` as `%XX`, so the name survives the script's
-    /// own separators and a URL's query.
-    fileprivate static func percentEncoded(_ text: String) -> String {
+    /// Every byte but letters, digits, `-._~` and `kept` as `%XX`, so the name survives the
+    /// script's own separators and a URL's query (whose value may hold `=`: a query item ends at
+    /// its first one).
+    fileprivate static func percentEncoded(_ text: String, keeping kept: String = "") -> String {
         text.utf8.map { byte in
             let scalar = Unicode.Scalar(byte)
-            return byte < 0x80 && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) || "-._~".unicodeScalars.contains(scalar))
+            return byte < 0x80 && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar)
+                                   || "-._~".unicodeScalars.contains(scalar) || kept.unicodeScalars.contains(scalar))
                 ? String(scalar) : String(format: "%%%02X", byte)
         }.joined()
     }

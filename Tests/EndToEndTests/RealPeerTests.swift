@@ -26,7 +26,8 @@ final class Nginx {
     private let prefix: URL
 
     /// `gzip`: compress every response for a client that accepts it, as a site serving text does.
-    init(rate: String, gzip: Bool = false) throws {
+    /// `directives`: more for the server block, e.g. `if_modified_since before;`.
+    init(rate: String, gzip: Bool = false, directives: String = "") throws {
         let nginx = try #require(executable(named: "nginx"), "nginx is not installed")
         prefix = try scratchDirectory()
         root = prefix.appendingPathComponent("www")
@@ -51,6 +52,7 @@ final class Nginx {
                     root \(root.path);
                     limit_rate \(rate);
                     \(gzip ? "gzip on; gzip_types *; gzip_min_length 0;" : "")
+                    \(directives)
                 }
             }
             """

@@ -69,6 +69,17 @@ struct ParsingTests {
         #expect(try FaultScript.parse(FaultScript(attempts: [[.disposition(filename: long)]]).description).attempts == [[.disposition(filename: long)]])
     }
 
+    @Test("cache-control and ignore-conditionals parse, and print back as they parse")
+    func cachingFaults() throws {
+        let script = try FaultScript.parse("cache-control:max-age=3600,cache-control:no-cache%2C%20max-age=0+ignore-conditionals+change")
+        #expect(script.attempts == [
+            [.cacheControl("max-age=3600")],
+            [.cacheControl("no-cache, max-age=0"), .ignoreConditionals, .change],
+        ])
+        #expect(script.description == "cache-control:max-age=3600,cache-control:no-cache%2C%20max-age=0+ignore-conditionals+change")
+        #expect(try FaultScript.parse(script.description) == script)
+    }
+
     @Test("generations count change tokens up to the attempt, and persist")
     func generations() throws {
         let script = try FaultScript.parse("drop:30pct,change,ok,change+drop:1")
@@ -78,7 +89,7 @@ struct ParsingTests {
     @Test("bad fault scripts name the bad token in one line", arguments: [
         ("drop:abc", #"bad fault "drop:abc": expected bytes or Npct"#),
         ("ok,drop:101pct", #"bad fault "drop:101pct": expected bytes or Npct"#),
-        ("explode", #"bad fault "explode": unknown fault (known: ok, drop, throttle, stall, ignore-range, change, status, redirect, bad-length, shift-range, chunked, disposition, latency, profile, gzip)"#),
+        ("explode", #"bad fault "explode": unknown fault (known: ok, drop, throttle, stall, ignore-range, change, status, redirect, bad-length, shift-range, chunked, disposition, latency, profile, gzip, cache-control, ignore-conditionals)"#),
         ("profile:5g", #"bad fault "profile:5g": unknown profile (known: edge, 3g, lte, dsl, wifi)"#),
         ("profile", #"bad fault "profile": expected profile:<name> (known: edge, 3g, lte, dsl, wifi)"#),
         ("profile:3g+throttle:1MiB", #"bad fault "throttle:1MiB": profile and throttle do not go together (a profile sets its own rate and latency)"#),
@@ -110,6 +121,10 @@ struct ParsingTests {
         ("shift-range:+1+shift-range:-1", #"bad fault "shift-range:-1": only one shift-range per attempt"#),
         ("ok,,ok", #"bad fault script "ok,,ok": empty attempt (use ok for an attempt without faults)"#),
         ("ok:1", #"bad fault "ok:1": ok takes no value"#),
+        ("cache-control:", #"bad fault "cache-control:": expected a value of 1 to 256 printable ASCII characters, percent-encoded (%2C for ,), like max-age=3600"#),
+        ("cache-control:max-age=1%0D%0ASet-Cookie%3A%20a=b", #"bad fault "cache-control:max-age=1%0D%0ASet-Cookie%3A%20a=b": expected a value of 1 to 256 printable ASCII characters, percent-encoded (%2C for ,), like max-age=3600"#),
+        ("cache-control", #"bad fault "cache-control": expected cache-control:<value, percent-encoded> (max-age=3600, no-store)"#),
+        ("ignore-conditionals:1", #"bad fault "ignore-conditionals:1": ignore-conditionals takes no value"#),
     ])
     func badFaultScripts(script: String, message: String) {
         #expect(throws: LabError(message)) {

@@ -22,6 +22,9 @@ extension RequestHandler {
         if let name = faults.dispositionName {
             headers.add(name: "Content-Disposition", value: ContentDisposition.attachment(name))
         }
+        if let cacheControl = faults.cacheControl {
+            headers.add(name: "Cache-Control", value: cacheControl)
+        }
         // The same URL answers differently by Accept-Encoding: a cache must key on it.
         if faults.gzip {
             headers.add(name: "Vary", value: "Accept-Encoding")

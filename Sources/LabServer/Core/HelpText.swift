@@ -36,6 +36,12 @@ public enum HelpText {
                                    the compressed length (files up to 1 GiB);
                                    a script with gzip serves a text file (log
                                    lines), which compresses ~4x
+          cache-control:<value>    Cache-Control: that value on the file's
+                                   answers, e.g. cache-control:max-age=3600;
+                                   percent-encoded (%2C for ,)
+          ignore-conditionals      answer 200 and the whole file even when
+                                   If-None-Match or If-Modified-Since says the
+                                   client's copy is current
           profile:<name>           a named network for the attempt: its rate,
                                    its latency (+ up to 20%) before the head,
                                    its loss as pauses of a retransmission
@@ -52,6 +58,7 @@ public enum HelpText {
           faults=chunked+latency:200ms    no length, and slow to start
           faults=gzip+drop:40pct,gzip     compressed, cut, and compressed again
           faults=drop:64KiB*40            cut at 64 KiB, 40 attempts in a row
+          faults=ok,change                a second launch finds a new version
         """
 
     /// The upload endpoint; shared by the index page and `lab serve`.
@@ -78,7 +85,9 @@ public enum HelpText {
             size     bytes or units like 64KiB or 1GiB (default 1MiB, max 64GiB)
             content  binary (random bytes) or text (log lines); default text
                      when the script has gzip, else binary
-            Range (a single byte range) and If-Range are supported. Responses
+            Range (a single byte range) and If-Range are supported, and so are
+            If-None-Match (weak comparison, *) and If-Modified-Since, with 304
+            Not Modified; If-None-Match wins over If-Modified-Since. Responses
             carry ETag, Last-Modified and Repr-Digest (SHA-256 of the whole file);
             above 16MiB, Repr-Digest comes once the server has hashed the file,
             which it does while a client is connected, never before answering,

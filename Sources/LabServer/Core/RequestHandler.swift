@@ -190,7 +190,14 @@ final class RequestHandler: ChannelInboundHandler {
         let fixture = Fixture(name: fixtureRequest.name, size: fixtureRequest.size,
                               generation: fixtureRequest.faults.generation(forAttempt: attempt),
                               content: fixtureRequest.content)
-        if faults.gzip, AcceptEncoding.allowsGzip(request.headers[canonicalForm: "Accept-Encoding"].map(String.init)) {
+        let compressed = faults.gzip && AcceptEncoding.allowsGzip(request.headers[canonicalForm: "Accept-Encoding"].map(String.init))
+        // Before Range: a client whose copy is current gets no body at all (RFC 9110 §13.2.2).
+        if !faults.ignoreConditionals, ConditionalRequest.notModified(
+            ifNoneMatch: request.headers["If-None-Match"], ifModifiedSince: request.headers["If-Modified-Since"],
+            etag: compressed ? "W/" + fixture.etag : fixture.etag, lastModified: fixture.lastModified) {
+            return writeNotModified(fixture, compressed: compressed, faults: faults, attempt: attempt, request: request, context: context)
+        }
+        if compressed {
             return answerCompressed(fixture, faults: faults, attempt: attempt, request: request, context: context)
         }
         var selection = faults.ignoreRange
@@ -311,6 +318,19 @@ final class RequestHandler: ChannelInboundHandler {
         streamer.start()
     }
 
+    /// 304 Not Modified: no body, and the fields a 200 would have carried that describe the file
+    /// (RFC 9110 §15.4.5): its validators, its Cache-Control, and Vary when it is compressed.
+    private func writeNotModified(_ fixture: Fixture, compressed: Bool, faults: AttemptFaults, attempt: Int,
+                                  request: HTTPRequestHead, context: ChannelHandlerContext) {
+        var headers = HTTPHeaders()
+        headers.add(name: "ETag", value: compressed ? "W/" + fixture.etag : fixture.etag)
+        headers.add(name: "Last-Modified", value: fixture.lastModified)
+        if let cacheControl = faults.cacheControl { headers.add(name: "Cache-Control", value: cacheControl) }
+        if faults.gzip { headers.add(name: "Vary", value: "Accept-Encoding") }
+        _ = writeHead(.notModified, headers: headers, attempt: attempt, request: request, context: context)
+        endResponse(request: request, context: context)
+    }
+
     // MARK: Writing responses
 
     /// Short text answers: errors, redirects, scripted statuses, the index and checksums.
@@ -369,17 +389,5 @@ final class RequestHandler: ChannelInboundHandler {
             written.assumeIsolated().whenComplete { _ in context.close(promise: nil) }
         }
         return written
-    }
-}
-
-/// The body of a status the fault script asks for (`status:404`): one line a client could save
-/// as "the file" by mistake, and that `lab exercise` recognises when it does.
-public enum ScriptedStatus {
-    static func page(code: Int, reason: String, attempt: Int) -> String {
-        "\(code) \(reason) (scripted fault, attempt \(attempt))\n"
-    }
-
-    public static func isPage(_ text: String) -> Bool {
-        text.hasSuffix(")\n") && text.contains(" (scripted fault, attempt ") && text.first?.isNumber == true
     }
 }

@@ -1,5 +1,5 @@
 /// The faults of one attempt, sorted by what they affect: which response is chosen
-/// (redirect, status, ignore-range, shift-range) and how its body is sent (`BodyPlan`).
+/// (redirect, status, ignore-range, shift-range, ignore-conditionals) and how its body is sent (`BodyPlan`).
 import LabVocabulary
 struct AttemptFaults {
     var drop: FaultScript.Offset?
@@ -19,6 +19,8 @@ struct AttemptFaults {
     var writeGap: Duration?
     var profile: LossyLink?
     var gzip = false
+    var cacheControl: String?
+    var ignoreConditionals = false
 
     /// `seed` makes a profile's jitter, pauses and resets the same each time the same URL plays
     /// the same attempt, so a run can be repeated.
@@ -38,6 +40,8 @@ struct AttemptFaults {
             case .disposition(let filename): dispositionName = filename
             case .latency(let duration): (latency, writeGap) = (duration, duration)
             case .gzip: gzip = true
+            case .cacheControl(let value): cacheControl = value
+            case .ignoreConditionals: ignoreConditionals = true
             case .profile(let network):
                 let link = LossyLink(network, seed: seed)
                 profile = link
