@@ -187,7 +187,7 @@ public enum Catalogue {
         source: scenarios("§3, NSFileHandle"),
         trial: Trial(faults: "drop:40pct,ok", size: medium),
         symptom: .claimsDone(.longer(by: .bytesBeforeTheBreak)), fix: .verifies,
-        matrix: [.dropResume, .killRerun, .ignoreRange, .entityChanged],
+        matrix: [.dropResume, .killRerun, .ignoreRange, .entityChanged, .relaunch, .relaunchChanged],
         hints: [
             "After the drop the file ends up longer by the bytes before the break: the whole file came again and was appended. Read the Range header the second attempt sends, character by character.",
             "RFC 9110 writes a byte range as bytes=N-. Compare it with what the code sends.",
@@ -235,7 +235,7 @@ public enum Catalogue {
             summary: "a local file as big as the remote one is taken as complete, with no validator",
             source: progress("the \"already complete\" case"),
             trial: Trial(faults: "ok,change", size: medium, sequel: .rerun, generation: 1),
-            symptom: .claimsDone(.rightSizeWrongBytes), fix: .verifies, matrix: [],
+            symptom: .claimsDone(.rightSizeWrongBytes), fix: .verifies, matrix: [.relaunchChanged],
             hints: [
                 "On the second run the program says the file is already downloaded, and it has the right size and the wrong bytes. Two files can have the same size and different bytes: what proves they are the same?",
                 "Only a validator (ETag or Last-Modified) kept from the download that wrote the file proves it.",
@@ -300,7 +300,7 @@ public enum Catalogue {
             summary: "no If-Range is sent: a file that changed on the server is spliced onto the old one",
             source: resuming("the NSURLSessionDataTask listing"),
             trial: Trial(faults: "drop:40pct,change", size: medium, generation: 1),
-            symptom: .claimsDone(.rightSizeWrongBytes), fix: .verifies, matrix: [.entityChanged],
+            symptom: .claimsDone(.rightSizeWrongBytes), fix: .verifies, matrix: [.entityChanged, .relaunchChanged],
             hints: [
                 "The file has the right length and the wrong bytes: the start of one version and the rest of another. How would the server know which version of the file you hold?",
                 "Keep the ETag of the response that started the file, and send it as If-Range beside Range.",

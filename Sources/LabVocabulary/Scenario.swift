@@ -11,12 +11,19 @@ public enum Scenario: String, CaseIterable, Codable, Sendable, LabName {
     case slowDisk = "slow-disk"
     /// One download more than the machine has cores, at once. Only lesson 06 downloads that way.
     case crowded
+    /// The download finishes; the program is run again with the same output, nothing changed:
+    /// what does a second launch fetch?
+    case relaunch
+    /// The same, after the file changed on the server (same size, new ETag and Last-Modified).
+    case relaunchChanged = "relaunch-changed"
 
     /// The lab server's faults; none for the scenarios that need none.
     public var faults: FaultScript {
         let breaking = Self.breakPercent
         return switch self {
-        case .clean, .slowDisk, .crowded: .none
+        case .clean, .slowDisk, .crowded, .relaunch: .none
+        // The second launch's GET is the script's second attempt (a HEAD previews it).
+        case .relaunchChanged: FaultScript(attempts: [[], [.change]])
         case .dropResume: FaultScript(attempts: [[.drop(after: .percent(breaking))], []])
         // The server stops sending at 30% and holds the connection open; the process is
         // killed there and run again with the same output path.
@@ -32,7 +39,14 @@ public enum Scenario: String, CaseIterable, Codable, Sendable, LabName {
     public var needsFaultInjection: Bool { !faults.isNone }
 
     /// The file the download must end up with has this generation: after a change, the new one.
-    public var finalGeneration: Int { self == .entityChanged ? 1 : 0 }
+    public var finalGeneration: Int { self == .entityChanged || self == .relaunchChanged ? 1 : 0 }
+
+    /// Runs the lesson a second time with the output the first run finished.
+    public var relaunches: Bool { self == .relaunch || self == .relaunchChanged }
+
+    /// In `lab compare`'s default preset; the relaunches are in `--full`, or asked for with
+    /// `--scenarios`.
+    public var inDefaultPreset: Bool { !relaunches }
 
     /// Arguments the lesson gets in this scenario, after its own: the crowded scenario picks
     /// lesson 06's way that downloads the file alongside other transfers.
@@ -50,6 +64,8 @@ public enum Scenario: String, CaseIterable, Codable, Sendable, LabName {
         case .entityChanged: "drop at 30%, then the file changes on the server (new ETag)"
         case .slowDisk: "every write sleeps \(Self.slowDiskWriteDelayMicroseconds) µs"
         case .crowded: "lesson 06 only: cores + 1 downloads at once, and a job on GCD's global queue must start within \(Self.crowdedPatienceMilliseconds) ms"
+        case .relaunch: "the finished file, then a second launch with nothing changed"
+        case .relaunchChanged: "the finished file, then a second launch after the file changed (same size)"
         }
     }
 

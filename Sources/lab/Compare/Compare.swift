@@ -144,7 +144,7 @@ struct Compare: ParsableCommand {
         return networks
     }
 
-    /// "clean, slow-disk and crowded": what runs against another server.
+    /// "clean, slow-disk, crowded and relaunch": what runs against another server.
     static var scenariosWithoutFaults: String {
         let names = Scenario.allCases.filter { !$0.needsFaultInjection }.map(\.rawValue)
         return names.count < 2 ? names.joined() : names.dropLast().joined(separator: ", ") + " and " + names.last!

@@ -34,7 +34,7 @@ struct ComparisonPlan {
 
     static let defaultPlan = ComparisonPlan(
         preset: .default, sizes: [1 << 20, 32 << 20, 128 << 20], faultSize: 16 << 20,
-        lessons: Catalogue.lessons, variants: Variant.allCases, scenarios: Scenario.allCases, repetitions: 3)
+        lessons: Catalogue.lessons, variants: Variant.allCases, scenarios: Scenario.allCases.filter(\.inDefaultPreset), repetitions: 3)
 
     static let quick = ComparisonPlan(
         preset: .quick, sizes: [1 << 20, 32 << 20], faultSize: 8 << 20,

@@ -67,6 +67,12 @@ struct LessonRunner {
             finished.wallSeconds += killed.wallSeconds
             finished.cpuSeconds += killed.cpuSeconds
             finished.peakRSSBytes = max(finished.peakRSSBytes, killed.peakRSSBytes)
+        } else if runCase.scenario.relaunches {
+            let first = try process.run()
+            finished = try process.run()
+            finished.wallSeconds += first.wallSeconds
+            finished.cpuSeconds += first.cpuSeconds
+            finished.peakRSSBytes = max(finished.peakRSSBytes, first.peakRSSBytes)
         } else {
             finished = try process.run()
         }
@@ -94,7 +100,8 @@ struct LessonRunner {
         return Observation(
             ending: ending, outcome: record?.outcome, file: file, fileName: record.map { URL(fileURLWithPath: $0.output).lastPathComponent },
             resourceName: expected.name, size: runCase.size,
-            breakOffset: runCase.scenario.faults.breakOffset(bodyLength: runCase.size),
+            // A relaunch's first run ends with the whole file: that is where the second begins.
+            breakOffset: runCase.scenario.relaunches ? runCase.size : runCase.scenario.faults.breakOffset(bodyLength: runCase.size),
             memoryGrowth: nil, sentHEAD: false, uploadExtraBytes: uploadExtra)
     }
 
@@ -150,9 +157,9 @@ struct LessonRunner {
             bytesOnWire: bytesOnWire,
             bytesDownloadedAgain: runCase.lesson.id.uploads ? 0 : max(0, bytesOnWire - runCase.size),
             error: error.map(Self.shorteningDigests),
-            // The record of a kill-rerun covers the rerun only.
-            transferSeconds: runCase.scenario == .killRerun ? nil : record?.wallSeconds,
-            verificationSeconds: runCase.scenario == .killRerun ? nil : record?.verificationSeconds,
+            // The record of a kill-rerun or a relaunch covers the second run only.
+            transferSeconds: runCase.scenario == .killRerun || runCase.scenario.relaunches ? nil : record?.wallSeconds,
+            verificationSeconds: runCase.scenario == .killRerun || runCase.scenario.relaunches ? nil : record?.verificationSeconds,
             firstByteSeconds: source.requests(method: .get, run: token)?.first?.firstByteSeconds)
     }
 
