@@ -155,7 +155,7 @@ struct LessonRunner {
             // A run that moved no bytes (a refusal, a 404) has no throughput to speak of.
             throughputBytesPerSecond: bytesOnWire == 0 ? 0 : Double(runCase.size) / max(finished.wallSeconds, 1e-6),
             bytesOnWire: bytesOnWire,
-            bytesDownloadedAgain: runCase.lesson.id.uploads ? 0 : max(0, bytesOnWire - runCase.size),
+            bytesDownloadedAgain: runCase.lesson.id.uploads ? 0 : max(0, bytesOnWire - runCase.size * Int64(runCase.scenario.versionsFetched)),
             error: error.map(Self.shorteningDigests),
             // The record of a kill-rerun or a relaunch covers the second run only.
             transferSeconds: runCase.scenario == .killRerun || runCase.scenario.relaunches ? nil : record?.wallSeconds,
