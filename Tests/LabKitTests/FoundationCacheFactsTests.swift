@@ -67,4 +67,45 @@ struct FoundationCacheFactsTests {
             #expect(delegate.fetch(url, on: session) == Data("stored by hand".utf8))
         }
     }
+
+    /// With a response in the cache, Foundation on Linux reads only its freshness: a fresh one is
+    /// the answer whatever the request's policy says, a stale one is fetched again whole (never
+    /// revalidated with If-None-Match), and a policy that forbids loading loads all the same.
+    @Test(.enabled(if: Platform.isLinux, "a fact of Foundation on Linux"), arguments: [
+        // (the stored response's Cache-Control, the request's policy, answered from the cache)
+        ("max-age=3600", URLRequest.CachePolicy.useProtocolCachePolicy, true),
+        ("max-age=3600", .reloadIgnoringLocalCacheData, true),
+        ("max-age=3600", .reloadRevalidatingCacheData, true),
+        ("no-cache", .useProtocolCachePolicy, false),
+        ("max-age=0", .useProtocolCachePolicy, false),
+        ("max-age=0", .returnCacheDataElseLoad, false),
+        ("no-cache", .returnCacheDataDontLoad, false),
+    ])
+    func linuxReadsOnlyAStoredResponsesFreshness(cacheControl: String, policy: URLRequest.CachePolicy, fromTheCache: Bool) throws {
+        try withLabServer { server in
+            let fixture = Fixture(name: "stored", size: 1000)
+            let url = server.url(for: fixture, run: UUID().uuidString)
+            let cache = URLCache(memoryCapacity: 1 << 20, diskCapacity: 0, diskPath: nil)
+            let stored = HTTPURLResponse(url: url, statusCode: 200, httpVersion: "HTTP/1.1",
+                                         headerFields: ["ETag": fixture.etag, "Cache-Control": cacheControl])!
+            cache.storeCachedResponse(CachedURLResponse(response: stored, data: Data("stored by hand".utf8)), for: URLRequest(url: url))
+            let configuration = URLSessionConfiguration.ephemeral
+            configuration.urlCache = cache
+            let delegate = Delegate()
+            let session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
+            defer { session.finishTasksAndInvalidate() }
+            var request = URLRequest(url: url)
+            request.cachePolicy = policy
+            delegate.body.withLock { $0 = Data() }
+            session.dataTask(with: request).resume()
+            _ = delegate.done.wait(timeout: .now() + 30)
+            let asked = server.requestLog.filter { $0.target.contains(fixture.name) }
+            if fromTheCache {
+                #expect(delegate.body.withLock { $0 } == Data("stored by hand".utf8) && asked.isEmpty)
+            } else {
+                // Fetched whole: the stored ETag would have made a revalidation a 304.
+                #expect(asked.map(\.status) == [200] && delegate.body.withLock { $0 }.count == fixture.size)
+            }
+        }
+    }
 }
