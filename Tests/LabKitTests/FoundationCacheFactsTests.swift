@@ -6,6 +6,7 @@ import LabFixtures
 import LabPlatform
 import LabServer
 import Synchronization
+import TestFolders
 import TestServers
 import Testing
 
@@ -107,5 +108,17 @@ struct FoundationCacheFactsTests {
                 #expect(asked.map(\.status) == [200] && delegate.body.withLock { $0 }.count == fixture.size)
             }
         }
+    }
+
+    /// Apple's backup attribute has nothing to attach to on Linux: setting it is no error, and it
+    /// reads back nil.
+    @Test(.enabled(if: Platform.isLinux, "a fact of Foundation on Linux"))
+    func linuxKeepsNoBackupAttribute() throws {
+        var file = try TestFolders.scratch("backup").appendingPathComponent("kept.bin")
+        try Data([1, 2, 3]).write(to: file)
+        var values = URLResourceValues()
+        values.isExcludedFromBackup = true
+        try file.setResourceValues(values)
+        #expect(try file.resourceValues(forKeys: [.isExcludedFromBackupKey]).isExcludedFromBackup == nil)
     }
 }
