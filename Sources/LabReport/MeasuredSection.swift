@@ -77,9 +77,15 @@ public enum MeasuredSection {
         return lines + (causes.isEmpty ? [] : [""] + causes) + [""]
     }
 
-    /// One cell: pass, or the worst status with "(expected)" when the catalogue expects it.
+    /// One cell: pass, or the worst status with "(expected)" when the catalogue expects it. A
+    /// second launch that passed says whether it kept the file or downloaded it again.
     private static func outcome(of runs: [ComparisonResults.Run]) -> String {
-        guard let failed = runs.first(where: { $0.status != .pass }) else { return runs.isEmpty ? "–" : "pass" }
+        guard let failed = runs.first(where: { $0.status != .pass }) else {
+            guard let run = runs.first else { return "–" }
+            guard run.scenario == .relaunch else { return "pass" }
+            let share = run.sizeBytes > 0 ? Double(run.bytesDownloadedAgain) / Double(run.sizeBytes) : 0
+            return share > Verdict.startOverShare ? "pass, downloaded again" : "pass, kept"
+        }
         return failed.status.rawValue + (runs.allSatisfy { $0.status == .pass || $0.expectedFailure } ? " (expected)" : "")
     }
 

@@ -43,6 +43,20 @@ struct MeasuredSectionTests {
         #expect(lines.contains("curl fetched 256 MiB in the same run at 600 MiB/s."))
     }
 
+    /// A second launch that passed says whether the file was kept or downloaded again.
+    @Test func aSecondLaunchSaysWhetherItKeptTheFile() throws {
+        var results = ReportFixture.results()
+        let size: Int64 = 16 << 20
+        results.runs += [
+            ReportFixture.run("03-outputstream", "OutputStream", .article, .relaunch, size),
+            ReportFixture.run("03-outputstream", "OutputStream", .corrected, .relaunch, size, again: size),
+        ]
+        let lines = try MeasuredSection.markdown(for: .outputStream, from: results).split(separator: "\n").map(String.init)
+        #expect(lines.contains("| variant | clean | drop-resume | kill-rerun | ignore-range | relaunch |"))
+        #expect(lines.contains("| article | pass | pass | pass | fail (expected) | pass, kept |"))
+        #expect(lines.contains("| corrected | pass | fail | pass | pass | pass, downloaded again |"))
+    }
+
     /// Runs over a network profile (`--full` has them) belong to the report's slow-network section,
     /// not to the page's loopback tables: their sizes and outcomes would read as loopback ones.
     @Test func runsOverANetworkStayOffThePage() throws {
