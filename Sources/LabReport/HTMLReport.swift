@@ -173,6 +173,12 @@ struct ReportWriter {
                 if run.bytesDownloadedAgain > 0 {
                     cell.add("span", ["class": "again"], text: "again: \(Units.bytes(run.bytesDownloadedAgain))")
                 }
+                if let launch = run.secondLaunch {
+                    // What the second launch asked, and what it brought: "HEAD 200; 0 B".
+                    cell.add("span", ["class": "second-launch"],
+                             text: (launch.requests.isEmpty ? "no request" : launch.requests.joined(separator: ", "))
+                                 + "; \(Units.bytes(launch.bodyBytes))")
+                }
             }
         }
     }

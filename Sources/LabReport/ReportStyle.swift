@@ -49,7 +49,7 @@ enum ReportStyle {
         .status.fail.unexpected { background: \(failureColour); color: #fff; }
         .mark { margin-left: 4px; font-size: 12px; color: #6d5a1f; font-style: italic; }
         .cause { display: block; font-size: 12px; color: #555; margin-top: 2px; }
-        .again, .size { display: block; font-size: 12px; color: #444; }
+        .again, .size, .second-launch { display: block; font-size: 12px; color: #444; }
         td.outcome:has(.unexpected) { background: #fdecee; box-shadow: inset 3px 0 0 \(failureColour); }
         td.not-run { color: #aaa; font-size: 12px; }
         ul.matrix-legend { list-style: none; padding: 0; display: flex; flex-wrap: wrap; gap: 4px 20px; font-size: 13px; color: #444; }

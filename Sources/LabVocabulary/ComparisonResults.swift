@@ -172,6 +172,8 @@ public struct ComparisonResults: Codable, Sendable, Equatable {
         /// Median seconds from the first GET arriving at the embedded server to its response's head.
         public var firstByteSeconds: Double?
         public var repetitions: [Repetition]
+        /// What the second launch of a `relaunch` scenario did, in the median repetition.
+        public var secondLaunch: SecondLaunch?
         /// RSS of the median repetition while it ran; absent when not sampled.
         public var rssTimeline: [RSSSample]?
 
@@ -181,7 +183,7 @@ public struct ComparisonResults: Codable, Sendable, Equatable {
                     bytesOnWire: Int64, bytesDownloadedAgain: Int64, repetitions: [Repetition],
                     rssTimeline: [RSSSample]?, transferSeconds: Double? = nil, verificationSeconds: Double? = nil,
                     reference: ReferenceKind? = nil, referenceSeconds: Double? = nil, costRatio: Double? = nil,
-                    network: NetworkProfile? = nil, firstByteSeconds: Double? = nil) {
+                    network: NetworkProfile? = nil, firstByteSeconds: Double? = nil, secondLaunch: SecondLaunch? = nil) {
             self.lesson = lesson
             self.title = title
             self.variant = variant
@@ -205,6 +207,22 @@ public struct ComparisonResults: Codable, Sendable, Equatable {
             self.costRatio = costRatio
             self.network = network
             self.firstByteSeconds = firstByteSeconds
+            self.secondLaunch = secondLaunch
+        }
+    }
+
+    /// A second launch with the finished file (`relaunch`, `relaunch-changed`): its requests,
+    /// the body bytes they brought, and how long it took to have the current file.
+    public struct SecondLaunch: Codable, Sendable, Equatable {
+        /// "HEAD 200", "GET 304", in order.
+        public var requests: [String]
+        public var bodyBytes: Int64
+        public var seconds: Double
+
+        public init(requests: [String], bodyBytes: Int64, seconds: Double) {
+            self.requests = requests
+            self.bodyBytes = bodyBytes
+            self.seconds = seconds
         }
     }
 
@@ -234,11 +252,14 @@ public struct ComparisonResults: Codable, Sendable, Equatable {
         public var error: String?
         /// Seconds from the first GET arriving at the embedded server to its response's head.
         public var firstByteSeconds: Double?
+        /// The second launch of a `relaunch` scenario.
+        public var secondLaunch: SecondLaunch?
 
         public init(exitCode: Int32, outcome: Outcome, verified: Bool, wallSeconds: Double,
                     cpuSeconds: Double, peakRSSBytes: Int64, throughputBytesPerSecond: Double,
                     bytesOnWire: Int64, bytesDownloadedAgain: Int64, error: String?,
-                    transferSeconds: Double? = nil, verificationSeconds: Double? = nil, firstByteSeconds: Double? = nil) {
+                    transferSeconds: Double? = nil, verificationSeconds: Double? = nil, firstByteSeconds: Double? = nil,
+                    secondLaunch: SecondLaunch? = nil) {
             self.exitCode = exitCode
             self.outcome = outcome
             self.verified = verified
@@ -252,6 +273,7 @@ public struct ComparisonResults: Codable, Sendable, Equatable {
             self.verificationSeconds = verificationSeconds
             self.error = error
             self.firstByteSeconds = firstByteSeconds
+            self.secondLaunch = secondLaunch
         }
     }
 

@@ -21,9 +21,12 @@ struct CompareRelaunchTests {
         let size: Int64 = 1 << 20
         // Nothing changed: lesson 03's article asks with HEAD and fetches no body; its corrected
         // variant downloads the file again.
-        #expect(try run(.outputStream, .article, .relaunch).bytesDownloadedAgain == 0)
+        let kept = try run(.outputStream, .article, .relaunch)
+        #expect(kept.bytesDownloadedAgain == 0)
+        #expect(kept.secondLaunch?.requests == ["HEAD 200"] && kept.secondLaunch?.bodyBytes == 0)
         let again = try run(.outputStream, .corrected, .relaunch)
         #expect(again.status == .pass && again.bytesDownloadedAgain == size)
+        #expect(again.secondLaunch?.requests == ["GET 200"] && again.secondLaunch?.bodyBytes == size)
         // Changed, same size: taken for the current file, and caught by the digest.
         let stale = try run(.outputStream, .article, .relaunchChanged)
         #expect(stale.status == .fail && stale.expectedFailure && stale.cause == "right size, wrong bytes (SHA-256 differs)")
@@ -37,5 +40,6 @@ struct CompareRelaunchTests {
         #expect(!results.runs.contains { $0.status == .fail && !$0.expectedFailure })
         let report = try String(contentsOf: folder.appendingPathComponent("report.html"), encoding: .utf8)
         #expect(report.contains("downloads the file again on a second launch") && report.contains("keeps the file on a second launch"))
+        #expect(report.contains("<span class=\"second-launch\">HEAD 200; 0 B</span>"))
     }
 }

@@ -120,7 +120,8 @@ struct Comparison {
                 repetition.transferSeconds.flatMap { transfer in repetition.referenceSeconds.map { transfer / max($0, 1e-6) } }
             }),
             network: runCase.network,
-            firstByteSeconds: medianOfAll(repetitions.map(\.firstByteSeconds)))
+            firstByteSeconds: medianOfAll(repetitions.map(\.firstByteSeconds)),
+            secondLaunch: typical.repetition.secondLaunch)
     }
 
     /// The median when every repetition measured the value, else nil.

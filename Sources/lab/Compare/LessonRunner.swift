@@ -61,6 +61,7 @@ struct LessonRunner {
         process.environment["TMPDIR"] = temporary.path
 
         var finished: MeasuredProcess.Finished
+        var secondLaunchSeconds: Double?
         if runCase.scenario == .killRerun {
             let killed = try process.run(killWhen: Self.killPoint(stalled: { source.hasStalled(run: token) }, files: folder))
             finished = try process.run()
@@ -70,6 +71,7 @@ struct LessonRunner {
         } else if runCase.scenario.relaunches {
             let first = try process.run()
             finished = try process.run()
+            secondLaunchSeconds = finished.wallSeconds
             finished.wallSeconds += first.wallSeconds
             finished.cpuSeconds += first.cpuSeconds
             finished.peakRSSBytes = max(finished.peakRSSBytes, first.peakRSSBytes)
@@ -77,7 +79,11 @@ struct LessonRunner {
             finished = try process.run()
         }
         let record = try? JSONDecoder().decode(LessonResult.self, from: Data(finished.stdout.utf8))
-        let repetition = judge(finished, record: record, runCase: runCase, expected: expected, token: token)
+        var repetition = judge(finished, record: record, runCase: runCase, expected: expected, token: token)
+        repetition.secondLaunch = secondLaunchSeconds.map { seconds in
+            ComparisonResults.SecondLaunch(requests: record?.requests.map { "\($0.method.rawValue) \($0.status.map(String.init) ?? "–")" } ?? [],
+                                           bodyBytes: record?.bytesReceived ?? 0, seconds: seconds)
+        }
         let passed = repetition.verified && repetition.exitCode == 0
         return Measured(
             repetition: repetition, timeline: finished.timeline,
