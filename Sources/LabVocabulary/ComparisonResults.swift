@@ -212,17 +212,23 @@ public struct ComparisonResults: Codable, Sendable, Equatable {
     }
 
     /// A second launch with the finished file (`relaunch`, `relaunch-changed`): its requests,
-    /// the body bytes they brought, and how long it took to have the current file.
+    /// the body bytes they brought, how long it took to have the current file, and the disk that
+    /// the file and Foundation's URL cache then use.
     public struct SecondLaunch: Codable, Sendable, Equatable {
         /// "HEAD 200", "GET 304", in order.
         public var requests: [String]
         public var bodyBytes: Int64
         public var seconds: Double
+        public var fileBytes: Int64
+        /// What Foundation's URL cache holds on disk for the program, after both launches.
+        public var cacheBytes: Int64
 
-        public init(requests: [String], bodyBytes: Int64, seconds: Double) {
+        public init(requests: [String], bodyBytes: Int64, seconds: Double, fileBytes: Int64, cacheBytes: Int64) {
             self.requests = requests
             self.bodyBytes = bodyBytes
             self.seconds = seconds
+            self.fileBytes = fileBytes
+            self.cacheBytes = cacheBytes
         }
     }
 

@@ -59,6 +59,12 @@ struct LessonRunner {
             arguments: arguments, outputFolder: folder, timeout: timeout)
         // Lesson 05 keeps Foundation-style temp files in $TMPDIR; this keeps them in the folder.
         process.environment["TMPDIR"] = temporary.path
+        // Foundation on Linux keeps its URL cache and its data in the XDG folders, made on the
+        // first request (docs/lesson-runtime.md): in the run's folder, where a second launch's
+        // cache is measured, and not in the home folder.
+        let cache = folder.appendingPathComponent("cache")
+        process.environment["XDG_CACHE_HOME"] = cache.path
+        process.environment["XDG_DATA_HOME"] = folder.appendingPathComponent("data").path
 
         var finished: MeasuredProcess.Finished
         var secondLaunchSeconds: Double?
@@ -82,12 +88,23 @@ struct LessonRunner {
         var repetition = judge(finished, record: record, runCase: runCase, expected: expected, token: token)
         repetition.secondLaunch = secondLaunchSeconds.map { seconds in
             ComparisonResults.SecondLaunch(requests: record?.requests.map { "\($0.method.rawValue) \($0.status.map(String.init) ?? "–")" } ?? [],
-                                           bodyBytes: record?.bytesReceived ?? 0, seconds: seconds)
+                                           bodyBytes: record?.bytesReceived ?? 0, seconds: seconds,
+                                           fileBytes: record?.fileBytes ?? 0, cacheBytes: Self.bytes(under: cache))
         }
         let passed = repetition.verified && repetition.exitCode == 0
         return Measured(
             repetition: repetition, timeline: finished.timeline,
             failure: passed ? nil : observe(finished, record: record, runCase: runCase, expected: expected, token: token))
+    }
+
+    /// What the regular files under `folder` hold, in bytes; 0 when there is no such folder.
+    private static func bytes(under folder: URL) -> Int64 {
+        let keys: Set<URLResourceKey> = [.isRegularFileKey, .fileSizeKey]
+        guard let walker = FileManager.default.enumerator(at: folder, includingPropertiesForKeys: Array(keys)) else { return 0 }
+        return walker.compactMap { item -> Int64? in
+            guard let values = try? (item as? URL)?.resourceValues(forKeys: keys), values.isRegularFile == true else { return nil }
+            return Int64(values.fileSize ?? 0)
+        }.reduce(0, +)
     }
 
     /// The failed run as the catalogue describes runs (see `LessonDefects.predicts`).
