@@ -213,6 +213,17 @@ final class InspectingDelegate: NSObject, URLSessionDataDelegate, URLSessionDown
         forward?(session, dataTask, data)
     }
 
+    /// Forwarded, so that a lesson's delegate decides what is cached, as it would without the
+    /// inspector. Apple's sessions ask it for a cacheable response ("Accessing cached data"); on
+    /// Linux nothing asks (docs/lesson-runtime.md), and the session's answer is what is stored.
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, willCacheResponse proposedResponse: CachedURLResponse,
+                    completionHandler: @escaping @Sendable (CachedURLResponse?) -> Void) {
+        let forward: ((URLSession, URLSessionDataTask, CachedURLResponse, @escaping @Sendable (CachedURLResponse?) -> Void) -> Void)?
+            = dataDelegate?.urlSession(_:dataTask:willCacheResponse:completionHandler:)
+        guard let forward else { return completionHandler(proposedResponse) }
+        forward(session, dataTask, proposedResponse, completionHandler)
+    }
+
     // MARK: Download tasks
 
     // A download task tells no delegate about its response: it is read from the task.
