@@ -8,16 +8,9 @@ struct CompareRelaunchTests {
     /// for the current one fetch nothing and keep a stale file after a change; the corrected
     /// variants, which keep no validator once the file is whole, fetch it all again.
     @Test func aSecondLaunchFetchesAgainOrKeepsAStaleFile() throws {
-        let folder = try scratchDirectory()
-        let finished = try ChildProcess.run("lab", [
-            "compare", "--lessons", "02,03,04", "--scenarios", "relaunch,relaunch-changed",
-            "--fault-size", "1MiB", "--repetitions", "1", "-o", folder.path,
-        ], timeout: 600)
-        try #require(finished.status == 0, "\(finished.stderr)")
-        let results = try ComparisonResults.read(from: folder.appendingPathComponent("results.json"))
-        func run(_ lesson: LessonID, _ variant: Variant, _ scenario: Scenario) throws -> ComparisonResults.Run {
-            try #require(results.runs.first { $0.lesson == lesson.rawValue && $0.variant == variant && $0.scenario == scenario })
-        }
+        let (folder, results) = try compareResults(["--lessons", "02,03,04", "--scenarios", "relaunch,relaunch-changed",
+                                                    "--fault-size", "1MiB", "--repetitions", "1"])
+        let run = results.run
         let size: Int64 = 1 << 20
         // Nothing changed: lesson 03's article asks with HEAD and fetches no body; its corrected
         // variant downloads the file again.

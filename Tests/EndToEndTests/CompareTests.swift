@@ -37,8 +37,7 @@ struct CompareTests {
 
     private func run(_ results: ComparisonResults, _ lesson: LessonID, _ variant: Variant,
                      _ scenario: Scenario) throws -> ComparisonResults.Run {
-        try #require(results.runs.first { $0.lesson == lesson.rawValue && $0.variant == variant && $0.scenario == scenario },
-                     "no \(lesson) \(variant) \(scenario) run")
+        try results.run(lesson, variant, scenario)
     }
 
     @Test func printsTheReportPathAndWritesBothFiles() throws {
@@ -279,16 +278,9 @@ struct CompareKillAndChangeTests {
     static let size: Int64 = 16 << 20
 
     @Test func killedLessonsResumeOrStartOverAndChangedFilesAreCaught() throws {
-        let folder = try scratchDirectory()
-        let finished = try ChildProcess.run("lab", [
-            "compare", "--lessons", "01,02,03,05", "--scenarios", "kill-rerun,entity-changed",
-            "--fault-size", "16MiB", "--repetitions", "1", "-o", folder.path,
-        ], timeout: 600)
-        try #require(finished.status == 0, "\(finished.stderr)")
-        let results = try ComparisonResults.read(from: folder.appendingPathComponent("results.json"))
-        func run(_ lesson: LessonID, _ variant: Variant, _ scenario: Scenario) throws -> ComparisonResults.Run {
-            try #require(results.runs.first { $0.lesson == lesson.rawValue && $0.variant == variant && $0.scenario == scenario })
-        }
+        let results = try compareResults(["--lessons", "01,02,03,05", "--scenarios", "kill-rerun,entity-changed",
+                                          "--fault-size", "16MiB", "--repetitions", "1"]).results
+        let run = results.run
         let breakPoint = Self.size * 3 / 10
 
         // Killed at 30%: the partial file is resumed and nothing is fetched twice...
