@@ -115,6 +115,13 @@ protocol BackgroundTask: LabURLSessionTask {
     var core: BackgroundTaskCore { get }
 }
 
+extension BackgroundTask {
+    var taskIdentifier: Int { core.number }
+    var originalRequest: URLRequest? { core.request }
+    var currentRequest: URLRequest? { core.request }
+    var state: URLSessionTask.State { core.state }
+}
+
 /// A background session's download task.
 final class BackgroundDownloadTask: LabURLSessionDownloadTask, BackgroundTask, Sendable {
     let core: BackgroundTaskCore
@@ -123,10 +130,6 @@ final class BackgroundDownloadTask: LabURLSessionDownloadTask, BackgroundTask, S
         self.core = core
     }
 
-    var taskIdentifier: Int { core.number }
-    var originalRequest: URLRequest? { core.request }
-    var currentRequest: URLRequest? { core.request }
-    var state: URLSessionTask.State { core.state }
     var countOfBytesReceived: Int64 { core.reported }
     var countOfBytesExpectedToReceive: Int64 { core.record?.expected ?? -1 }
     var countOfBytesSent: Int64 { 0 }
@@ -167,10 +170,6 @@ final class BackgroundUploadTask: LabURLSessionUploadTask, BackgroundTask, Senda
         self.core = core
     }
 
-    var taskIdentifier: Int { core.number }
-    var originalRequest: URLRequest? { core.request }
-    var currentRequest: URLRequest? { core.request }
-    var state: URLSessionTask.State { core.state }
     var countOfBytesReceived: Int64 { 0 }
     var countOfBytesExpectedToReceive: Int64 { -1 }
     var countOfBytesSent: Int64 { core.reported }
