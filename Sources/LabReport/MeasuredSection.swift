@@ -83,8 +83,8 @@ public enum MeasuredSection {
         guard let failed = runs.first(where: { $0.status != .pass }) else {
             guard let run = runs.first else { return "–" }
             guard run.scenario == .relaunch else { return "pass" }
-            let share = run.sizeBytes > 0 ? Double(run.bytesDownloadedAgain) / Double(run.sizeBytes) : 0
-            return share > Verdict.startOverShare ? "pass, downloaded again" : "pass, kept"
+            return Verdict.startedOver(fetching: run.bytesDownloadedAgain, beyond: 0, of: run.sizeBytes)
+                ? "pass, downloaded again" : "pass, kept"
         }
         return failed.status.rawValue + (runs.allSatisfy { $0.status == .pass || $0.expectedFailure } ? " (expected)" : "")
     }

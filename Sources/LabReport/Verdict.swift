@@ -20,6 +20,12 @@ struct Verdict {
     /// Downloading more than this share of the file again after a fault is starting over.
     static let startOverShare = 0.25
 
+    /// More than `startOverShare` of a `size`-byte file fetched again beyond the `usual` bytes
+    /// the strategy fetches twice with no fault at all.
+    static func startedOver(fetching again: Int64, beyond usual: Int64, of size: Int64) -> Bool {
+        size > 0 && Double(max(0, again - usual)) / Double(size) > startOverShare
+    }
+
     init(_ strategy: Strategy, on machine: ComparisonResults, in data: ReportData) {
         let clean = data.runs(machine, strategy, scenario: Scenario.clean)
         var phrases: [String] = []
@@ -43,13 +49,14 @@ struct Verdict {
                 case .pass:
                     // Only what the fault cost counts: lesson 05 fetches part of the file twice in
                     // every run, because it presses Pause itself.
-                    let usual = Self.faultFreeBaseline(machine, strategy, size: run.sizeBytes, in: data)?.bytesDownloadedAgain ?? 0
-                    let extra = max(0, run.bytesDownloadedAgain - usual)
-                    let share = run.sizeBytes > 0 ? Double(extra) / Double(run.sizeBytes) : 0
+                    let fetchedAgain = {
+                        let usual = Self.faultFreeBaseline(machine, strategy, size: run.sizeBytes, in: data)?.bytesDownloadedAgain ?? 0
+                        return Self.startedOver(fetching: run.bytesDownloadedAgain, beyond: usual, of: run.sizeBytes)
+                    }
                     if let event = Self.interruptions[scenario] {
-                        if share > Self.startOverShare { startedOverAfter.append(event) } else { resumedAfter.append(event) }
+                        if fetchedAgain() { startedOverAfter.append(event) } else { resumedAfter.append(event) }
                     } else if scenario == .relaunch {
-                        secondLaunch = share > Self.startOverShare ? "downloads the file again on a second launch" : "keeps the file on a second launch"
+                        secondLaunch = fetchedAgain() ? "downloads the file again on a second launch" : "keeps the file on a second launch"
                     } else {
                         passes.append(scenario.rawValue)
                     }

@@ -39,11 +39,11 @@ public enum Scenario: String, CaseIterable, Codable, Sendable, LabName {
     public var needsFaultInjection: Bool { !faults.isNone }
 
     /// The file the download must end up with has this generation: after a change, the new one.
-    public var finalGeneration: Int { self == .entityChanged || self == .relaunchChanged ? 1 : 0 }
+    public var finalGeneration: Int { faults.generation(forAttempt: faults.attempts.count) }
 
-    /// How many versions of the file a run must fetch: two after a change between launches, so
-    /// that only what comes beyond them counts as downloaded again.
-    public var versionsFetched: Int { self == .relaunchChanged ? 2 : 1 }
+    /// How many versions of the file a run must fetch: each one a relaunch finds, so that only
+    /// what comes beyond them counts as downloaded again.
+    public var versionsFetched: Int { relaunches ? 1 + finalGeneration : 1 }
 
     /// Runs the lesson a second time with the output the first run finished.
     public var relaunches: Bool { self == .relaunch || self == .relaunchChanged }

@@ -22,13 +22,9 @@ extension RequestHandler {
         if let name = faults.dispositionName {
             headers.add(name: "Content-Disposition", value: ContentDisposition.attachment(name))
         }
-        if let cacheControl = faults.cacheControl {
-            headers.add(name: "Cache-Control", value: cacheControl)
-        }
-        // The same URL answers differently by Accept-Encoding: a cache must key on it.
-        if faults.gzip {
-            headers.add(name: "Vary", value: "Accept-Encoding")
-        }
+        var compressed = false
+        if case .gzip = representation { compressed = true }
+        headers.add(contentsOf: describing(fixture, compressed: compressed, faults: faults))
         switch representation {
         case .identity(let selection, let digest):
             switch selection {
@@ -37,17 +33,28 @@ extension RequestHandler {
             case .unsatisfiable: headers.add(name: "Content-Range", value: "bytes */\(fixture.size)")
             }
             headers.add(name: "Accept-Ranges", value: "bytes")
-            headers.add(name: "ETag", value: fixture.etag)
-            headers.add(name: "Last-Modified", value: fixture.lastModified)
             if let digest { headers.add(name: "Repr-Digest", value: DigestText.reprDigest(digest)) }
         case .gzip:
-            // nginx weakens the ETag of what it compresses: the encoded bytes are not the file's, so
-            // no If-Range may match them (RFC 9110 requires a strong validator). No Accept-Ranges,
-            // and no Repr-Digest: the representation is the encoded bytes, whose digest the lab
-            // does not publish.
-            headers.add(name: "ETag", value: "W/" + fixture.etag)
-            headers.add(name: "Last-Modified", value: fixture.lastModified)
+            // No Accept-Ranges, and no Repr-Digest: the representation is the encoded bytes, whose
+            // digest the lab does not publish.
+            break
         }
         return headers
+    }
+
+    /// nginx weakens the ETag of what it compresses: the encoded bytes are not the file's, so no
+    /// If-Range may match them (RFC 9110 requires a strong validator).
+    static func etag(of fixture: Fixture, compressed: Bool) -> String {
+        compressed ? "W/" + fixture.etag : fixture.etag
+    }
+
+    /// What describes the file on every answer about it, a 304 included (RFC 9110 §15.4.5): its
+    /// validators, its Cache-Control, and Vary when the answer depends on Accept-Encoding.
+    static func describing(_ fixture: Fixture, compressed: Bool, faults: AttemptFaults) -> [(String, String)] {
+        var fields = [("ETag", etag(of: fixture, compressed: compressed)), ("Last-Modified", fixture.lastModified)]
+        if let cacheControl = faults.cacheControl { fields.append(("Cache-Control", cacheControl)) }
+        // The same URL answers differently by Accept-Encoding: a cache must key on it.
+        if faults.gzip { fields.append(("Vary", "Accept-Encoding")) }
+        return fields
     }
 }

@@ -194,8 +194,12 @@ final class RequestHandler: ChannelInboundHandler {
         // Before Range: a client whose copy is current gets no body at all (RFC 9110 §13.2.2).
         if !faults.ignoreConditionals, ConditionalRequest.notModified(
             ifNoneMatch: request.headers["If-None-Match"], ifModifiedSince: request.headers["If-Modified-Since"],
-            etag: compressed ? "W/" + fixture.etag : fixture.etag, lastModified: fixture.lastModified) {
-            return writeNotModified(fixture, compressed: compressed, faults: faults, attempt: attempt, request: request, context: context)
+            etag: Self.etag(of: fixture, compressed: compressed), lastModified: fixture.lastModified) {
+            // No body, and the fields that describe the file.
+            let headers = HTTPHeaders(Self.describing(fixture, compressed: compressed, faults: faults))
+            _ = writeHead(.notModified, headers: headers, attempt: attempt, request: request, context: context)
+            endResponse(request: request, context: context)
+            return
         }
         if compressed {
             return answerCompressed(fixture, faults: faults, attempt: attempt, request: request, context: context)
@@ -316,19 +320,6 @@ final class RequestHandler: ChannelInboundHandler {
         )
         state = .sending(streamer)
         streamer.start()
-    }
-
-    /// 304 Not Modified: no body, and the fields a 200 would have carried that describe the file
-    /// (RFC 9110 §15.4.5): its validators, its Cache-Control, and Vary when it is compressed.
-    private func writeNotModified(_ fixture: Fixture, compressed: Bool, faults: AttemptFaults, attempt: Int,
-                                  request: HTTPRequestHead, context: ChannelHandlerContext) {
-        var headers = HTTPHeaders()
-        headers.add(name: "ETag", value: compressed ? "W/" + fixture.etag : fixture.etag)
-        headers.add(name: "Last-Modified", value: fixture.lastModified)
-        if let cacheControl = faults.cacheControl { headers.add(name: "Cache-Control", value: cacheControl) }
-        if faults.gzip { headers.add(name: "Vary", value: "Accept-Encoding") }
-        _ = writeHead(.notModified, headers: headers, attempt: attempt, request: request, context: context)
-        endResponse(request: request, context: context)
     }
 
     // MARK: Writing responses

@@ -70,17 +70,12 @@ struct LessonRunner {
         var secondLaunchSeconds: Double?
         if runCase.scenario == .killRerun {
             let killed = try process.run(killWhen: Self.killPoint(stalled: { source.hasStalled(run: token) }, files: folder))
-            finished = try process.run()
-            finished.wallSeconds += killed.wallSeconds
-            finished.cpuSeconds += killed.cpuSeconds
-            finished.peakRSSBytes = max(finished.peakRSSBytes, killed.peakRSSBytes)
+            finished = try process.run().after(killed)
         } else if runCase.scenario.relaunches {
             let first = try process.run()
-            finished = try process.run()
-            secondLaunchSeconds = finished.wallSeconds
-            finished.wallSeconds += first.wallSeconds
-            finished.cpuSeconds += first.cpuSeconds
-            finished.peakRSSBytes = max(finished.peakRSSBytes, first.peakRSSBytes)
+            let second = try process.run()
+            secondLaunchSeconds = second.wallSeconds
+            finished = second.after(first)
         } else {
             finished = try process.run()
         }

@@ -24,6 +24,16 @@ struct MeasuredProcess {
         var stderr: String
         var timedOut: Bool
 
+        /// This run with `earlier`, the same command's run before it, counted in: their times
+        /// added, the higher peak. Its output and ending stay this run's.
+        func after(_ earlier: Finished) -> Finished {
+            var both = self
+            both.wallSeconds += earlier.wallSeconds
+            both.cpuSeconds += earlier.cpuSeconds
+            both.peakRSSBytes = max(peakRSSBytes, earlier.peakRSSBytes)
+            return both
+        }
+
         /// How the run ended, for the catalogue: a run that passed its `--max-time` ended itself
         /// just before the lab would have stopped it, and counts as timed out too.
         func ending(record: LessonResult?, timeout: Duration) -> Observation.Ending {
