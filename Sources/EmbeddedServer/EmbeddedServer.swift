@@ -58,5 +58,11 @@ private struct EmbeddedLabServer: LessonServer {
         server.url(for: fixture, faults: faults.isNone ? nil : faults.description, run: run)
     }
 
+    func attemptSeen(run: String) -> Int {
+        let requests = server.requestLog.filter { $0.target.hasSuffix("run=\(run)") && ($0.method == .get || $0.method == .head) }
+        let gets = requests.count { $0.method == .get }
+        return gets + (requests.last?.method == .head ? 1 : 0)
+    }
+
     func stop() { server.stop() }
 }

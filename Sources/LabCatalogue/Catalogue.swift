@@ -1,4 +1,5 @@
 /// Every lesson's defects, declared once: lessons 00 to 04 here, 05 to 09 in Catalogue+Apps.swift,
+/// 10 in Catalogue+Launches.swift,
 /// the defects and skills several lessons share in SharedDefects.swift.
 import LabVocabulary
 
@@ -26,6 +27,7 @@ public enum Catalogue {
         case .multipartUpload: multipartUpload
         case .asyncAwait: asyncAwait
         case .backgroundSession: backgroundSession
+        case .conditionalGet: conditionalGet
         }
     }
 

@@ -92,6 +92,10 @@ public enum Symptom: Sendable, Equatable {
     case holdsInMemory(moreThan: Double)
     /// The file verifies, but the program sent HEAD requests.
     case sendsHEAD
+    /// The file verifies, but the server sent its bytes more than once (by more than
+    /// `Symptom.wasteAllowed`), or answered more than `requestsAllowed` requests: a launch that
+    /// had the current file fetched it again, or asked twice.
+    case fetchesAgain(requestsAllowed: Int?)
     /// The file verifies, but under a name other than the resource's.
     case misnamesTheFile
     /// The server received the uploaded file this many bytes longer (the program exits 65).

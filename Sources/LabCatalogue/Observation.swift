@@ -30,13 +30,16 @@ public struct Observation: Sendable {
     public var progress: ProgressRecord?
     /// Body bytes the server sent for the trial's GETs, over all runs; nil for an upload.
     public var bytesSent: Int64?
+    /// The requests the server answered for the trial (GET and HEAD alike), over all runs; nil
+    /// for an upload.
+    public var requestsSent: Int?
     /// Lesson 09: what the phone saw of the app's life, from the record.
     public var background: BackgroundRecord?
 
     public init(ending: Ending, outcome: Outcome?, file: FileState, fileName: String?, resourceName: String, size: Int64,
                 breakOffset: Int64?, afterTheBreak: AfterTheBreak? = nil, firstEnding: Ending? = nil,
                 memoryGrowth: Double?, sentHEAD: Bool, uploadExtraBytes: Int64?, progress: ProgressRecord? = nil,
-                bytesSent: Int64? = nil, background: BackgroundRecord? = nil) {
+                bytesSent: Int64? = nil, requestsSent: Int? = nil, background: BackgroundRecord? = nil) {
         self.ending = ending
         self.outcome = outcome
         self.file = file
@@ -51,6 +54,7 @@ public struct Observation: Sendable {
         self.uploadExtraBytes = uploadExtraBytes
         self.progress = progress
         self.bytesSent = bytesSent
+        self.requestsSent = requestsSent
         self.background = background
     }
 
@@ -119,6 +123,10 @@ extension Symptom {
             return (observation.memoryGrowth ?? 0) > multiple
         case .sendsHEAD:
             return observation.verified && observation.sentHEAD
+        case .fetchesAgain(let requestsAllowed):
+            guard observation.verified else { return false }
+            return (observation.bytesSent ?? 0) > observation.size + Symptom.wasteAllowed
+                || requestsAllowed.map { (observation.requestsSent ?? 0) > $0 } == true
         case .misnamesTheFile:
             return observation.verified && observation.fileName != observation.resourceName
         case .uploadArrivesLonger(let bytes):

@@ -81,7 +81,7 @@ public struct Lesson<Way: LessonWay & ExpressibleByArgument> {
     /// The strategy sends the file instead of fetching it: set by the `run` its kind calls, so an
     /// upload is an upload because its strategy is a `LessonUpload`, not because of a flag.
     private(set) var uploads = false
-    var savesIntoFolder: Bool { id.kind == .downloadIntoFolder }
+    var savesIntoFolder: Bool { id.kind == .downloadIntoFolder || id.kind == .downloadIntoContainer }
     var isExercise: Bool { program == .exercise }
 
     /// `lesson-<id>`, or `exercise-<id>` for a student's copy (`lab exercise`).
@@ -157,6 +157,9 @@ public struct Lesson<Way: LessonWay & ExpressibleByArgument> {
             try checkSource(options)
             if options.life != nil, id != .backgroundSession {
                 throw ValidationError("--life is lesson 09's: it scripts what happens to the app")
+            }
+            if options.purgeCaches, id.launches < 2 {
+                throw ValidationError("--purge-caches is lesson 10's: it empties Library/Caches between its two launches")
             }
             return (options, way)
         } catch {

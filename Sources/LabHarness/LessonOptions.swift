@@ -41,6 +41,9 @@ struct LessonOptions: ParsableArguments {
     @Option(help: "Lesson 09: what happens to the app while it downloads, e.g. \"suspend@20%,terminate@50%\" (its default); \"\" for nothing. Events: \(LifeScript.syntax).", transform: LifeScript.init(parsing:))
     var life: LifeScript?
 
+    @Flag(name: .customLong("purge-caches"), help: "Lesson 10: between the two launches, empty the app's Library/Caches, as iOS does when storage runs low.")
+    var purgeCaches = false
+
     @Option(help: "Stop after this many attempts (each one is a press of Start or Resume).")
     var maxAttempts = TransferLimits.defaultAttempts
 

@@ -45,13 +45,12 @@ struct LessonProcess<Way: LessonWay & ExpressibleByArgument> {
                                            diskCapacity: options.diskFullAfter?.bytes)
         }
         if let fixture = run.uploadFixture { try write(fixture, to: file) }
-        let attempt = makeStrategy(run)
 
         let started = Date()
         let ending = RunEnding()
         watchLimits(ending: ending, source: source, exchanges: exchangeLog, file: verifiedFile(run, file: file), started: started,
                     deadline: options.limits.maxSeconds.map { processStarted + .milliseconds(Int64($0 * 1000)) })
-        let (attempts, lastResult) = attemptUntilDone(attempt, run: run, source: source, ending: ending)
+        let (attempts, lastResult) = try launchUntilDone(makeStrategy, run: run, source: source, ending: ending)
         let wallSeconds = Date().timeIntervalSince(started)
         // A limit passed meanwhile ends the run from its own thread; this one waits for the exit.
         guard ending.claim() else { RunEnding.waitForTheExit() }
@@ -101,17 +100,47 @@ struct LessonProcess<Way: LessonWay & ExpressibleByArgument> {
         _ = fixture.sha256Hex()
     }
 
-    /// Presses Start, then Resume after each resumable failure, up to `--max-attempts`.
-    private func attemptUntilDone(_ attempt: () -> AttemptResult, run: LessonRun, source: DownloadSource,
-                                  ending: RunEnding) -> (attempts: Int, last: AttemptResult) {
-        let log = run.exchangeLog
+    /// Launches the app `LessonID.launches` times, each with a strategy object of its own that
+    /// finds only what the last launch left on disk; a launch that fails ends the run.
+    private func launchUntilDone(_ makeStrategy: (LessonRun) -> () -> AttemptResult, run: LessonRun, source: DownloadSource,
+                                 ending: RunEnding) throws -> (attempts: Int, last: AttemptResult) {
         var attempts = 0
+        var lastResult = AttemptResult.finished
+        for launch in 1...lesson.id.launches {
+            guard case .finished = lastResult else { break }
+            if launch > 1 {
+                console.line("↻ launch \(launch): the app starts again" + (options.purgeCaches ? ", after the system emptied Library/Caches" : ""))
+                if options.purgeCaches { try purgeCaches(in: run.file) }
+            }
+            (attempts, lastResult) = attemptUntilDone(makeStrategy(run), run: run, source: source, ending: ending, before: attempts)
+        }
+        return (attempts, lastResult)
+    }
+
+    /// What iOS does when storage runs low: everything in the app's Library/Caches goes.
+    private func purgeCaches(in container: URL) throws {
+        let caches = container.appendingPathComponent(AppContainer.caches, isDirectory: true)
+        do {
+            for item in try FileManager.default.contentsOfDirectory(at: caches, includingPropertiesForKeys: nil) {
+                try FileManager.default.removeItem(at: item)
+            }
+        } catch {
+            throw DownloadError.localIO(path: caches.path, reason: "cannot empty it: \(error.localizedDescription)")
+        }
+    }
+
+    /// Presses Start, then Resume after each resumable failure, up to `--max-attempts` in one
+    /// launch; `before` attempts were made by the launches before it.
+    private func attemptUntilDone(_ attempt: () -> AttemptResult, run: LessonRun, source: DownloadSource,
+                                  ending: RunEnding, before: Int) -> (attempts: Int, last: AttemptResult) {
+        let log = run.exchangeLog
+        var attempts = before
         var lastResult = AttemptResult.finished
         repeat {
             attempts += 1
             ending.attemptsMade.store(attempts, ordering: .relaxed)
             // Lesson 09's attempt is a launch by the user: the app's life, not a Resume button.
-            if attempts > 1 { console.line("↻ attempt \(attempts): " + (lesson.id == .backgroundSession ? "the user taps Start again" : "Resume")) }
+            if attempts > before + 1 { console.line("↻ attempt \(attempts): " + (lesson.id == .backgroundSession ? "the user taps Start again" : "Resume")) }
             run.progress.beginAttempt()
             let (receivedBefore, exchangesBefore) = (log.bodyBytesReceived, log.exchanges.count)
             let fileBytesBefore = PartialFile.size(of: run.file)
@@ -126,7 +155,7 @@ struct LessonProcess<Way: LessonWay & ExpressibleByArgument> {
                 let received = log.bodyBytesReceived - receivedBefore
                 console.line("✗ attempt \(attempts) failed after \(ByteFormat.iec(received)): \(describe(error))")
             }
-        } while lastResult.isResumable && attempts < options.maxAttempts
+        } while lastResult.isResumable && attempts - before < options.maxAttempts
         return (attempts, lastResult)
     }
 
@@ -210,8 +239,11 @@ struct LessonProcess<Way: LessonWay & ExpressibleByArgument> {
         if FileManager.default.fileExists(atPath: folder.path, isDirectory: &isDirectory), !isDirectory.boolValue {
             throw DownloadError.localIO(path: folder.path, reason: "this lesson saves into a folder, and this is a file")
         }
+        // An app's container starts with its Documents and Library/Caches (`LessonRun.containerURL(for:)`).
+        let made = lesson.id.kind == .downloadIntoContainer
+            ? [AppContainer.documents, AppContainer.caches].map { folder.appendingPathComponent($0, isDirectory: true) } : [folder]
         do {
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            for folder in made { try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true) }
         } catch {
             throw DownloadError.localIO(path: folder.path, reason: "cannot create the folder")
         }
@@ -249,6 +281,16 @@ struct DownloadSource {
     let fixture: Fixture?
     /// The embedded server's faults; `.none` for a clean run or another server.
     let faults: FaultScript
+    /// This process's attempt counter on the embedded server.
+    private var runToken = ""
+
+    /// The embedded server's file as this run's requests last saw it: after a `change` in the
+    /// script, its new generation. nil for another server.
+    var fixtureNow: Fixture? {
+        guard let fixture, let server else { return fixture }
+        let generation = faults.generation(forAttempt: server.attemptSeen(run: runToken))
+        return Fixture(name: fixture.name, size: fixture.size, generation: generation, content: fixture.content)
+    }
 
     init<Way>(options: LessonOptions, lesson: Lesson<Way>, startServer: () throws -> any LessonServer) throws {
         let script = options.faults ?? lesson.id.defaultFaults
@@ -279,6 +321,7 @@ struct DownloadSource {
         self.server = server
         self.fixture = fixture
         self.faults = script
+        runToken = run
     }
 }
 

@@ -36,9 +36,11 @@ struct ResultRecorder<Way: LessonWay & ExpressibleByArgument> {
         let bytesReceived = exchanges.filter { $0.url != sideDemonstration }.reduce(0) { $0 + $1.bodyBytes }
         let known = Verdict(
             outcome: .verified, status: .success,
+            // The embedded server's file as the run left it, which a `change` may have replaced
+            // since the last response that carried a digest.
             expected: options.sha256
+                ?? (hashesTheFixture ? source.fixtureNow?.sha256Hex() : nil)
                 ?? exchanges.last(where: { $0.reprDigestSHA256 != nil })?.reprDigestSHA256
-                ?? (hashesTheFixture ? source.fixture?.sha256Hex() : nil)
                 ?? askedForDigest(),
             resourceBytes: Self.resourceBytes(in: exchanges) ?? source.fixture?.size, fileBytes: fileBytes)
         let verdict = switch lastResult {

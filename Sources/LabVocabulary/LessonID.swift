@@ -13,6 +13,7 @@ public enum LessonID: String, CaseIterable, Codable, Sendable, Comparable, LabNa
     case multipartUpload = "07-multipart-upload"
     case asyncAwait = "08-async-await"
     case backgroundSession = "09-background-session"
+    case conditionalGet = "10-conditional-get"
 
     /// What the lesson's program does with the file.
     public enum Kind: Sendable {
@@ -20,6 +21,9 @@ public enum LessonID: String, CaseIterable, Codable, Sendable, Comparable, LabNa
         case download
         /// Downloads into a folder (the app's Documents) under a name it chooses itself.
         case downloadIntoFolder
+        /// Downloads into an app's data container (Documents, Library/Caches, …), into the
+        /// folder it picks, under a name it chooses itself.
+        case downloadIntoContainer
         /// Sends a file the lab generates to the server.
         case upload
     }
@@ -46,6 +50,7 @@ public enum LessonID: String, CaseIterable, Codable, Sendable, Comparable, LabNa
         case .multipartUpload: "multipartUpload"
         case .asyncAwait: "asyncAwait"
         case .backgroundSession: "backgroundSession"
+        case .conditionalGet: "conditionalGet"
         }
     }
 
@@ -62,6 +67,7 @@ public enum LessonID: String, CaseIterable, Codable, Sendable, Comparable, LabNa
         case .multipartUpload: "multipart/form-data upload built by hand, with upload progress"
         case .asyncAwait: "async/await: data(from:), and bytes(for:) streamed to a file and resumed"
         case .backgroundSession: "A background session: the app goes away, the download goes on"
+        case .conditionalGet: "Don't download it twice: a conditional GET on the next launch, and where the file lives"
         }
     }
 
@@ -78,6 +84,7 @@ public enum LessonID: String, CaseIterable, Codable, Sendable, Comparable, LabNa
         case .multipartUpload: "Multipart upload"
         case .asyncAwait: "async/await: data(from:) or bytes(for:)"
         case .backgroundSession: "Background session"
+        case .conditionalGet: "Next launch: conditional GET"
         }
     }
 
@@ -87,6 +94,7 @@ public enum LessonID: String, CaseIterable, Codable, Sendable, Comparable, LabNa
     public var kind: Kind {
         switch self {
         case .downloadTaskResume: .downloadIntoFolder
+        case .conditionalGet: .downloadIntoContainer
         case .multipartUpload: .upload
         default: .download
         }
@@ -118,8 +126,21 @@ public enum LessonID: String, CaseIterable, Codable, Sendable, Comparable, LabNa
         // One call has nothing to resume; lesson 05 presses Pause itself, at 40%; the upload
         // lesson's default run is a clean one; lesson 09's story is the app's life (`--life`).
         case .smallFile, .downloadTaskResume, .multipartUpload, .backgroundSession: .none
+        // The first launch downloads the file; before the second, it changes on the server
+        // (same size, new ETag and Last-Modified). A HEAD previews the change without using it up.
+        case .conditionalGet: FaultScript(attempts: [[], [.change]])
         // The first attempt breaks at 40%, the second one behaves (lesson 01 starts over).
         default: FaultScript(attempts: [[.drop(after: .percent(40))], []])
+        }
+    }
+
+    /// How many times the app is launched in one run: lesson 10's second launch must decide
+    /// whether the file it kept is still the server's. Each launch makes a new strategy object,
+    /// as a new process would, and keeps only what the first left on disk.
+    public var launches: Int {
+        switch self {
+        case .conditionalGet: 2
+        default: 1
         }
     }
 

@@ -111,6 +111,9 @@ public struct HTTPExchange: Codable, Sendable, Equatable {
     public var url: String
     public var range: String?
     public var ifRange: String?
+    /// A conditional request's validators (lesson 10): the ETag and the date it sent back.
+    public var ifNoneMatch: String?
+    public var ifModifiedSince: String?
     public var status: Int?
     public var contentRange: String?
     public var contentLength: Int64?
@@ -120,11 +123,14 @@ public struct HTTPExchange: Codable, Sendable, Equatable {
     public var bodyBytes: Int64 = 0
     public var error: String?
 
-    public init(method: RequestMethod, url: String, range: String? = nil, ifRange: String? = nil, status: Int? = nil, contentRange: String? = nil, contentLength: Int64? = nil, etag: String? = nil, reprDigestSHA256: String? = nil, bodyBytes: Int64 = 0, error: String? = nil) {
+    public init(method: RequestMethod, url: String, range: String? = nil, ifRange: String? = nil,
+                ifNoneMatch: String? = nil, ifModifiedSince: String? = nil, status: Int? = nil, contentRange: String? = nil, contentLength: Int64? = nil, etag: String? = nil, reprDigestSHA256: String? = nil, bodyBytes: Int64 = 0, error: String? = nil) {
         self.method = method
         self.url = url
         self.range = range
         self.ifRange = ifRange
+        self.ifNoneMatch = ifNoneMatch
+        self.ifModifiedSince = ifModifiedSince
         self.status = status
         self.contentRange = contentRange
         self.contentLength = contentLength

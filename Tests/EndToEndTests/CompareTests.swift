@@ -58,8 +58,8 @@ struct CompareTests {
         #expect(results.settings.scenarios == [.clean, .dropResume, .ignoreRange])
         #expect(results.environment.serverKind == .embedded)
         #expect(results.environment.cores == ProcessInfo.processInfo.activeProcessorCount)
-        // 10 lessons × 2 variants × 2 sizes clean, then 9 downloading lessons × 2 variants × 2 fault scenarios.
-        #expect(results.runs.count == 10 * 2 * 2 + 9 * 2 * 2)
+        // Every lesson × 2 variants × 2 sizes clean, then the downloading lessons × 2 variants × 2 fault scenarios.
+        #expect(results.runs.count == LessonID.allCases.count * 2 * 2 + LessonID.allCases.filter { !$0.uploads }.count * 2 * 2)
         #expect(results.runs.allSatisfy { $0.repetitions.count == 1 })
         let kinds = Set(results.references.map(\.kind))
         #expect(kinds.isSuperset(of: [.curl, .foundationFloor, .formUpload, .loopbackLimit, .diskLimit]), "\(kinds)")
@@ -335,7 +335,8 @@ struct CompareKillAndChangeTests {
 struct CompareUsageTests {
     @Test(arguments: [
         (["--sizes", "12XB"], "lab compare: The value '12XB' is invalid for '--sizes <sizes>': "),
-        (["--lessons", "10"], "lab compare: The value '10' is invalid for '--lessons <lessons>': no lesson \"10\"; there are 00-small-file, 01-in-memory, 02-filehandle, 03-outputstream, 04-session-data-task, 05-download-task-resume, 06-runloop-thread, 07-multipart-upload, 08-async-await, 09-background-session\n"),
+        (["--lessons", "42"], "lab compare: The value '42' is invalid for '--lessons <lessons>': no lesson \"42\"; there are "
+            + LessonID.allCases.map(\.rawValue).joined(separator: ", ") + "\n"),
         (["--lessons", "03,exercise-03-outputstream"], "lab compare: The value '03,exercise-03-outputstream' is invalid for '--lessons <lessons>': no lesson \"exercise-03-outputstream\"; there are "),
         (["--scenarios", "flood"], "lab compare: The value 'flood' is invalid for '--scenarios <scenarios>': no scenario \"flood\"; there are clean, drop-resume, kill-rerun, ignore-range, entity-changed, slow-disk, crowded, relaunch, relaunch-changed\n"),
         (["--server", "ftp://example.com"], "lab compare: --server must be an http:// or https:// URL with a host, got \"ftp://example.com\"\n"),

@@ -346,7 +346,7 @@ import Testing
     }
 
     @Test(arguments: [["exercise", "check", "99"], ["exercise", "hint", "lesson-42"], ["exercise", "reset", "x"],
-                      ["exercise", "watch", "10"], ["exercise", "check"], ["exercise", "check", "02", "--timeout", "0"],
+                      ["exercise", "watch", "42"], ["exercise", "check"], ["exercise", "check", "02", "--timeout", "0"],
                       ["exercise", "see", "02", "bogus"], ["exercise", "see", "02"], ["exercise", "hint", "02", "bogus"]])
     func badInputIsOneLineAndExit64(arguments: [String]) async throws {
         try await ExerciseTests.takingTurns {

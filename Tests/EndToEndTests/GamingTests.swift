@@ -183,6 +183,30 @@ struct GamingTests {
         #expect(records.first { $0.check == "no-session-at-launch" }?.status == .stillThere)
     }
 
+    /// 10: every launch downloads the whole file, with no question asked, so no stale file is
+    /// ever kept: the unchanged second launch brings the file again.
+    @Test func downloadingEveryLaunchFailsExercise10() async throws {
+        try await ExerciseTests.takingTurns {
+            let records = try ExerciseTests.checkCorrected("10", replacing: "        if let kept = keptValidators() {",
+                                                           with: "        if let kept = Optional<Validators>.none {")
+            #expect(Set(records.filter { !$0.passed }.map(\.check)) == ["purged-home", "keeps-the-current-file"], "\(records)")
+        }
+    }
+
+    /// 10: a file on disk is never fetched again, so nothing is downloaded twice: a changed file
+    /// is kept as it was.
+    @Test func neverAskingAgainFailsExercise10() async throws {
+        let seen = try await Self.see("10", "same-size-is-current", cheating: [("        (failure, self.completion) = (nil, completion)\n", """
+                    (failure, self.completion) = (nil, completion)
+                    if FileManager.default.fileExists(atPath: file.path) {
+                        run.saved(file)
+                        return completion(.finished)
+                    }
+
+            """)])
+        #expect(seen.stdout.contains("right size, wrong bytes"), "\(seen.stdout)")
+    }
+
     /// `lab exercise see` of one check, on the lesson's corrected code with `edits` made to the
     /// student's file: the check must fail (✗, exit 1), not the build.
     static func see(_ number: String, _ check: String, cheating edits: [(String, String)], _ options: [String] = []) async throws -> ChildProcess.Finished {

@@ -82,7 +82,7 @@ struct VocabularyTests {
         for name in ["3", "03", "03-outputstream", "lesson-03-outputstream", "exercise-03-outputstream"] {
             #expect(LessonID(named: name) == .outputStream, "\(name)")
         }
-        for name in ["", "10", "3-outputstream", "03-output", "lesson-lesson-03-outputstream"] {
+        for name in ["", "99", "3-outputstream", "03-output", "lesson-lesson-03-outputstream"] {
             #expect(LessonID(named: name) == nil, "\(name)")
         }
     }

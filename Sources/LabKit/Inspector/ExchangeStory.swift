@@ -9,6 +9,8 @@ package enum ExchangeStory {
             var line = "→ \(exchange.method) \(target(exchange.url))"
             if let range = exchange.range { line += "  Range: \(range)" }
             if let ifRange = exchange.ifRange { line += "  If-Range: \(ifRange)" }
+            if let ifNoneMatch = exchange.ifNoneMatch { line += "  If-None-Match: \(ifNoneMatch)" }
+            if let ifModifiedSince = exchange.ifModifiedSince { line += "  If-Modified-Since: \(ifModifiedSince)" }
             return line
         case .redirect(let hop, let location):
             return "← \(status(hop))  Location: \(target(location))"

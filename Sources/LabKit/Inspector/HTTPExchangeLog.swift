@@ -48,7 +48,9 @@ public final class HTTPExchangeLog: Sendable {
             method: request.httpMethod.map(RequestMethod.init(rawValue:)) ?? .get,
             url: request.url.map(ShownURL.redacted) ?? "",
             range: request.value(forHTTPHeaderField: "Range"),
-            ifRange: request.value(forHTTPHeaderField: "If-Range")
+            ifRange: request.value(forHTTPHeaderField: "If-Range"),
+            ifNoneMatch: request.value(forHTTPHeaderField: "If-None-Match"),
+            ifModifiedSince: request.value(forHTTPHeaderField: "If-Modified-Since")
         )
         let (index, observer) = state.withLock { state in
             state.exchanges.append(exchange)
@@ -81,7 +83,9 @@ public final class HTTPExchangeLog: Sendable {
             exchange = HTTPExchange(
                 method: exchange.method, url: newRequest.url.map(ShownURL.redacted) ?? "",
                 range: newRequest.value(forHTTPHeaderField: "Range"),
-                ifRange: newRequest.value(forHTTPHeaderField: "If-Range"))
+                ifRange: newRequest.value(forHTTPHeaderField: "If-Range"),
+                ifNoneMatch: newRequest.value(forHTTPHeaderField: "If-None-Match"),
+                ifModifiedSince: newRequest.value(forHTTPHeaderField: "If-Modified-Since"))
         }
     }
 

@@ -27,6 +27,25 @@ extension LessonRun {
                               delegateQueue: delegateQueue)
     }
 
+    /// `URLSession(configuration: configuration, delegate: delegate, delegateQueue: delegateQueue)`
+    /// for a lesson whose configuration is part of the lesson (10: its URL cache and cache
+    /// policy), inspected as above and given the lab's idle time-out.
+    public func makeSession(configuration: URLSessionConfiguration, delegate: any URLSessionDataDelegate,
+                            delegateQueue: OperationQueue?) -> URLSession {
+        configuration.timeoutIntervalForRequest = TransferLimits.active.idleSeconds
+        return URLSession(configuration: configuration, delegate: InspectingDelegate(forwardingTo: delegate, recordingIn: exchangeLog),
+                          delegateQueue: delegateQueue ?? BoundedOperationQueue(capacity: 64))
+    }
+
+    /// The same, for download tasks (on Linux, LabKit's `ResumableDownloadSession` as above).
+    public func makeSession(configuration: URLSessionConfiguration, delegate: any URLSessionDownloadDelegate,
+                            delegateQueue: OperationQueue?) -> URLSession {
+        configuration.timeoutIntervalForRequest = TransferLimits.active.idleSeconds
+        return SessionWithResumeData(configuration: configuration,
+                                     delegate: InspectingDelegate(forwardingTo: delegate, recordingIn: exchangeLog),
+                                     delegateQueue: delegateQueue)
+    }
+
     /// `URLSession.shared`, for completion-handler calls, seen by the lab's network inspector.
     public var sharedSession: InspectedSharedSession { InspectedSharedSession(log: exchangeLog) }
 }

@@ -64,6 +64,14 @@ public struct LessonRun: Sendable {
         self.exchangeLog = exchangeLog
     }
 
+    /// For a lesson that saves into a folder: the folder `FileManager.default.urls(for: directory,
+    /// in: .userDomainMask)[0]` names in an iOS app, inside this run's container (`file`).
+    /// As on iOS, `Documents` and `Library/Caches` are there from the start, and
+    /// `Library/Application Support` is the app's to create.
+    public func containerURL(for directory: FileManager.SearchPathDirectory) -> URL {
+        file.appendingPathComponent(AppContainer.relativePath(of: directory), isDirectory: true)
+    }
+
     /// For a lesson that names its own file (`savesIntoFolder`): this is the file to verify.
     public func saved(_ file: URL) { savedFile.url.withLock { $0 = file } }
 
@@ -96,6 +104,24 @@ package final class BackgroundRun: Sendable {
         self.quiet = quiet
         self.writeDelayMicroseconds = writeDelayMicroseconds
         self.limits = limits
+    }
+}
+
+/// The layout of an iOS app's data container, which a lesson that saves into a folder is given.
+package enum AppContainer {
+    package static let documents = "Documents"
+    package static let caches = "Library/Caches"
+
+    /// Where `directory` is in the container; a directory an app has no use for sits under
+    /// Library, by its number.
+    package static func relativePath(of directory: FileManager.SearchPathDirectory) -> String {
+        switch directory {
+        case .documentDirectory: documents
+        case .cachesDirectory: caches
+        case .applicationSupportDirectory: "Library/Application Support"
+        case .libraryDirectory: "Library"
+        default: "Library/Directory \(directory.rawValue)"
+        }
     }
 }
 

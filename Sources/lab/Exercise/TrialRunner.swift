@@ -106,7 +106,8 @@ struct TrialRunner {
             afterTheBreak: afterTheBreak, firstEnding: played.firstEnding,
             memoryGrowth: cleanPeakRSS.map { Double(finished.peakRSSBytes - $0) / Double(trial.size) },
             sentHEAD: log.contains { $0.method == .head }, uploadExtraBytes: uploadExtra, progress: record?.progress,
-            bytesSent: uploads ? nil : gets.reduce(0) { $0 + $1.bodyBytesSent }, background: record?.background)
+            bytesSent: uploads ? nil : gets.reduce(0) { $0 + $1.bodyBytesSent }, requestsSent: uploads ? nil : log.count,
+            background: record?.background)
         return Ran(observation: observation, peakRSSBytes: finished.peakRSSBytes, seconds: finished.wallSeconds)
     }
 
