@@ -29,7 +29,7 @@ struct Compare: ParsableCommand {
             \(Scenario.allCases.map { "  \($0.rawValue.padding(toLength: 15, withPad: " ", startingAt: 0)) \($0.summary)" }.joined(separator: "\n"))
 
             Presets: the default is 1 MiB, 32 MiB and 128 MiB clean, every scenario at 16 MiB, 3 repetitions \
-            (about 3 minutes with a debug build on 2 cores). --quick: 1 and 32 MiB, drop-resume and \
+            (about 4 minutes with a debug build on 2 cores). --quick: 1 and 32 MiB, drop-resume and \
             ignore-range at 8 MiB, once. --full: adds 256 MiB and 1 GiB, faults at 64 MiB, and the 3g and \
             wifi profiles.
 
