@@ -70,7 +70,7 @@ struct ReportWriter {
             let item = machines.add("li")
             item.add("strong", ["class": "label"], text: machine.label)
             item.append(" · \(Units.date(machine.environment.startedAt)) · preset \(machine.settings.preset)")
-            item.append(" · \(machine.settings.repetitions) repetition\(machine.settings.repetitions == 1 ? "" : "s") each")
+            item.append(" · \(machine.settings.repetitionsSaid)")
             item.append(" · \(machine.environment.cpuModel), \(machine.environment.cores) cores · ")
             item.add("span", ["class": "build", "data-build": machine.environment.buildConfiguration.rawValue],
                      text: "\(machine.environment.buildConfiguration) build")

@@ -41,11 +41,14 @@ public enum MeasuredSection {
 
     private static func provenance(_ results: ComparisonResults) -> [String] {
         let environment = results.environment
-        let repetitions = results.settings.repetitions
+        let settings = results.settings
+        let repetitions = settings.faultRunRepetitions == settings.repetitions
+            ? (settings.repetitions == 1 ? "one run each" : "median of \(settings.repetitions) runs")
+            : "median of \(settings.repetitions) clean runs; fault scenarios \(ComparisonResults.Settings.times(settings.faultRunRepetitions))"
         return [
             "Written by `lab compare` from its `\(results.settings.preset)` run of \(Units.date(environment.startedAt)) "
                 + "(\(environment.buildConfiguration) build, \(environment.cores) cores, \(environment.operatingSystem); "
-                + "\(repetitions == 1 ? "one run each" : "median of \(repetitions) runs")). "
+                + "\(repetitions)). "
                 + "Refresh with `swift run lab compare --update-pages`.",
             "",
         ]

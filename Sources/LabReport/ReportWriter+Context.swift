@@ -52,6 +52,7 @@ extension ReportWriter {
             ("Clean sizes", text { $0.settings.sizes.map(Units.bytes).joined(separator: ", ") }),
             ("Fault size", { (String($0.settings.faultSize), Units.bytes($0.settings.faultSize)) }),
             ("Repetitions", { (String($0.settings.repetitions), String($0.settings.repetitions)) }),
+            ("Fault repetitions", { (String($0.settings.faultRunRepetitions), String($0.settings.faultRunRepetitions)) }),
             ("Slow-disk write delay", { ("\($0.settings.slowDiskWriteDelayMicroseconds)",
                                          "\($0.settings.slowDiskWriteDelayMicroseconds) µs") }),
             ("Lessons", text { $0.settings.lessons.joined(separator: ", ") }),

@@ -73,7 +73,11 @@ public struct ComparisonResults: Codable, Sendable, Equatable {
         public var lessons: [String]
         /// The scenarios that ran (docs/compare-and-report.md#scenarios).
         public var scenarios: [Scenario]
+        /// How often each clean run was repeated.
         public var repetitions: Int
+        /// How often each fault scenario's run was repeated; absent in a record from before it
+        /// differed, where it is `repetitions`.
+        public var faultRepetitions: Int?
         /// The write delay of the slow-disk scenario.
         public var slowDiskWriteDelayMicroseconds: Int
         /// The network profiles the corrected variants also ran over (`--profile`, `--full`);
@@ -82,15 +86,28 @@ public struct ComparisonResults: Codable, Sendable, Equatable {
         /// How often each run over a profile was repeated.
         public var networkRepetitions: Int?
 
+        /// How often each fault scenario's run was repeated, in a record of any age.
+        public var faultRunRepetitions: Int { faultRepetitions ?? repetitions }
+
+        /// "clean runs 3 times each, fault scenarios once", as the report and the pages say it.
+        public var repetitionsSaid: String {
+            faultRunRepetitions == repetitions ? "every run \(Self.times(repetitions))"
+                : "clean runs \(Self.times(repetitions)) each, fault scenarios \(Self.times(faultRunRepetitions))"
+        }
+
+        /// "once", "twice", "3 times".
+        public static func times(_ count: Int) -> String { count == 1 ? "once" : count == 2 ? "twice" : "\(count) times" }
+
         public init(preset: Preset, sizes: [Int64], faultSize: Int64, lessons: [String],
                     scenarios: [Scenario], repetitions: Int, slowDiskWriteDelayMicroseconds: Int,
-                    networks: [NetworkProfile]? = nil, networkRepetitions: Int? = nil) {
+                    networks: [NetworkProfile]? = nil, networkRepetitions: Int? = nil, faultRepetitions: Int? = nil) {
             self.preset = preset
             self.sizes = sizes
             self.faultSize = faultSize
             self.lessons = lessons
             self.scenarios = scenarios
             self.repetitions = repetitions
+            self.faultRepetitions = faultRepetitions
             self.slowDiskWriteDelayMicroseconds = slowDiskWriteDelayMicroseconds
             self.networks = networks
             self.networkRepetitions = networkRepetitions

@@ -28,8 +28,8 @@ struct Compare: ParsableCommand {
             Scenarios:
             \(Scenario.allCases.map { "  \($0.rawValue.padding(toLength: 15, withPad: " ", startingAt: 0)) \($0.summary)" }.joined(separator: "\n"))
 
-            Presets: the default is 1 MiB, 32 MiB and 128 MiB clean, every scenario at 16 MiB, 3 repetitions \
-            (about 4 minutes with a debug build on 2 cores). --quick: 1 and 32 MiB, drop-resume and \
+            Presets: the default is 1 MiB, 32 MiB and 128 MiB clean, 3 times each, and every scenario at 16 MiB, \
+            once (about 3 minutes with a debug build on 2 cores). --quick: 1 and 32 MiB, drop-resume and \
             ignore-range at 8 MiB, once. --full: adds 256 MiB and 1 GiB, faults at 64 MiB, and the 3g and \
             wifi profiles.
 
@@ -61,8 +61,11 @@ struct Compare: ParsableCommand {
     @Option(help: "Scenarios, comma-separated (listed below).", transform: { try CommaSeparated.names($0, "scenario") })
     var scenarios: [Scenario]?
 
-    @Option(help: "How often each run is repeated; the report shows medians.")
+    @Option(help: "How often each clean run is repeated (and each run over a profile); the report shows medians.")
     var repetitions: Int?
+
+    @Option(help: "How often each fault scenario's run is repeated (default 1: its cell is right or wrong, which one run shows).")
+    var faultRepetitions: Int?
 
     @Option(name: .customLong("profile"), help: ArgumentHelp(
         "Also run the corrected variants over these network profiles, comma-separated (listed below).", valueName: "names"),
@@ -92,6 +95,9 @@ struct Compare: ParsableCommand {
         if let repetitions, !(1...20).contains(repetitions) {
             throw ValidationError("--repetitions must be between 1 and 20")
         }
+        if let faultRepetitions, !(1...20).contains(faultRepetitions) {
+            throw ValidationError("--fault-repetitions must be between 1 and 20")
+        }
         _ = try plan()
     }
 
@@ -99,7 +105,7 @@ struct Compare: ParsableCommand {
     func plan() throws -> ComparisonPlan {
         var plan = quick ? ComparisonPlan.quick : full ? .full : .defaultPlan
         let adjusted = sizes != nil || faultSize != nil || lessons != nil || variants != nil || scenarios != nil
-            || repetitions != nil
+            || repetitions != nil || faultRepetitions != nil
         if adjusted { plan.preset = .custom }
         if let sizes { plan.sizes = sizes.sorted() }
         if let faultSize { plan.faultSize = faultSize }
@@ -122,6 +128,7 @@ struct Compare: ParsableCommand {
             plan.scenarios = plan.scenarios.filter { scenario in plan.lessons.contains { $0.runs(scenario) } }
         }
         if let repetitions { (plan.repetitions, plan.networkRepetitions) = (repetitions, repetitions) }
+        if let faultRepetitions { plan.faultRepetitions = faultRepetitions }
         if let networks = try networks(for: plan) { plan.networks = networks }
         if plan.lessons.allSatisfy(\.id.uploads), plan.scenarios.allSatisfy({ $0 != .clean }) {
             throw ValidationError("nothing to run: lesson 07 runs only in the clean scenario")
@@ -186,8 +193,7 @@ struct Compare: ParsableCommand {
         }
         defer { try? FileManager.default.removeItem(at: workFolder) }
 
-        let cases = plan.cases.count
-        Console.error("lab compare: \(cases) runs × \(plan.repetitions) repetition\(plan.repetitions == 1 ? "" : "s") "
+        Console.error("lab compare: \(plan.cases.count) runs (\(plan.settings.repetitionsSaid)) "
             + "against \(source.kind == .embedded ? "the embedded server" : source.baseURL.absoluteString); writing to \(folder.path)")
         let comparison = Comparison(plan: plan, source: source, executables: executables, workFolder: workFolder,
                                     progress: { Console.error($0) })

@@ -26,6 +26,9 @@ struct Comparison {
 
         let cases = plan.cases
         var runs: [ComparisonResults.Run] = []
+        let casesStarted = ContinuousClock.now
+        var repetitionsLeft = cases.reduce(0) { $0 + plan.repetitions(of: $1) }
+        var repetitionsDone = 0
         for (index, runCase) in cases.enumerated() {
             var measured: [LessonRunner.Measured] = []
             for repetition in 1...plan.repetitions(of: runCase) {
@@ -36,18 +39,16 @@ struct Comparison {
             }
             let run = summarize(runCase, measured)
             runs.append(run)
-            progress(progressLine(index: index + 1, of: cases.count, run))
+            repetitionsDone += measured.count
+            repetitionsLeft -= measured.count
+            // What is left, at the pace so far: runs differ, so it is a guess that settles as it goes.
+            let left = (ContinuousClock.now - casesStarted).seconds / Double(repetitionsDone) * Double(repetitionsLeft)
+            progress(progressLine(index: index + 1, of: cases.count, run) + (repetitionsLeft > 0 ? "  · \(Self.minutes(left)) left" : ""))
         }
 
         let environment = MachineFacts.environment(
             source: source, startedAt: startedAt, duration: (ContinuousClock.now - started).seconds)
-        let settings = ComparisonResults.Settings(
-            preset: plan.preset, sizes: plan.sizes, faultSize: plan.faultSize, lessons: plan.lessons.map(\.id.rawValue),
-            scenarios: plan.scenarios, repetitions: plan.repetitions,
-            slowDiskWriteDelayMicroseconds: Scenario.slowDiskWriteDelayMicroseconds,
-            networks: plan.networks.isEmpty ? nil : plan.networks,
-            networkRepetitions: plan.networks.isEmpty ? nil : plan.networkRepetitions)
-        return ComparisonResults(label: label, environment: environment, settings: settings,
+        return ComparisonResults(label: label, environment: environment, settings: plan.settings,
                                  references: references, runs: runs)
     }
 
@@ -135,6 +136,12 @@ struct Comparison {
     private func isPredicted(_ runCase: RunCase, _ measured: [LessonRunner.Measured]) -> Bool {
         guard runCase.variant == .article, let failure = measured.lazy.compactMap(\.failure).first else { return false }
         return runCase.lesson.predicts(failure, in: runCase.scenario)
+    }
+
+    /// "2 min 10 s", "40 s".
+    static func minutes(_ seconds: Double) -> String {
+        let whole = Int(seconds.rounded())
+        return whole < 60 ? "\(whole) s" : "\(whole / 60) min \(whole % 60) s"
     }
 
     private func progressLine(index: Int, of count: Int, _ run: ComparisonResults.Run) -> String {

@@ -20,7 +20,12 @@ struct ComparisonPlan {
     var lessons: [LessonDefects]
     var variants: [Variant]
     var scenarios: [Scenario]
+    /// How often each clean run is repeated: its cell is a time and a peak, and the report shows
+    /// the median.
     var repetitions: Int
+    /// How often each fault scenario's run is repeated: its cell says whether the file came out
+    /// right and what came twice, which one run shows (`--fault-repetitions`).
+    var faultRepetitions = 1
     /// Network profiles the corrected variants also run over, each at its own file size, clean
     /// and with a drop (`--profile`; `--full` adds 3g and wifi).
     var networks: [NetworkProfile] = []
@@ -78,8 +83,20 @@ struct ComparisonPlan {
         return cases
     }
 
+    /// The plan as the record keeps it.
+    var settings: ComparisonResults.Settings {
+        ComparisonResults.Settings(
+            preset: preset, sizes: sizes, faultSize: faultSize, lessons: lessons.map(\.id.rawValue),
+            scenarios: scenarios, repetitions: repetitions,
+            slowDiskWriteDelayMicroseconds: Scenario.slowDiskWriteDelayMicroseconds,
+            networks: networks.isEmpty ? nil : networks,
+            networkRepetitions: networks.isEmpty ? nil : networkRepetitions,
+            faultRepetitions: faultRepetitions)
+    }
+
     func repetitions(of runCase: RunCase) -> Int {
-        runCase.network == nil ? repetitions : networkRepetitions
+        if runCase.network != nil { return networkRepetitions }
+        return runCase.scenario == .clean ? repetitions : faultRepetitions
     }
 }
 
