@@ -62,6 +62,23 @@ struct Tick {
         }
     }
 
+    /// A round number of seconds at or a little above `seconds`, for the end of a time axis.
+    static func roundedUpSeconds(_ seconds: Double) -> Double {
+        let power = pow(10, floor(log10(max(seconds, 1e-3))))
+        return ([1.0, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10].first { $0 * power >= seconds } ?? 10) * power
+    }
+
+    /// Round steps of seconds (1, 2 or 5 times a power of ten) from zero to `upper`.
+    static func seconds(upTo upper: Double, atMost count: Int) -> [Tick] {
+        let rough = upper / Double(max(count - 1, 1))
+        let power = pow(10, floor(log10(max(rough, 1e-6))))
+        let step = [1.0, 2, 5, 10].map { $0 * power }.first { $0 >= rough } ?? 10 * power
+        return stride(from: 0, through: upper + step * 1e-9, by: step).map { value in
+            Tick(value: value, label: value == 0 ? "0" : step < 1 ? String(format: "%.\(max(0, Int(-floor(log10(step)))))f s", value)
+                                                                 : String(format: "%.0f s", value))
+        }
+    }
+
     /// A round number a little above `value` (1, 2 or 5 of a binary unit times a power of ten), for
     /// the end of a linear axis.
     static func roundedUp(_ value: Double) -> Double {

@@ -42,6 +42,7 @@ struct ReportWriter {
         writeHeader(body)
         writeVerdicts(section(body, id: "verdicts", title: "Verdicts"))
         writeFaultMatrix(section(body, id: "fault-matrix", title: "Fault matrix"))
+        writeExchangeCharts(section(body, id: "exchanges", title: "Every exchange, against time"))
         writePeakRSSCharts(section(body, id: "memory", title: "Peak memory against file size"))
         writeTimelineCharts(section(body, id: "timeline", title: "Memory during the largest download"))
         writeThroughputCharts(section(body, id: "throughput", title: "Throughput of the largest download"))
@@ -88,7 +89,7 @@ struct ReportWriter {
             memory (RSS) of the lesson's process.
             """)
         let contents = header.add("nav").add("ul", ["class": "contents"])
-        for (id, title) in [("verdicts", "Verdicts"), ("fault-matrix", "Fault matrix"), ("memory", "Peak memory"),
+        for (id, title) in [("verdicts", "Verdicts"), ("fault-matrix", "Fault matrix"), ("exchanges", "Exchanges"), ("memory", "Peak memory"),
                             ("timeline", "Memory over time"), ("throughput", "Throughput"), ("cost", "The lab's cost"),
                             ("numbers", "Numbers"),
                             ("environment", "Machines"), ("lessons", "Lesson pages")] {

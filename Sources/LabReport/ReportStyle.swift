@@ -65,6 +65,9 @@ enum ReportStyle {
         svg .tick { font-size: 12px; fill: #444; }
         svg .axis-title { font-size: 13px; fill: #222; font-weight: 600; }
         svg .legend-text, svg .bar-label { font-size: 13px; fill: #222; }
+        svg .bar-note { font-size: 13px; fill: #222; font-weight: 600; }
+        svg .bar-note.inside { fill: #000; }
+        svg .bar-note.inside.light { fill: #fff; }
         svg .bar-value { font-size: 12px; fill: #333; }
         svg .note-text { font-size: 12px; fill: #555; }
         svg .diagonal { stroke: #9a9aa2; stroke-width: 1.5; stroke-dasharray: 2 4; }

@@ -193,6 +193,8 @@ public struct ComparisonResults: Codable, Sendable, Equatable {
         public var secondLaunch: SecondLaunch?
         /// RSS of the median repetition while it ran; absent when not sampled.
         public var rssTimeline: [RSSSample]?
+        /// The exchanges of the median repetition against time, for the lesson's picture.
+        public var exchangeTimeline: ExchangeTimeline? = nil
 
         public init(lesson: String, title: String, variant: Variant, scenario: Scenario, sizeBytes: Int64,
                     status: RunStatus, expectedFailure: Bool, cause: String?, wallSeconds: Double,

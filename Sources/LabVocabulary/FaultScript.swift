@@ -174,6 +174,13 @@ public struct FaultScript: Hashable, Sendable, CustomStringConvertible {
         return FaultScript(attempts: padded.map { $0 + [.profile(network)] })
     }
 
+    /// This script with every attempt sent at most `bytesPerSecond`, and at least `attempts`
+    /// attempts: a run slow enough for its picture to show each request and the file growing.
+    public func paced(bytesPerSecond: Int64, attempts: Int) -> FaultScript {
+        let padded = self.attempts + Array(repeating: [], count: max(0, attempts - self.attempts.count))
+        return FaultScript(attempts: padded.map { $0.contains { $0.kind == .throttle } ? $0 : $0 + [.throttle(bytesPerSecond: bytesPerSecond)] })
+    }
+
     /// What the fixture holds under this script. Servers compress text, not random bytes (which
     /// gzip makes larger), so a script that compresses any attempt serves a text file throughout.
     public var content: FixtureContent {

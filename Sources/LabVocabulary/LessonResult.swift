@@ -122,6 +122,12 @@ public struct HTTPExchange: Codable, Sendable, Equatable {
     public var reprDigestSHA256: String?
     public var bodyBytes: Int64 = 0
     public var error: String?
+    /// When the request was handed over, when its response's head arrived, and when the last
+    /// thing was heard of it (its last chunk, its failure), in seconds since 1970: what a
+    /// timeline or a HAR file draws. Absent where nothing timed it.
+    public var startedAt: Double?
+    public var firstByteAt: Double?
+    public var endedAt: Double?
 
     public init(method: RequestMethod, url: String, range: String? = nil, ifRange: String? = nil,
                 ifNoneMatch: String? = nil, ifModifiedSince: String? = nil, status: Int? = nil, contentRange: String? = nil, contentLength: Int64? = nil, etag: String? = nil, reprDigestSHA256: String? = nil, bodyBytes: Int64 = 0, error: String? = nil) {

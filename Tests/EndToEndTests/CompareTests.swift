@@ -168,6 +168,45 @@ struct CompareTests {
         #expect(inMemory.bytesDownloadedAgain == size * 3 / 10)
     }
 
+    /// The report's picture of lessons 02 and 03 under ignore-range, read in Chromium: the
+    /// article's second GET is a 200 appended after the partial file, the corrected one's a 200
+    /// written from byte 0, each a bar with its label.
+    @Test(.enabled(if: runningInCI || executable(named: "chromium-headless-shell") != nil,
+                   "chromium-headless-shell is not installed; the browser test is skipped (apt-get install chromium-headless-shell)"))
+    func theReportDrawsTheSplicedAndTheRestartedResume() throws {
+        let report = try quick().folder.appendingPathComponent("report.html")
+        let results = try Browser.run(report.absoluteString, steps: [["eval": """
+            [...document.querySelectorAll('figure.exchanges')].filter(f => ['02-filehandle', '03-outputstream'].includes(f.dataset.lesson))
+              .map(f => ({lesson: f.dataset.lesson, scenario: f.dataset.scenario, lanes: [...f.querySelectorAll('g.lane')].map(lane => ({
+                title: lane.dataset.lane,
+                gets: [...lane.querySelectorAll('g.exchange[data-method="GET"]')].map(g => ({
+                  status: g.dataset.status, label: g.querySelector('.bar-label').textContent,
+                  note: g.querySelector('.bar-note')?.textContent ?? '', width: g.querySelector('rect.body')?.getBoundingClientRect().width ?? 0 }))
+              }))}))
+            """]], scripts: false)
+        let figures = try #require(results.first as? [[String: Any]])
+        #expect(figures.compactMap { $0["lesson"] as? String } == ["02-filehandle", "03-outputstream"], "\(figures)")
+        for figure in figures {
+            #expect(figure["scenario"] as? String == "ignore-range")
+            let lanes = figure["lanes"] as? [[String: Any]] ?? []
+            #expect(lanes.count == 2, "\(figure)")
+            for lane in lanes {
+                let title = lane["title"] as? String ?? ""
+                let gets = lane["gets"] as? [[String: Any]] ?? []
+                let resume = try #require(gets.last, "\(lane)")
+                #expect(gets.count == 2 && gets.allSatisfy { ($0["width"] as? Double ?? 0) >= 1 }, "\(lane)")
+                #expect(resume["status"] as? String == "200" && (resume["label"] as? String ?? "").hasPrefix("GET 200"), "\(resume)")
+                #expect((resume["label"] as? String ?? "").contains("fault: ignore-range"), "\(resume)")
+                let note = resume["note"] as? String ?? ""
+                if title.hasPrefix("article") {
+                    #expect(note.hasPrefix("appended after"), "\(figure["lesson"] ?? "") article: \(resume)")
+                } else {
+                    #expect(title.hasPrefix("corrected") && note == "written from byte 0", "\(figure["lesson"] ?? "") \(title): \(resume)")
+                }
+            }
+        }
+    }
+
     @Test func measuresEveryProcessFromTheOutside() throws {
         let results = try quick().results
         for run in results.runs {

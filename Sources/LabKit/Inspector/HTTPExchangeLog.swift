@@ -51,7 +51,7 @@ public final class HTTPExchangeLog: Sendable {
             ifRange: request.value(forHTTPHeaderField: "If-Range"),
             ifNoneMatch: request.value(forHTTPHeaderField: "If-None-Match"),
             ifModifiedSince: request.value(forHTTPHeaderField: "If-Modified-Since")
-        )
+        ).started(at: Self.now)
         let (index, observer) = state.withLock { state in
             state.exchanges.append(exchange)
             return (state.exchanges.count - 1, state.observer)
@@ -85,13 +85,14 @@ public final class HTTPExchangeLog: Sendable {
                 range: newRequest.value(forHTTPHeaderField: "Range"),
                 ifRange: newRequest.value(forHTTPHeaderField: "If-Range"),
                 ifNoneMatch: newRequest.value(forHTTPHeaderField: "If-None-Match"),
-                ifModifiedSince: newRequest.value(forHTTPHeaderField: "If-Modified-Since"))
+                ifModifiedSince: newRequest.value(forHTTPHeaderField: "If-Modified-Since")).started(at: Self.now)
         }
     }
 
     func received(_ index: Int, response: URLResponse) {
         let (exchange, observer) = update(index) { exchange in
             if let http = response as? HTTPURLResponse { exchange.record(http) }
+            exchange.firstByteAt = exchange.firstByteAt ?? Self.now
         }
         observer?(.response(exchange))
         state.withLock { $0.limitWatcher }?(exchange)
@@ -108,16 +109,28 @@ public final class HTTPExchangeLog: Sendable {
         observer?(.failure(exchange))
     }
 
+    /// Seconds since 1970, the clock every process of a run shares.
+    static var now: Double { (Date().timeIntervalSince1970 * 1000).rounded() / 1000 }
+
+    /// Every change is news of the exchange: its end is the last of them.
     @discardableResult
     private func update(_ index: Int, _ change: (inout HTTPExchange) -> Void) -> (HTTPExchange, (@Sendable (Event) -> Void)?) {
-        state.withLock { state in
+        let now = Self.now
+        return state.withLock { state in
             change(&state.exchanges[index])
+            state.exchanges[index].endedAt = now
             return (state.exchanges[index], state.observer)
         }
     }
 }
 
 extension HTTPExchange {
+    fileprivate func started(at time: Double) -> HTTPExchange {
+        var exchange = self
+        (exchange.startedAt, exchange.endedAt) = (time, time)
+        return exchange
+    }
+
     fileprivate mutating func record(_ response: HTTPURLResponse) {
         status = response.statusCode
         contentRange = response.value(forHTTPHeaderField: "Content-Range")

@@ -98,7 +98,7 @@ struct Comparison {
         let medianWall = median(repetitions.map(\.wallSeconds))
         let referenceSeconds = medianOfAll(repetitions.map(\.referenceSeconds))
         let typical = measured.first { $0.repetition.wallSeconds == medianWall }!
-        return ComparisonResults.Run(
+        var run = ComparisonResults.Run(
             lesson: runCase.lesson.id.rawValue, title: runCase.lesson.id.shortTitle, variant: runCase.variant,
             scenario: runCase.scenario, sizeBytes: runCase.size, status: status,
             expectedFailure: status == .fail && isPredicted(runCase, measured), cause: cause,
@@ -123,6 +123,8 @@ struct Comparison {
             network: runCase.network,
             firstByteSeconds: medianOfAll(repetitions.map(\.firstByteSeconds)),
             secondLaunch: typical.repetition.secondLaunch)
+        run.exchangeTimeline = typical.exchanges
+        return run
     }
 
     /// The median when every repetition measured the value, else nil.

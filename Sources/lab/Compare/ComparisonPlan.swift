@@ -10,6 +10,16 @@ extension LessonDefects {
     func runs(_ scenario: Scenario) -> Bool {
         !scenario.isLessonSpecific || failingScenarios.contains(scenario)
     }
+
+    /// The scenario whose exchanges the report draws for this lesson, among `scenarios`: one that
+    /// shows a defect of its article, in one process, else a drop, else a clean run.
+    func pictured(among scenarios: [Scenario]) -> Scenario? {
+        let shown = Self.picturable.first { failingScenarios.contains($0) && scenarios.contains($0) && runs($0) }
+        return shown ?? [Scenario.dropResume, .clean].first { scenarios.contains($0) && runs($0) && (!id.uploads || $0 == .clean) }
+    }
+
+    /// What one process's record can show, the most telling first.
+    private static let picturable: [Scenario] = [.ignoreRange, .entityChanged, .dropResume, .slowDisk]
 }
 
 /// Sizes, lessons, scenarios and repetitions of one comparison.
@@ -54,6 +64,17 @@ struct ComparisonPlan {
     /// The runs in the order they happen: every clean size first, smallest first, so the
     /// first results arrive quickly; then the fault scenarios at `faultSize`.
     var cases: [RunCase] {
+        var cases = plainCases
+        for index in cases.indices where cases[index].network == nil && cases[index].size == pictureSize(cases[index].scenario) {
+            cases[index].drawsExchanges = cases[index].lesson.pictured(among: scenarios) == cases[index].scenario
+        }
+        return cases
+    }
+
+    /// A clean picture is of the smallest size: the exchanges, not the bytes, are the story.
+    private func pictureSize(_ scenario: Scenario) -> Int64 { scenario == .clean ? sizes.min() ?? faultSize : faultSize }
+
+    private var plainCases: [RunCase] {
         var cases: [RunCase] = []
         if scenarios.contains(.clean) {
             for size in sizes {
@@ -108,11 +129,16 @@ struct RunCase {
     let size: Int64
     /// The link it runs over; nil for loopback.
     var network: NetworkProfile? = nil
+    /// Its exchanges and the bytes on disk are kept for the report's picture of the lesson.
+    var drawsExchanges = false
 
     /// The server's faults: the scenario's, every attempt over the network if there is one.
     var faults: FaultScript {
-        guard let network else { return scenario.faults }
-        return scenario.faults.over(network, attempts: TransferLimits.defaultAttempts)
+        if let network { return scenario.faults.over(network, attempts: TransferLimits.defaultAttempts) }
+        // A pictured run sends the whole file in about a quarter of a second, so that the samples
+        // of the bytes on disk (every 10 ms) show each request's effect on the file.
+        if drawsExchanges { return scenario.faults.paced(bytesPerSecond: max(size * 4, 64 << 10), attempts: TransferLimits.defaultAttempts) }
+        return scenario.faults
     }
 
     /// The reference that does this run's transfer with nothing around it, run right before

@@ -20,6 +20,8 @@ struct LessonRunner {
     struct Measured {
         var repetition: ComparisonResults.Repetition
         var timeline: [ComparisonResults.RSSSample]
+        /// Its exchanges against time, for a case the report draws.
+        var exchanges: ComparisonResults.ExchangeTimeline?
         /// What a failed run did, for the catalogue to recognise; nil for a run that passed.
         var failure: Observation?
     }
@@ -57,6 +59,7 @@ struct LessonRunner {
         var process = MeasuredProcess(
             program: executables.appendingPathComponent(runCase.lesson.id.executable),
             arguments: arguments, outputFolder: folder, timeout: timeout)
+        if runCase.drawsExchanges { process.watchedOutput = output }
         // Lesson 05 keeps Foundation-style temp files in $TMPDIR; this keeps them in the folder.
         process.environment["TMPDIR"] = temporary.path
         // Foundation on Linux keeps its URL cache and its data in the XDG folders, made on the
@@ -84,22 +87,16 @@ struct LessonRunner {
         repetition.secondLaunch = secondLaunchSeconds.map { seconds in
             ComparisonResults.SecondLaunch(requests: record?.requests.map { "\($0.method.rawValue) \($0.status.map(String.init) ?? "–")" } ?? [],
                                            bodyBytes: record?.bytesReceived ?? 0, seconds: seconds,
-                                           fileBytes: record?.fileBytes ?? 0, cacheBytes: Self.bytes(under: cache))
+                                           fileBytes: record?.fileBytes ?? 0, cacheBytes: MeasuredProcess.bytes(at: cache))
         }
         let passed = repetition.verified && repetition.exitCode == 0
+        let exchanges = runCase.drawsExchanges ? record.map {
+            ComparisonResults.ExchangeTimeline(origin: finished.startedAt, faults: runCase.faults.isNone ? "" : runCase.faults.description,
+                                               exchanges: $0.requests, disk: finished.disk)
+        } : nil
         return Measured(
-            repetition: repetition, timeline: finished.timeline,
+            repetition: repetition, timeline: finished.timeline, exchanges: exchanges,
             failure: passed ? nil : observe(finished, record: record, runCase: runCase, expected: expected, token: token))
-    }
-
-    /// What the regular files under `folder` hold, in bytes; 0 when there is no such folder.
-    private static func bytes(under folder: URL) -> Int64 {
-        let keys: Set<URLResourceKey> = [.isRegularFileKey, .fileSizeKey]
-        guard let walker = FileManager.default.enumerator(at: folder, includingPropertiesForKeys: Array(keys)) else { return 0 }
-        return walker.compactMap { item -> Int64? in
-            guard let values = try? (item as? URL)?.resourceValues(forKeys: keys), values.isRegularFile == true else { return nil }
-            return Int64(values.fileSize ?? 0)
-        }.reduce(0, +)
     }
 
     /// The failed run as the catalogue describes runs (see `LessonDefects.predicts`).

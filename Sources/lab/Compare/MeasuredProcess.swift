@@ -20,6 +20,10 @@ struct MeasuredProcess {
         var cpuSeconds: Double
         var peakRSSBytes: Int64
         var timeline: [ComparisonResults.RSSSample]
+        /// Seconds since 1970 when the process was started.
+        var startedAt: Double
+        /// The bytes under `watchedOutput` while it ran; empty when nothing was watched.
+        var disk: [ComparisonResults.DiskSample] = []
         var stdout: String
         var stderr: String
         var timedOut: Bool
@@ -57,6 +61,19 @@ struct MeasuredProcess {
     var timeout: Duration = .seconds(300)
     /// The child's stderr goes to this process's own, for a person to watch, instead of a file.
     var passesStderrThrough = false
+    /// A file or folder whose bytes are sampled with the memory, for a run's picture.
+    var watchedOutput: URL?
+
+    /// The bytes of `url`, a file, or the regular files under it, a folder; 0 when it is missing.
+    static func bytes(at url: URL) -> Int64 {
+        let keys: Set<URLResourceKey> = [.isRegularFileKey, .fileSizeKey]
+        if let values = try? url.resourceValues(forKeys: keys), values.isRegularFile == true { return Int64(values.fileSize ?? 0) }
+        guard let walker = FileManager.default.enumerator(at: url, includingPropertiesForKeys: Array(keys)) else { return 0 }
+        return walker.compactMap { item -> Int64? in
+            guard let values = try? (item as? URL)?.resourceValues(forKeys: keys), values.isRegularFile == true else { return nil }
+            return Int64(values.fileSize ?? 0)
+        }.reduce(0, +)
+    }
 
     /// Runs the process to its end. `killWhen` is asked at every sample; once it says yes the
     /// process gets SIGKILL, as a user force-quitting an app would.
@@ -67,9 +84,11 @@ struct MeasuredProcess {
         let launcherPID = try spawn(arguments: [reportFile.path, program.path] + arguments,
                                     stdout: stdoutFile, stderr: stderrFile)
         let started = ContinuousClock.now
+        let startedAt = Date().timeIntervalSince1970
         let exit = ExitWatch(pid: launcherPID)
 
         var timeline: [ComparisonResults.RSSSample] = []
+        var disk: [ComparisonResults.DiskSample] = []
         var childPID: pid_t?
         var killed = false, timedOut = false
         while exit.reaped == nil {
@@ -79,6 +98,7 @@ struct MeasuredProcess {
                 if let rss = Platform.residentBytes(ofProcess: childPID) {
                     timeline.append(.init(t: elapsed.seconds, rssBytes: rss))
                 }
+                if let watchedOutput { disk.append(.init(t: elapsed.seconds, bytes: Self.bytes(at: watchedOutput))) }
                 if !killed, elapsed > timeout || killWhen() {
                     timedOut = elapsed > timeout
                     killed = true
@@ -100,6 +120,8 @@ struct MeasuredProcess {
             cpuSeconds: usage.cpu,
             peakRSSBytes: Platform.residentBytes(fromMaxRSS: usage.maxRSS),
             timeline: timeline,
+            startedAt: startedAt,
+            disk: disk + (watchedOutput.map { [.init(t: usage.wall, bytes: Self.bytes(at: $0))] } ?? []),
             stdout: (try? String(contentsOf: stdoutFile, encoding: .utf8)) ?? "",
             stderr: stderr,
             timedOut: timedOut
