@@ -155,8 +155,9 @@ let package = Package(
                 "LabClass",
                 "lab", "lab-measure", "foundation-floor",
             ] + lessonExecutables.map { .target(name: $0) },
-            // Run by the class tests as they are: the browser's driver, the HTTP client, the exports' reader, JUnit's schema.
-            exclude: ["Support/Class/browser.py", "Support/Class/client.py", "Support/Class/formats.py", "Support/Class/junit.xsd"]
+            // Run by the tests as they are: the browser's driver, the HTTP client, the exports' reader, JUnit's schema; HAR's schema and its checker.
+            exclude: ["Support/Class/browser.py", "Support/Class/client.py", "Support/Class/formats.py", "Support/Class/junit.xsd",
+                      "Support/HAR/har-1.2.schema.json", "Support/HAR/har_check.py"]
         ),
     ]
         // LabPlatform: a demonstration of Foundation on Linux asks whether it runs there.

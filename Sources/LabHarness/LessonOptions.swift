@@ -26,6 +26,9 @@ struct LessonOptions: ParsableArguments {
     @Flag(help: "Print only errors (and the JSON record with --json).")
     var quiet = false
 
+    @Option(help: ArgumentHelp("Also write the run's exchanges as an HTTP Archive (HAR 1.2), for a browser's network panel, Charles or Proxyman.", valueName: "file"))
+    var har: String?
+
     @Option(name: .customLong("write-delay-us"), help: "Simulate a slow disk: sleep this many microseconds after every write.")
     var writeDelayMicroseconds = 0
 

@@ -28,6 +28,7 @@ struct LessonProcess<Way: LessonWay & ExpressibleByArgument> {
         let source = try DownloadSource(options: options, lesson: lesson, startServer: startServer)
         defer { source.server?.stop() }
         let file = try prepareOutput()
+        try checkArchivePath()
         let exchangeLog = HTTPExchangeLog()
         URLConnection.recordExchanges(in: exchangeLog)
         tellDownloadSessionLifecycle(to: { [console] in console.line("  " + $0) })
@@ -61,7 +62,8 @@ struct LessonProcess<Way: LessonWay & ExpressibleByArgument> {
             ownCheck: run.ownCheck.value.withLock { $0 }, progress: run.progress.record
         ).result()
         result.background = run.background?.record.withLock { $0 }
-        report(result)
+        // A run whose archive could not be written did not give what was asked for.
+        if !report(result), result.exitCode == 0 { result.exitCode = ExitStatus.localIOFailed.rawValue }
         return result
     }
 
@@ -184,7 +186,7 @@ struct LessonProcess<Way: LessonWay & ExpressibleByArgument> {
                     exchanges: exchanges, attempts: max(1, ending.attemptsMade.load(ordering: .relaxed)), lastResult: .failed(error),
                     wallSeconds: Date().timeIntervalSince(started), ownCheck: nil, hashesTheFixture: false
                 ).result()
-                process.report(result)
+                _ = process.report(result)
                 exit(result.exitCode)
             } catch {
                 Console.error("\(process.lesson.command): \(describe(error))")
@@ -250,7 +252,9 @@ struct LessonProcess<Way: LessonWay & ExpressibleByArgument> {
         return folder
     }
 
-    private func report(_ result: LessonResult) {
+    /// Prints the record and the summary, and writes `--har`; false when the archive could not be written.
+    @discardableResult
+    private func report(_ result: LessonResult) -> Bool {
         if options.json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys]
@@ -258,6 +262,7 @@ struct LessonProcess<Way: LessonWay & ExpressibleByArgument> {
                 Console.output(text)
             }
         }
+        let archived = writeArchive(of: result)
         for line in ExchangeStory.summary(result) { console.line(line) }
         if result.exitCode != 0, let message = result.error?.message {
             Console.error("\(lesson.command): \(message)")
@@ -268,6 +273,7 @@ struct LessonProcess<Way: LessonWay & ExpressibleByArgument> {
             Console.error("\(lesson.command): warning: \(result.output) was downloaded but NOT verified: "
                           + "no SHA-256 was known (pass --sha256, or use a server that sends Repr-Digest)")
         }
+        return archived
     }
 }
 

@@ -31,7 +31,7 @@ extension ReportWriter {
             })
             let svg = figure.add("svg", [
                 "xmlns": "http://www.w3.org/2000/svg", "viewBox": "0 0 \(Int(ChartFrame.width)) \(Int(chart.height.rounded(.up)))",
-                "role": "img", "data-chart": "exchanges", "aria-label": "exchanges of lesson \(lesson) against time",
+                "role": "img", "data-chart": "exchanges", "data-machine": machine.label, "aria-label": "exchanges of lesson \(lesson) against time",
             ])
             chart.draw(in: svg)
         }

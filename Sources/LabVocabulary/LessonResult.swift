@@ -128,6 +128,10 @@ public struct HTTPExchange: Codable, Sendable, Equatable {
     public var startedAt: Double?
     public var firstByteAt: Double?
     public var endedAt: Double?
+    /// The headers the app set on the request (URLSession adds its own, such as
+    /// `Accept-Encoding`, which it does not show), and the response's, sorted by name.
+    public var requestHeaders: [HeaderField]?
+    public var responseHeaders: [HeaderField]?
 
     public init(method: RequestMethod, url: String, range: String? = nil, ifRange: String? = nil,
                 ifNoneMatch: String? = nil, ifModifiedSince: String? = nil, status: Int? = nil, contentRange: String? = nil, contentLength: Int64? = nil, etag: String? = nil, reprDigestSHA256: String? = nil, bodyBytes: Int64 = 0, error: String? = nil) {
@@ -144,5 +148,21 @@ public struct HTTPExchange: Codable, Sendable, Equatable {
         self.reprDigestSHA256 = reprDigestSHA256
         self.bodyBytes = bodyBytes
         self.error = error
+    }
+}
+
+/// One header, as HAR writes it.
+public struct HeaderField: Codable, Sendable, Equatable {
+    public var name: String
+    public var value: String
+
+    public init(name: String, value: String) {
+        self.name = name
+        self.value = value
+    }
+
+    /// The fields of a header dictionary, sorted by name, for a record that reads the same each run.
+    public static func sorted(_ fields: [String: String]) -> [HeaderField] {
+        fields.map { HeaderField(name: $0.key, value: $0.value) }.sorted { ($0.name.lowercased(), $0.value) < ($1.name.lowercased(), $1.value) }
     }
 }

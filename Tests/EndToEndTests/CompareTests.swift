@@ -207,6 +207,20 @@ struct CompareTests {
         }
     }
 
+    /// A HAR file per case, each HAR 1.2, and the pictured cases' exchanges in them.
+    @Test func writesAHARFilePerRun() throws {
+        let run = try quick()
+        let folder = run.folder.appendingPathComponent("har")
+        let files = try FileManager.default.contentsOfDirectory(at: folder, includingPropertiesForKeys: nil).sorted { $0.path < $1.path }
+        #expect(files.count == run.results.runs.count)
+        let entries = try HARTests.check(files)
+        for pictured in run.results.runs where pictured.exchangeTimeline != nil {
+            let name = "\(pictured.lesson)-\(pictured.variant.rawValue)-\(pictured.scenario.rawValue)-\(ByteSize.format(pictured.sizeBytes)).har"
+            let index = try #require(files.firstIndex { $0.lastPathComponent == name }, "\(name)")
+            #expect(entries[index].count == pictured.exchangeTimeline?.exchanges.count, "\(name)")
+        }
+    }
+
     @Test func measuresEveryProcessFromTheOutside() throws {
         let results = try quick().results
         for run in results.runs {

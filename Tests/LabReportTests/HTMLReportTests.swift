@@ -197,6 +197,24 @@ struct HTMLReportTests {
         #expect(page.root.all("svg").allSatisfy { $0["data-machine"] == Fixture.hostileLabel })
     }
 
+    /// The picture of lesson 03 under ignore-range: the article's 200 appended after the partial
+    /// file, the corrected one's written from byte 0; what the file says stays text.
+    @Test func theExchangesOfARunAreDrawnAndTheirTextStaysText() throws {
+        let (_, _, page) = try Self.roundTrip(Fixture.results())
+        let figure = try #require(page.root.all("figure").first { $0.hasClass("exchanges") && $0["data-lesson"] == "03-outputstream" })
+        #expect(figure["data-scenario"] == "ignore-range")
+        let lanes = figure.all("g").filter { $0.hasClass("lane") }
+        #expect(lanes.compactMap { $0["data-lane"]?.components(separatedBy: ":").first } == ["article", "corrected"])
+        let resumes = lanes.compactMap { $0.all("g").filter { $0.hasClass("exchange") }.last }
+        #expect(resumes.map { $0["data-status"] } == ["200", "200"])
+        let notes = resumes.map { $0.all("text").first { $0.hasClass("bar-note") }?.text }
+        #expect(notes == ["appended after 9.6 MiB", "written from byte 0"], "\(notes)")
+        let label = resumes.last?.all("text").first { $0.hasClass("bar-label") }?.text ?? ""
+        #expect(label.hasPrefix("GET 200 · <g id=\"evil\">"), "\(label)")
+        #expect(page.root.all("g").allSatisfy { $0["id"] != "evil" })
+        #expect(figure.all("rect").filter { $0.hasClass("body") }.count == 4)
+    }
+
     @Test func aMergedReportShowsBothMachinesEverywhere() throws {
         let lab = Fixture.results(label: "lab-linux", hostname: "ip-10-0-0-7")
         let laptop = Fixture.results(label: "laptop", hostname: "mbp.local", lessons: ["03-outputstream"])
@@ -256,9 +274,10 @@ struct PartialResultsTests {
         page.root.all("svg").compactMap { $0["data-chart"] }
     }
 
-    @Test func onlyFaultScenariosGiveTheMatrixAndFaultTableButNoCharts() throws {
+    @Test func onlyFaultScenariosGiveTheMatrixAndFaultTableButNoChartsOfSizes() throws {
         let page = try Self.page(Fixture.allRuns.filter { $0.scenario != .clean }, references: false)
-        #expect(Self.charts(page).isEmpty)
+        // The picture of a fault scenario's exchanges is the one chart that needs no clean run.
+        #expect(Self.charts(page) == ["exchanges"])
         #expect(page.root.all("table").compactMap { $0["data-table"] } == ["fault-matrix", "faults", "environment"])
         #expect(page.table("faults").count == Fixture.allRuns.filter { $0.scenario != .clean }.count)
     }

@@ -13,6 +13,7 @@ enum ReportFixture {
     static let hostileLabel = "<script>alert(1)</script>"
     static let hostileHostname = "<img src=x onerror=alert(3)>.local"
     static let hostileCause = "</td><script>alert(2)</script> & \"quoted\" 'cause'"
+    static let hostileRange = "<g id=\"evil\"><script>alert(4)</script>"
     static let curlThroughput = 600.0 * Double(mebibyte)
 
     static func results(label: String = hostileLabel, hostname: String = hostileHostname,
@@ -71,10 +72,12 @@ enum ReportFixture {
             run("01-in-memory", "Every chunk in one buffer", .corrected, .killRerun, fault, again: fault / 2),
             run("03-outputstream", "OutputStream append", .article, .killRerun, fault, again: 65_536),
             run("03-outputstream", "OutputStream append", .article, .ignoreRange, fault, status: .fail, expected: true,
-                cause: "verification failed: SHA-256 mismatch, a 200 reply was appended", again: 13_421_773),
+                cause: "verification failed: SHA-256 mismatch, a 200 reply was appended", again: 13_421_773)
+                .drawn(resumeRange: "bytes=9663676-", appends: true),
             run("03-outputstream", "OutputStream append", .article, .dropResume, fault, again: 4_096),
             run("03-outputstream", "OutputStream append", .corrected, .killRerun, fault, again: 131_072),
-            run("03-outputstream", "OutputStream append", .corrected, .ignoreRange, fault, again: 13_421_773),
+            run("03-outputstream", "OutputStream append", .corrected, .ignoreRange, fault, again: 13_421_773)
+                .drawn(resumeRange: hostileRange, appends: false),
             run("03-outputstream", "OutputStream append", .corrected, .dropResume, fault, status: .fail,
                 cause: hostileCause, again: 0),
             run("00-small-file", "Small file in one call", .corrected, .dropResume, fault, status: .refused,
@@ -99,5 +102,27 @@ enum ReportFixture {
                                        peakRSSBytes: peak, throughputBytesPerSecond: throughput, bytesOnWire: size + again,
                                        bytesDownloadedAgain: again, error: cause)],
                    rssTimeline: timeline)
+    }
+}
+
+extension ComparisonResults.Run {
+    /// This run with a picture of its exchanges: a GET that breaks at 30% of the file, then one
+    /// answered 200 with the whole file, `appends` after the partial one or written from byte 0.
+    func drawn(resumeRange: String, appends: Bool) -> Self {
+        var run = self
+        let origin = 1_764_000_000.0, size = sizeBytes, broken = sizeBytes * 3 / 10
+        let first = HTTPExchange(method: .get, url: "http://127.0.0.1:40211/fixtures/compare.bin", status: 200,
+                                 contentLength: size, bodyBytes: broken, error: ReportFixture.hostileCause)
+        let second = HTTPExchange(method: .get, url: "http://127.0.0.1:40211/fixtures/compare.bin", range: resumeRange,
+                                  status: 200, contentLength: size, bodyBytes: size)
+        var exchanges = [first, second]
+        (exchanges[0].startedAt, exchanges[0].firstByteAt, exchanges[0].endedAt) = (origin + 0.02, origin + 0.03, origin + 0.10)
+        (exchanges[1].startedAt, exchanges[1].firstByteAt, exchanges[1].endedAt) = (origin + 0.11, origin + 0.12, origin + 0.40)
+        let disk = [(0.0, 0), (0.05, broken / 2), (0.105, broken), (0.115, appends ? broken : 0),
+                    (0.3, appends ? broken + size / 2 : size / 2), (0.42, appends ? broken + size : size)]
+        run.exchangeTimeline = ComparisonResults.ExchangeTimeline(
+            origin: origin, faults: "drop:30pct,ignore-range", exchanges: exchanges,
+            disk: disk.map { ComparisonResults.DiskSample(t: $0.0, bytes: $0.1) })
+        return run
     }
 }

@@ -51,7 +51,7 @@ public final class HTTPExchangeLog: Sendable {
             ifRange: request.value(forHTTPHeaderField: "If-Range"),
             ifNoneMatch: request.value(forHTTPHeaderField: "If-None-Match"),
             ifModifiedSince: request.value(forHTTPHeaderField: "If-Modified-Since")
-        ).started(at: Self.now)
+        ).started(at: Self.now, headers: request.allHTTPHeaderFields)
         let (index, observer) = state.withLock { state in
             state.exchanges.append(exchange)
             return (state.exchanges.count - 1, state.observer)
@@ -85,7 +85,8 @@ public final class HTTPExchangeLog: Sendable {
                 range: newRequest.value(forHTTPHeaderField: "Range"),
                 ifRange: newRequest.value(forHTTPHeaderField: "If-Range"),
                 ifNoneMatch: newRequest.value(forHTTPHeaderField: "If-None-Match"),
-                ifModifiedSince: newRequest.value(forHTTPHeaderField: "If-Modified-Since")).started(at: Self.now)
+                ifModifiedSince: newRequest.value(forHTTPHeaderField: "If-Modified-Since")).started(at: Self.now,
+                                                                                                    headers: newRequest.allHTTPHeaderFields)
         }
     }
 
@@ -125,9 +126,10 @@ public final class HTTPExchangeLog: Sendable {
 }
 
 extension HTTPExchange {
-    fileprivate func started(at time: Double) -> HTTPExchange {
+    fileprivate func started(at time: Double, headers: [String: String]?) -> HTTPExchange {
         var exchange = self
         (exchange.startedAt, exchange.endedAt) = (time, time)
+        exchange.requestHeaders = HeaderField.sorted(headers ?? [:])
         return exchange
     }
 
@@ -137,6 +139,9 @@ extension HTTPExchange {
         contentLength = response.value(forHTTPHeaderField: "Content-Length").flatMap { Int64($0) }
         etag = response.value(forHTTPHeaderField: "ETag")
         reprDigestSHA256 = response.reprDigestSHA256
+        responseHeaders = HeaderField.sorted(Dictionary(response.allHeaderFields.compactMap { key, value in
+            (key as? String).map { ($0, "\(value)") }
+        }, uniquingKeysWith: { first, _ in first }))
     }
 }
 

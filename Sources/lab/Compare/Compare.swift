@@ -195,8 +195,14 @@ struct Compare: ParsableCommand {
 
         Console.error("lab compare: \(plan.cases.count) runs (\(plan.settings.repetitionsSaid)) "
             + "against \(source.kind == .embedded ? "the embedded server" : source.baseURL.absoluteString); writing to \(folder.path)")
+        let archives = folder.appendingPathComponent("har")
+        do {
+            try FileManager.default.createDirectory(at: archives, withIntermediateDirectories: true)
+        } catch {
+            throw CompareError("cannot create \(archives.path)")
+        }
         let comparison = Comparison(plan: plan, source: source, executables: executables, workFolder: workFolder,
-                                    progress: { Console.error($0) })
+                                    archiveFolder: archives, progress: { Console.error($0) })
         let results = try comparison.run(label: label ?? ProcessInfo.processInfo.hostName)
 
         // Checked again: something may have taken either path during the run.

@@ -13,6 +13,8 @@ struct Comparison {
     let source: FixtureSource
     let executables: URL
     let workFolder: URL
+    /// Where each case's HAR file goes: the median repetition's exchanges.
+    let archiveFolder: URL
     let progress: (String) -> Void
 
     func run(label: String) throws -> ComparisonResults {
@@ -39,6 +41,7 @@ struct Comparison {
             }
             let run = summarize(runCase, measured)
             runs.append(run)
+            try writeArchive(runCase, measured.first { $0.repetition.wallSeconds == run.wallSeconds } ?? measured[0])
             repetitionsDone += measured.count
             repetitionsLeft -= measured.count
             // What is left, at the pace so far: runs differ, so it is a guess that settles as it goes.
@@ -138,6 +141,23 @@ struct Comparison {
     private func isPredicted(_ runCase: RunCase, _ measured: [LessonRunner.Measured]) -> Bool {
         guard runCase.variant == .article, let failure = measured.lazy.compactMap(\.failure).first else { return false }
         return runCase.lesson.predicts(failure, in: runCase.scenario)
+    }
+
+    /// `har/03-outputstream-article-ignore-range-16MiB.har`, written whole or not at all.
+    private func writeArchive(_ runCase: RunCase, _ measured: LessonRunner.Measured) throws {
+        let name = [runCase.lesson.id.rawValue, runCase.variant.rawValue, runCase.scenario.rawValue]
+            + (runCase.network.map { [$0.rawValue] } ?? []) + [ByteSize.format(runCase.size)]
+        let archive = HTTPArchive(exchanges: measured.requests, faults: runCase.faults,
+                                  comment: "lab compare: \(name.joined(separator: ", "))")
+        let file = archiveFolder.appendingPathComponent(name.joined(separator: "-") + ".har")
+        do {
+            try OutputFile.checkReplaceable(file)
+            try archive.json().write(to: file, options: .atomic)
+        } catch let error as OutputFileError {
+            throw CompareError("cannot write \(file.path): \(error.reason)")
+        } catch {
+            throw CompareError("cannot write \(file.path): \(describe(error))")
+        }
     }
 
     /// "2 min 10 s", "40 s".

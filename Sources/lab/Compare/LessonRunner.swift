@@ -22,6 +22,8 @@ struct LessonRunner {
         var timeline: [ComparisonResults.RSSSample]
         /// Its exchanges against time, for a case the report draws.
         var exchanges: ComparisonResults.ExchangeTimeline?
+        /// Every exchange the lesson's record names, for the run's HAR file.
+        var requests: [HTTPExchange] = []
         /// What a failed run did, for the catalogue to recognise; nil for a run that passed.
         var failure: Observation?
     }
@@ -95,7 +97,7 @@ struct LessonRunner {
                                                exchanges: $0.requests, disk: finished.disk)
         } : nil
         return Measured(
-            repetition: repetition, timeline: finished.timeline, exchanges: exchanges,
+            repetition: repetition, timeline: finished.timeline, exchanges: exchanges, requests: record?.requests ?? [],
             failure: passed ? nil : observe(finished, record: record, runCase: runCase, expected: expected, token: token))
     }
 
