@@ -18,6 +18,31 @@ struct ExchangeChart {
 
     let lanes: [Lane]
 
+    /// The chart of `lesson`'s pictured case in `machine`'s results, article above corrected, and
+    /// the first of its runs; nil when none was pictured.
+    static func of(_ lesson: String, in machine: ComparisonResults) -> (ExchangeChart, ComparisonResults.Run)? {
+        let runs = machine.runs.filter { $0.lesson == lesson && $0.exchangeTimeline != nil }.sorted { $0.variant.rawValue < $1.variant.rawValue }
+        guard let first = runs.first else { return nil }
+        return (ExchangeChart(lanes: runs.compactMap { run in
+            run.exchangeTimeline.map { Lane(title: laneTitle(run), timeline: $0, sizeBytes: run.sizeBytes) }
+        }), first)
+    }
+
+    /// "03 OutputStream append: ignore-range, 16 MiB (drop at 30%, then …)".
+    static func caption(_ run: ComparisonResults.Run, title: String) -> String {
+        "\(run.lesson.prefix(2)) \(title): \(run.scenario.rawValue), \(Units.bytes(run.sizeBytes)) (\(run.scenario.summary))"
+    }
+
+    /// "article: fails, as its defect says: right size, wrong bytes".
+    private static func laneTitle(_ run: ComparisonResults.Run) -> String {
+        let outcome = switch run.status {
+        case .pass: "verified"
+        case .refused: "refused, by design"
+        default: run.expectedFailure ? "fails, as its defect says: \(run.cause ?? "")" : "FAILS: \(run.cause ?? "")"
+        }
+        return ChartFrame.shortened("\(run.variant.rawValue): \(outcome)", to: 110)
+    }
+
     static let labelWidth = 420.0
     static let plotRight = ChartFrame.width - 16
     static let rowHeight = 30.0
@@ -51,18 +76,19 @@ struct ExchangeChart {
 
     func draw(in svg: Element) {
         let time = Axis(lower: 0, upper: Tick.roundedUpSeconds(duration), start: Self.labelWidth, end: Self.plotRight, logarithmic: false)
+        let bottom = height - 40
+        // The grid first, so that bars and words lie over it.
+        for tick in Tick.seconds(upTo: time.upper, atMost: 8) {
+            let x = time.position(tick.value)
+            svg.add("line", ["class": "grid", "x1": ChartFrame.coordinate(x), "y1": "0", "x2": ChartFrame.coordinate(x),
+                             "y2": ChartFrame.coordinate(bottom)])
+            svg.add("text", ["class": "tick", "x": ChartFrame.coordinate(x), "y": ChartFrame.coordinate(bottom + 16),
+                             "text-anchor": "middle"], text: tick.label)
+        }
         var top = 0.0
         for lane in lanes {
             draw(lane, top: top, time: time, in: svg)
             top += laneHeight(lane) + Self.laneGap
-        }
-        let ticks = Tick.seconds(upTo: time.upper, atMost: 8)
-        for tick in ticks {
-            let x = time.position(tick.value)
-            svg.add("line", ["class": "grid", "x1": ChartFrame.coordinate(x), "y1": "0", "x2": ChartFrame.coordinate(x),
-                             "y2": ChartFrame.coordinate(top - Self.laneGap)])
-            svg.add("text", ["class": "tick", "x": ChartFrame.coordinate(x), "y": ChartFrame.coordinate(top - Self.laneGap + 16),
-                             "text-anchor": "middle"], text: tick.label)
         }
     }
 

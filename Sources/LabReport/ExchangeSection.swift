@@ -20,30 +20,14 @@ extension ReportWriter {
             the whole file.
             """ + (data.isMerged ? " From \(machine.label)." : ""))
         for lesson in data.lessons {
-            let runs = machine.runs.filter { $0.lesson == lesson && $0.exchangeTimeline != nil }
-                .sorted { $0.variant.rawValue < $1.variant.rawValue }
-            guard let first = runs.first else { continue }
+            guard let (chart, first) = ExchangeChart.of(lesson, in: machine) else { continue }
             let figure = section.add("figure", ["class": "chart exchanges", "data-lesson": lesson, "data-scenario": first.scenario.rawValue])
-            figure.add("figcaption", text: "\(lesson.prefix(2)) \(data.title(lesson)): \(first.scenario.rawValue), "
-                + "\(Units.bytes(first.sizeBytes)) (\(first.scenario.summary))")
-            let chart = ExchangeChart(lanes: runs.compactMap { run in
-                run.exchangeTimeline.map { ExchangeChart.Lane(title: laneTitle(run), timeline: $0, sizeBytes: run.sizeBytes) }
-            })
+            figure.add("figcaption", text: ExchangeChart.caption(first, title: data.title(lesson)))
             let svg = figure.add("svg", [
                 "xmlns": "http://www.w3.org/2000/svg", "viewBox": "0 0 \(Int(ChartFrame.width)) \(Int(chart.height.rounded(.up)))",
                 "role": "img", "data-chart": "exchanges", "data-machine": machine.label, "aria-label": "exchanges of lesson \(lesson) against time",
             ])
             chart.draw(in: svg)
         }
-    }
-
-    /// "article: fail (expected), right size, wrong bytes".
-    private func laneTitle(_ run: Run) -> String {
-        let outcome = switch run.status {
-        case .pass: "verified"
-        case .refused: "refused, by design"
-        default: run.expectedFailure ? "fails, as its defect says: \(run.cause ?? "")" : "FAILS: \(run.cause ?? "")"
-        }
-        return ChartFrame.shortened("\(run.variant.rawValue): \(outcome)", to: 110)
     }
 }

@@ -7,6 +7,8 @@ import CLibXML2
 final class HTMLTree {
     private let document: htmlDocPtr
     let root: Element
+    /// An SVG file of its own, serialized as XML, rather than an HTML page.
+    private let isSVG: Bool
 
     /// libxml2 (2.9) sets up its global state lazily and without a lock, so it is set up once,
     /// before the first tree, whichever thread renders first.
@@ -21,6 +23,21 @@ final class HTMLTree {
         let html = xmlNewDocNode(document, nil, "html", nil)
         xmlDocSetRootElement(document, html)
         root = Element(node: html!)
+        isSVG = false
+    }
+
+    /// A standalone SVG document: `root` is its `svg` element, `width` × `height` in user units.
+    init(svgWidth width: Double, height: Double) {
+        Self.libxml2Ready
+        document = xmlNewDoc("1.0")
+        let svg = xmlNewDocNode(document, nil, "svg", nil)
+        xmlDocSetRootElement(document, svg)
+        root = Element(node: svg!)
+        isSVG = true
+        for (name, value) in [("xmlns", "http://www.w3.org/2000/svg"), ("viewBox", "0 0 \(Int(width)) \(Int(height.rounded(.up)))"),
+                              ("width", "\(Int(width))"), ("height", "\(Int(height.rounded(.up)))")] {
+            root.set(name, value)
+        }
     }
 
     deinit { xmlFreeDoc(document) }
@@ -29,9 +46,13 @@ final class HTMLTree {
     func serialized() -> String {
         guard let buffer = xmlAllocOutputBuffer(nil) else { return "" }
         defer { xmlOutputBufferClose(buffer) }
-        htmlDocContentDumpFormatOutput(buffer, document, "UTF-8", 1)
+        if isSVG {
+            xmlNodeDumpOutput(buffer, document, xmlDocGetRootElement(document), 0, 1, "UTF-8")
+        } else {
+            htmlDocContentDumpFormatOutput(buffer, document, "UTF-8", 1)
+        }
         guard let content = xmlOutputBufferGetContent(buffer) else { return "" }
-        return String(cString: content)
+        return (isSVG ? "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n" : "") + String(cString: content) + (isSVG ? "\n" : "")
     }
 
     struct Element {

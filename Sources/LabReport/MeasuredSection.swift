@@ -36,7 +36,22 @@ public enum MeasuredSection {
     public static func markdown(for lesson: LessonID, from results: ComparisonResults) throws -> String {
         let runs = results.loopbackRuns.filter { $0.lesson == lesson.rawValue }
         guard !runs.isEmpty else { throw Problem.lessonNotMeasured(lesson) }
-        return (provenance(results) + faultMatrix(runs, results) + cleanRuns(runs, results)).joined(separator: "\n")
+        return (provenance(results) + faultMatrix(runs, results) + picture(lesson, results) + cleanRuns(runs, results))
+            .joined(separator: "\n")
+    }
+
+    /// The link to the picture `lab pages` writes beside the page (`ExchangePicture`), when the
+    /// run pictured this lesson.
+    private static func picture(_ lesson: LessonID, _ results: ComparisonResults) -> [String] {
+        guard let (_, run) = ExchangeChart.of(lesson.rawValue, in: results) else { return [] }
+        return [
+            "Every exchange of the \(run.scenario.rawValue) run against time, article above corrected: a bar per request, "
+                + "labelled with its status, `Range`, bytes and the fault it met, and the bytes on disk under them "
+                + "([how to read it](../docs/compare-and-report.md#every-exchange-against-time)):",
+            "",
+            "![The exchanges of lesson \(lesson.number) under \(run.scenario.rawValue), article above corrected](\(ExchangePicture.folder)/\(ExchangePicture.fileName(lesson)))",
+            "",
+        ]
     }
 
     private static func provenance(_ results: ComparisonResults) -> [String] {

@@ -11,8 +11,9 @@ struct Pages: ParsableCommand {
         abstract: "Write the measured section of each lesson page (Lessons/NN-….md) from a results.json.",
         discussion: """
             Each page keeps its figures between the lines \(MeasuredSection.begin) and \
-            \(MeasuredSection.end); only that part is rewritten. `lab compare --update-pages` \
-            does the same right after its run.
+            \(MeasuredSection.end); only that part is rewritten. The picture of each lesson's \
+            exchanges it links to is written beside the pages, in \(ExchangePicture.folder)/. \
+            `lab compare --update-pages` does the same right after its run.
             """
     )
 
@@ -43,11 +44,25 @@ struct Pages: ParsableCommand {
             let section = try MeasuredSection.markdown(for: lesson, from: results)
             return (path, try MeasuredSection.replacing(in: page, named: path.path, with: section))
         }
-        for (path, text) in pages {
-            do { try Data(text.utf8).write(to: path, options: .atomic) } catch {
+        // The pictures the sections link to, beside the pages; a page with no picture keeps none.
+        let pictures = measured.compactMap { lesson in ExchangePicture.svg(for: lesson, from: results).map { (lesson, $0) } }
+        let pictureFolder = URL(fileURLWithPath: folder).appendingPathComponent(ExchangePicture.folder)
+        if !pictures.isEmpty {
+            do { try FileManager.default.createDirectory(at: pictureFolder, withIntermediateDirectories: true) } catch {
+                throw ValidationError("cannot create \(pictureFolder.path): \(describe(error))")
+            }
+        }
+        let files = pages.map { ($0.0, $0.1) } + pictures.map { (pictureFolder.appendingPathComponent(ExchangePicture.fileName($0.0)), $0.1) }
+        for (path, text) in files {
+            do {
+                try OutputFile.checkReplaceable(path)
+                try Data(text.utf8).write(to: path, options: .atomic)
+            } catch let error as OutputFileError {
+                throw ValidationError("cannot write \(path.path): \(error.reason)")
+            } catch {
                 throw ValidationError("cannot write \(path.path): \(describe(error))")
             }
         }
-        return pages.map(\.0.path)
+        return files.map(\.0.path)
     }
 }

@@ -221,6 +221,29 @@ struct CompareTests {
         }
     }
 
+    /// `lab pages` writes each lesson's picture beside the pages, as a well-formed SVG file, and the
+    /// page's measured section links it.
+    @Test func pagesLinkThePicturesWrittenBesideThem() throws {
+        let run = try quick()
+        let pages = try scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: pages) }
+        for lesson in LessonID.allCases {
+            try FileManager.default.copyItem(at: ExerciseTests.packageRoot.appendingPathComponent("Lessons/\(lesson.rawValue).md"),
+                                             to: pages.appendingPathComponent("\(lesson.rawValue).md"))
+        }
+        let finished = try ChildProcess.run("lab", ["pages", run.folder.appendingPathComponent("results.json").path, "--lessons", pages.path])
+        #expect(finished.status == 0, "\(finished.stderr)")
+        for lesson in LessonID.allCases {
+            let picture = pages.appendingPathComponent("pictures/\(lesson.rawValue).svg")
+            let page = try String(contentsOf: pages.appendingPathComponent("\(lesson.rawValue).md"), encoding: .utf8)
+            #expect(page.contains("](pictures/\(lesson.rawValue).svg)"), "\(lesson)")
+            let checked = try ChildProcess.runProgram(URL(fileURLWithPath: "/usr/bin/env"), ["xmllint", "--noout", picture.path])
+            #expect(checked.status == 0, "\(lesson): \(checked.stderr)")
+            let svg = try String(contentsOf: picture, encoding: .utf8)
+            #expect(svg.contains("<svg xmlns=\"http://www.w3.org/2000/svg\"") && svg.contains("class=\"lane\""), "\(lesson)")
+        }
+    }
+
     @Test func measuresEveryProcessFromTheOutside() throws {
         let results = try quick().results
         for run in results.runs {

@@ -1,0 +1,36 @@
+import Foundation
+import LabVocabulary
+
+/// A lesson's picture of its exchanges as an SVG file of its own, for its page: the chart the
+/// report draws, with a caption and its style inside, so that it renders wherever the page is
+/// read (a repository's web view shows an `.svg` beside a `.md`).
+public enum ExchangePicture {
+    /// The folder beside the pages, and the file's name in it: `pictures/03-outputstream.svg`.
+    public static let folder = "pictures"
+    public static func fileName(_ lesson: LessonID) -> String { "\(lesson.rawValue).svg" }
+
+    /// The SVG of `lesson`'s pictured run in `results`; nil when these results picture none.
+    public static func svg(for lesson: LessonID, from results: ComparisonResults) -> String? {
+        guard let (chart, first) = ExchangeChart.of(lesson.rawValue, in: results) else { return nil }
+        let captionHeight = 30.0
+        let tree = HTMLTree(svgWidth: ChartFrame.width, height: chart.height + captionHeight)
+        tree.root.set("role", "img")
+        tree.root.set("aria-label", "exchanges of lesson \(lesson.rawValue) against time")
+        tree.root.add("style", text: style)
+        tree.root.add("rect", ["width": "100%", "height": "100%", "fill": "#fff"])
+        tree.root.add("text", ["class": "caption", "x": "4", "y": "18"], text: ExchangeChart.caption(first, title: lesson.shortTitle))
+        chart.draw(in: tree.root.add("g", ["transform": "translate(0 \(Int(captionHeight)))"]))
+        return tree.serialized()
+    }
+
+    /// The report's stylesheet rules for the classes the chart uses, the report's own lines with
+    /// their `svg ` scope taken off: the picture looks as the report does.
+    static let style: String = {
+        let classes = [".grid", ".plot", ".panel-title", ".baseline", ".tick", ".bar-label", ".bar-note"]
+        let rules = ReportStyle.css.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+            .filter { line in line.hasPrefix("svg .") && classes.contains { line.contains("svg \($0)") } }
+            .map { $0.replacingOccurrences(of: "svg .", with: ".") }
+        return (["text { font-family: -apple-system, BlinkMacSystemFont, \"Segoe UI\", Roboto, \"Helvetica Neue\", Arial, sans-serif; }",
+                 ".caption { font-size: 14px; fill: #1d1d1f; }"] + rules).joined(separator: "\n")
+    }()
+}
