@@ -12,13 +12,25 @@ public enum ExchangePicture {
     /// The SVG of `lesson`'s pictured run in `results`; nil when these results picture none.
     public static func svg(for lesson: LessonID, from results: ComparisonResults) -> String? {
         guard let (chart, first) = ExchangeChart.of(lesson.rawValue, in: results) else { return nil }
+        return svg(chart, caption: ExchangeChart.caption(first, title: lesson.shortTitle), lesson: lesson.rawValue)
+    }
+
+    /// Runs side by side on one time axis, top first: `lab exercise see`'s student above the
+    /// corrected variant. Each lane is a title, the run's exchanges and the file's size.
+    public static func svg(caption: String, lanes: [(title: String, timeline: ComparisonResults.ExchangeTimeline, sizeBytes: Int64)],
+                           lesson: LessonID) -> String {
+        let chart = ExchangeChart(lanes: lanes.map { ExchangeChart.Lane(title: $0.title, timeline: $0.timeline, sizeBytes: $0.sizeBytes) })
+        return svg(chart, caption: caption, lesson: lesson.rawValue)
+    }
+
+    private static func svg(_ chart: ExchangeChart, caption: String, lesson: String) -> String {
         let captionHeight = 30.0
         let tree = HTMLTree(svgWidth: ChartFrame.width, height: chart.height + captionHeight)
         tree.root.set("role", "img")
-        tree.root.set("aria-label", "exchanges of lesson \(lesson.rawValue) against time")
+        tree.root.set("aria-label", "exchanges of lesson \(lesson) against time")
         tree.root.add("style", text: style)
         tree.root.add("rect", ["width": "100%", "height": "100%", "fill": "#fff"])
-        tree.root.add("text", ["class": "caption", "x": "4", "y": "18"], text: ExchangeChart.caption(first, title: lesson.shortTitle))
+        tree.root.add("text", ["class": "caption", "x": "4", "y": "18"], text: caption)
         chart.draw(in: tree.root.add("g", ["transform": "translate(0 \(Int(captionHeight)))"]))
         return tree.serialized()
     }

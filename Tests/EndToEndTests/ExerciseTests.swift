@@ -225,6 +225,25 @@ import Testing
         }
     }
 
+    /// `see` draws the student's run above the corrected variant's under the same check: on the
+    /// untouched exercise 03 under ignore-range, a 200 appended after the partial file above a 200
+    /// written from byte 0.
+    @Test func seeDrawsTheRunBesideTheCorrectedOne() async throws {
+        try await Self.takingTurns {
+            let seen = try Self.lab(["exercise", "see", "03", "no-206-check"])
+            #expect(seen.status == 1, "\(seen.stderr)")
+            let line = try #require(seen.stdout.split(separator: "\n").first { $0.hasPrefix("picture: ") }, "\(seen.stdout)")
+            let path = String(line.dropFirst("picture: ".count).prefix { $0 != " " })
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            let svg = try String(contentsOfFile: path, encoding: .utf8)
+            let lanes = svg.components(separatedBy: "<g class=\"lane\"").dropFirst()
+            #expect(lanes.count == 2)
+            #expect(lanes.first?.contains("data-lane=\"your code: still-there") == true, "\(svg.prefix(2000))")
+            #expect(lanes.first?.contains(">appended after 1.6 MiB<") == true)
+            #expect(lanes.last?.contains("data-lane=\"corrected: fixed") == true && lanes.last?.contains(">written from byte 0<") == true)
+        }
+    }
+
     @Test func hangingAndCrashingProgramsAreNamedAndStopped() async throws {
         try await ExerciseTests.takingTurns {
             let lesson = try #require(Catalogue.lesson(named: "00"))

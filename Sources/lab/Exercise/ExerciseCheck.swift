@@ -78,11 +78,21 @@ struct ExerciseCheck {
         }
     }
 
-    /// One check's run; `showing` overrides the runner's for it.
-    func run(_ check: Check, cleanPeak: Int64?, showing: Bool? = nil) throws -> TrialRunner.Ran {
+    /// One check's run; `showing` overrides the runner's for it, and `drawing` keeps its exchanges.
+    func run(_ check: Check, cleanPeak: Int64?, showing: Bool? = nil, drawing: Bool = false) throws -> TrialRunner.Ran {
         var runner = runner
         if let showing { runner.showing = showing }
+        runner.drawing = drawing
         return try runner.run(check.trial, cleanPeakRSS: check.symptom?.measuresMemory == true ? cleanPeak : nil)
+    }
+
+    /// The same check on `lesson`, the lesson's own program, as its corrected variant, unshown:
+    /// what right looks like beside the student's run.
+    func runCorrected(_ check: Check, lesson program: URL) throws -> TrialRunner.Ran {
+        var runner = TrialRunner(server: runner.server, program: program, extraArguments: ["--variant", Variant.corrected.rawValue],
+                                 lesson: lesson.id, workFolder: runner.workFolder, timeout: runner.timeout)
+        runner.drawing = true
+        return try runner.run(check.trial, cleanPeakRSS: nil)
     }
 
     /// The status, whether it holds, the line, and whether the symptom showed.

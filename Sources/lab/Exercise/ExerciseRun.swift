@@ -4,6 +4,7 @@ import Foundation
 import LabCatalogue
 import LabHarness
 import LabKit
+import LabReport
 import LabPlatform
 import LabServer
 import LabVocabulary
@@ -86,6 +87,7 @@ struct ExerciseRun {
     /// On the starting code it holds nothing, as in `check`.
     func see(_ check: LabCatalogue.Check) throws -> ExerciseCheck.Outcome {
         let started = recordFacts(code: code).attempted
+        var picture: URL?
         let program = try ExerciseBuild.build(product: product, in: workspace.root, ignoringLock: build.ignoringLock)
         let outcome = try withChecks(program: program, showing: true) { checks in
             Console.output("\(check.id): \(check.trial.commandLine(executable: product).dropFirst("swift run ".count)), "
@@ -93,16 +95,43 @@ struct ExerciseRun {
             // A memory check compares with a clean run's peak: that run comes first, unshown.
             let cleanPeak = check.symptom?.measuresMemory == true
                 ? try checks.run(lesson.checks[0], cleanPeak: nil, showing: false).peakRSSBytes : nil
-            let ran = try checks.run(check, cleanPeak: cleanPeak)
+            let ran = try checks.run(check, cleanPeak: cleanPeak, drawing: true)
             let (status, passed, detail, seen) = ExerciseCheck.judge(ran.observation, by: check)
-            return ExerciseCheck.Outcome(exercise: lesson.id.rawValue, check: check.id, status: status, detail: detail,
-                                         command: checks.command(for: check), seconds: ran.seconds, symptomSeen: seen, passed: passed)
+            let outcome = ExerciseCheck.Outcome(exercise: lesson.id.rawValue, check: check.id, status: status, detail: detail,
+                                                command: checks.command(for: check), seconds: ran.seconds, symptomSeen: seen, passed: passed)
+            picture = try? drawPicture(check, yours: ran, outcome: outcome, checks: checks)
+            return outcome
         }
         Console.output("")
         show(outcome, nameWidth: check.id.count, withCommand: false, started: started)
+        if let picture {
+            Console.output("picture: \(picture.path)  (this run above the corrected variant's, on one time axis; open it in a browser)")
+        }
         var counted = outcome
         counted.passed = started && outcome.passed
         return counted
+    }
+
+    /// `lab exercise see`'s picture: this run and the corrected variant's under the same check,
+    /// one above the other, in `.build/lab-exercises/pictures/`. Nil when a run left no record.
+    private func drawPicture(_ check: LabCatalogue.Check, yours: TrialRunner.Ran, outcome: ExerciseCheck.Outcome,
+                             checks: ExerciseCheck) throws -> URL? {
+        let lessonProgram = try ExerciseBuild.build(product: lesson.id.executable, in: workspace.root, ignoringLock: build.ignoringLock)
+        let corrected = try checks.runCorrected(check, lesson: lessonProgram)
+        guard let mine = yours.exchanges, let right = corrected.exchanges else { return nil }
+        let who = variant.map { "the lesson's \($0.rawValue) variant" } ?? "your code"
+        let (rightStatus, _, rightDetail, _) = ExerciseCheck.judge(corrected.observation, by: check)
+        let svg = ExchangePicture.svg(
+            caption: "\(lesson.id.number) \(check.id): \(check.trial.commandLine(executable: product).dropFirst("swift run ".count))",
+            lanes: [("\(who): \(outcome.status.rawValue), \(outcome.detail)", mine, check.trial.size),
+                    ("corrected: \(rightStatus.rawValue), \(rightDetail)", right, check.trial.size)],
+            lesson: lesson.id)
+        let folder = workspace.root.appendingPathComponent(".build/lab-exercises/pictures")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let file = folder.appendingPathComponent("\(lesson.id.number)-\(check.id).svg")
+        try OutputFile.checkReplaceable(file)
+        try Data(svg.utf8).write(to: file, options: .atomic)
+        return file
     }
 
     /// Starts the lab server and a scratch folder for `body`'s checks, and removes both after.

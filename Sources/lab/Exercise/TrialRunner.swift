@@ -24,11 +24,16 @@ struct TrialRunner {
     /// For `lab exercise see`: each command is printed before it runs, and the program's story
     /// (its stderr) goes to the terminal.
     var showing = false
+    /// For `lab exercise see`'s picture: the runs are paced (the whole file in about a quarter of
+    /// a second) and the bytes on disk sampled, and `Ran.exchanges` keeps the last run's exchanges.
+    var drawing = false
 
     struct Ran {
         var observation: Observation
         var peakRSSBytes: Int64
         var seconds: Double
+        /// The last run's exchanges against time, when drawing.
+        var exchanges: ComparisonResults.ExchangeTimeline?
     }
 
     /// `cleanPeakRSS`, the clean run's peak, is given when the trial measures memory.
@@ -43,6 +48,8 @@ struct TrialRunner {
         try FileManager.default.createDirectory(at: temporary, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
 
+        var trial = trial
+        if drawing { trial.faults = trial.faults.paced(bytesPerSecond: max(trial.size * 4, 64 << 10), attempts: TransferLimits.defaultAttempts) }
         let fixture = Fixture(name: "\(token).bin", size: trial.size, content: trial.faults.content)
         let output = folder.appendingPathComponent(fixture.name)
         // The rerun at another URL is another server's first request: the script, which counts
@@ -70,6 +77,7 @@ struct TrialRunner {
             var process = MeasuredProcess(program: program, arguments: arguments, outputFolder: folder, timeout: timeout)
             process.environment["TMPDIR"] = temporary.path
             process.passesStderrThrough = showing
+            if drawing { process.watchedOutput = output }
             // As a student pastes it: `swift run`, and each word quoted where the shell would split it.
             if showing { Console.output("$ swift run \(program.lastPathComponent) \(ShellWord.line(arguments))") }
             return process
@@ -108,7 +116,11 @@ struct TrialRunner {
             sentHEAD: log.contains { $0.method == .head }, uploadExtraBytes: uploadExtra, progress: record?.progress,
             bytesSent: uploads ? nil : gets.reduce(0) { $0 + $1.bodyBytesSent }, requestsSent: uploads ? nil : log.count,
             background: record?.background)
-        return Ran(observation: observation, peakRSSBytes: finished.peakRSSBytes, seconds: finished.wallSeconds)
+        let exchanges = drawing ? record.map {
+            ComparisonResults.ExchangeTimeline(origin: finished.startedAt, faults: trial.faults.isNone ? "" : trial.faults.description,
+                                               exchanges: $0.requests, disk: finished.disk)
+        } : nil
+        return Ran(observation: observation, peakRSSBytes: finished.peakRSSBytes, seconds: finished.wallSeconds, exchanges: exchanges)
     }
 
     private struct Played {
