@@ -62,6 +62,8 @@ struct LessonProcess<Way: LessonWay & ExpressibleByArgument> {
             ownCheck: run.ownCheck.value.withLock { $0 }, progress: run.progress.record
         ).result()
         result.background = run.background?.record.withLock { $0 }
+        let events = run.events.all
+        result.events = events.isEmpty ? nil : events
         // A run whose archive could not be written did not give what was asked for.
         if !report(result), result.exitCode == 0 { result.exitCode = ExitStatus.localIOFailed.rawValue }
         return result
@@ -112,6 +114,7 @@ struct LessonProcess<Way: LessonWay & ExpressibleByArgument> {
             guard case .finished = lastResult else { break }
             if launch > 1 {
                 console.line("↻ launch \(launch): the app starts again" + (options.purgeCaches ? ", after the system emptied Library/Caches" : ""))
+                run.events.note("launch \(launch)" + (options.purgeCaches ? ", Caches emptied" : ""))
                 if options.purgeCaches { try purgeCaches(in: run.file) }
             }
             (attempts, lastResult) = attemptUntilDone(makeStrategy(run), run: run, source: source, ending: ending, before: attempts)
@@ -142,7 +145,11 @@ struct LessonProcess<Way: LessonWay & ExpressibleByArgument> {
             attempts += 1
             ending.attemptsMade.store(attempts, ordering: .relaxed)
             // Lesson 09's attempt is a launch by the user: the app's life, not a Resume button.
-            if attempts > before + 1 { console.line("↻ attempt \(attempts): " + (lesson.id == .backgroundSession ? "the user taps Start again" : "Resume")) }
+            if attempts > before + 1 {
+                let press = lesson.id == .backgroundSession ? "the user taps Start again" : "Resume"
+                console.line("↻ attempt \(attempts): " + press)
+                run.events.note(lesson.id == .backgroundSession ? "Start again" : "Resume")
+            }
             run.progress.beginAttempt()
             let (receivedBefore, exchangesBefore) = (log.bodyBytesReceived, log.exchanges.count)
             let fileBytesBefore = PartialFile.size(of: run.file)

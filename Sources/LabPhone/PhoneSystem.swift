@@ -154,6 +154,7 @@ final class PhoneSystem: @unchecked Sendable {
             record.relaunchesForEvents += 1
             let launches = (readWhole(Int.self, from: backgroundLaunchesFile) ?? 0) + 1
             try? writeWhole(launches, to: backgroundLaunchesFile)
+            run.events.note("relaunched for events")
             run.log("the system relaunches the app in the background for the events of \(identifiers.joined(separator: ", "))")
         }
         app = start(.app, settings: appSettings)
@@ -302,12 +303,14 @@ final class PhoneSystem: @unchecked Sendable {
             kill(app.processIdentifier, SIGSTOP)
             appSuspended = true
             run.log("the user leaves the app\(at): the system suspends it (SIGSTOP)")
+            run.events.note("suspended")
         case .terminate:
             guard let app else { return run.log("\(event): the app is not running") }
             let wasSuspended = appSuspended
             kill(app.processIdentifier, SIGKILL)
             app.waitUntilExit()
             run.log("the system ends the \(wasSuspended ? "suspended " : "")app\(at) to free memory (SIGKILL)")
+            run.events.note("ended")
             _ = reapApp(endedByThePhone: true)
         case .forceQuit:
             guard let app else { return run.log("\(event): the app is not running") }
@@ -316,6 +319,7 @@ final class PhoneSystem: @unchecked Sendable {
             record.forceQuits += 1
             forceQuitAt = Date()
             run.log("the user force-quits the app\(at) in the app switcher")
+            run.events.note("force-quit")
             _ = reapApp(endedByThePhone: true)
             forceQuitSinceTheUserLaunchedIt = true
             // Carried out before the transfer goes on past this point: a transfer that finished in
@@ -342,6 +346,7 @@ final class PhoneSystem: @unchecked Sendable {
             appSuspended = false
             try? writeWhole(0, to: backgroundLaunchesFile)
             run.log("the user brings the app back\(at)")
+            run.events.note("opened")
         } else if app == nil {
             launchApp(byUser: true)
         }
@@ -371,6 +376,7 @@ final class PhoneSystem: @unchecked Sendable {
             launchedForEvents = identifiers
             kill(app.processIdentifier, SIGCONT)
             appSuspended = false
+            run.events.note("woken for events")
             run.log("the system wakes the app in the background for the events of \(identifiers.joined(separator: ", "))")
         } else {
             launchApp(byUser: false, eventsFor: identifiers)

@@ -107,6 +107,23 @@ struct ExchangeChart {
         }
         let diskTop = top + 24 + Double(max(timeline.exchanges.count, 1)) * Self.rowHeight + 8
         drawDisk(timeline.disk, size: lane.sizeBytes, top: diskTop, time: time, in: group)
+        drawEvents(timeline, from: top + 22, to: diskTop + Self.diskHeight, time: time, in: group)
+    }
+
+    /// A Resume, a second launch, the app suspended: a dashed line down the lane where it happened.
+    private func drawEvents(_ timeline: Timeline, from top: Double, to bottom: Double, time: Axis, in group: Element) {
+        var labelled: [Double] = []
+        for event in timeline.events ?? [] {
+            let position = time.position(event.at - timeline.origin)
+            let x = ChartFrame.coordinate(position)
+            // Words of events close together go one line lower each, not over each other.
+            let level = Double(labelled.filter { abs($0 - position) < 110 }.count % 3)
+            labelled.append(position)
+            let mark = group.add("g", ["class": "event", "data-event": event.what])
+            mark.add("line", ["class": "event-line", "x1": x, "y1": ChartFrame.coordinate(top), "x2": x, "y2": ChartFrame.coordinate(bottom)])
+            mark.add("text", ["class": "event-label", "x": ChartFrame.coordinate(position + 3),
+                              "y": ChartFrame.coordinate(top + 8 + level * 13)], text: event.what)
+        }
     }
 
     private func drawBar(_ exchange: HTTPExchange, fault: [FaultScript.Fault], onDisk: String?, origin: Double, y: Double,

@@ -38,7 +38,7 @@ public enum ExchangePicture {
     /// The report's stylesheet rules for the classes the chart uses, the report's own lines with
     /// their `svg ` scope taken off: the picture looks as the report does.
     static let style: String = {
-        let classes = [".grid", ".plot", ".panel-title", ".baseline", ".tick", ".bar-label", ".bar-note"]
+        let classes = [".grid", ".plot", ".panel-title", ".baseline", ".tick", ".bar-label", ".bar-note", ".event-line", ".event-label"]
         let rules = ReportStyle.css.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
             .filter { line in line.hasPrefix("svg .") && classes.contains { line.contains("svg \($0)") } }
             .map { $0.replacingOccurrences(of: "svg .", with: ".") }

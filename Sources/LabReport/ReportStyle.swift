@@ -68,6 +68,8 @@ enum ReportStyle {
         svg .bar-note { font-size: 13px; fill: #222; font-weight: 600; }
         svg .bar-note.inside { fill: #000; }
         svg .bar-note.inside.light { fill: #fff; }
+        svg .event-line { stroke: #000; stroke-width: 1.2; stroke-dasharray: 3 3; }
+        svg .event-label { font-size: 12px; fill: #000; font-style: italic; }
         svg .bar-value { font-size: 12px; fill: #333; }
         svg .note-text { font-size: 12px; fill: #555; }
         svg .diagonal { stroke: #9a9aa2; stroke-width: 1.5; stroke-dasharray: 2 4; }

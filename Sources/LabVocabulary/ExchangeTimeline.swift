@@ -11,12 +11,15 @@ extension ComparisonResults {
         public var exchanges: [HTTPExchange]
         /// The bytes under the run's output while it ran.
         public var disk: [DiskSample]
+        /// What happened besides the requests (`LessonResult.events`); absent when nothing did.
+        public var events: [RunEvent]?
 
-        public init(origin: Double, faults: String, exchanges: [HTTPExchange], disk: [DiskSample]) {
+        public init(origin: Double, faults: String, exchanges: [HTTPExchange], disk: [DiskSample], events: [RunEvent]? = nil) {
             self.origin = origin
             self.faults = faults
             self.exchanges = exchanges
             self.disk = disk
+            self.events = events
         }
     }
 

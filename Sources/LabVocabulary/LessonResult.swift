@@ -51,6 +51,9 @@ public struct LessonResult: Codable, Sendable {
     public var progress: ProgressRecord?
     /// Lesson 09: what the phone saw of the app's life; nil for every other lesson.
     public var background: BackgroundRecord?
+    /// What happened to the run besides its requests, in order: a press of Resume, a second
+    /// launch, lesson 09's life (the app suspended, ended, relaunched). Absent when nothing did.
+    public var events: [RunEvent]?
 
     public init(lesson: LessonID,
                 variant: Variant,
@@ -164,5 +167,18 @@ public struct HeaderField: Codable, Sendable, Equatable {
     /// The fields of a header dictionary, sorted by name, for a record that reads the same each run.
     public static func sorted(_ fields: [String: String]) -> [HeaderField] {
         fields.map { HeaderField(name: $0.key, value: $0.value) }.sorted { ($0.name.lowercased(), $0.value) < ($1.name.lowercased(), $1.value) }
+    }
+}
+
+/// One thing that happened to a run at a moment, for its timeline.
+public struct RunEvent: Codable, Sendable, Equatable {
+    /// Seconds since 1970, the clock of the exchanges' times.
+    public var at: Double
+    /// A few words: "Resume", "launch 2", "suspended".
+    public var what: String
+
+    public init(at: Double, what: String) {
+        self.at = at
+        self.what = what
     }
 }

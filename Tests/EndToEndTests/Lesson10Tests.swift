@@ -32,6 +32,11 @@ final class Lesson10Tests {
             let finished = try run(variant, url, container: container, extra: ["--sha256", current.sha256Hex()])
             let result = try finished.result()
             #expect(finished.stderr.contains("↻ launch 2: the app starts again"), "\(finished.stderr)")
+            // The second launch is an event of the record, between the two launches' requests.
+            let launch = try #require(result.events?.first)
+            #expect(result.events?.map(\.what) == ["launch 2"])
+            #expect(result.requests.first.flatMap(\.endedAt).map { $0 <= launch.at } == true)
+            #expect(result.requests.last.flatMap(\.startedAt).map { $0 >= launch.at } == true)
             let folder = variant == .article ? "Library/Caches" : "Library/Application Support"
             #expect(result.output == container.appendingPathComponent("\(folder)/\(fixture.name)").path)
             let requests = result.requests.map { "\($0.method.rawValue) \($0.status ?? 0)" }

@@ -111,7 +111,7 @@ public final class HTTPExchangeLog: Sendable {
     }
 
     /// Seconds since 1970, the clock every process of a run shares.
-    static var now: Double { (Date().timeIntervalSince1970 * 1000).rounded() / 1000 }
+    package static var now: Double { (Date().timeIntervalSince1970 * 1000).rounded() / 1000 }
 
     /// Every change is news of the exchange: its end is the last of them.
     @discardableResult

@@ -45,6 +45,8 @@ public struct LessonRun: Sendable {
     /// Every exchange of this run, as the inspector recorded it.
     public let exchangeLog: HTTPExchangeLog
     package let savedFile = SavedFile()
+    /// What happened to the run besides its requests (`LessonResult.events`).
+    package let events = RunEvents()
     package let ownCheck = OwnCheck()
     /// Lesson 09's phone: its life script, what its processes are told, and what it saw.
     package var background: BackgroundRun? = nil
@@ -123,6 +125,18 @@ package enum AppContainer {
         default: "Library/Directory \(directory.rawValue)"
         }
     }
+}
+
+package final class RunEvents: Sendable {
+    private let list = Mutex<[RunEvent]>([])
+
+    /// Notes `what` as happening now, on the exchanges' clock.
+    package func note(_ what: String) {
+        let now = HTTPExchangeLog.now
+        list.withLock { $0.append(RunEvent(at: now, what: what)) }
+    }
+
+    package var all: [RunEvent] { list.withLock { $0 } }
 }
 
 package final class SavedFile: Sendable {

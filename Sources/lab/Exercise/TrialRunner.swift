@@ -118,7 +118,7 @@ struct TrialRunner {
             background: record?.background)
         let exchanges = drawing ? record.map {
             ComparisonResults.ExchangeTimeline(origin: finished.startedAt, faults: trial.faults.isNone ? "" : trial.faults.description,
-                                               exchanges: $0.requests, disk: finished.disk)
+                                               exchanges: $0.requests, disk: finished.disk, events: $0.events)
         } : nil
         return Ran(observation: observation, peakRSSBytes: finished.peakRSSBytes, seconds: finished.wallSeconds, exchanges: exchanges)
     }
