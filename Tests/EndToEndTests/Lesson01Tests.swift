@@ -88,7 +88,7 @@ final class Lesson01Tests {
     @Test func wayIsRefusedWhereThereIsOnlyOne() throws {
         let finished = try ChildProcess.run("lesson-01-in-memory", ["--way", "contents-of"])
         #expect(finished.status == ExitStatus.usage.rawValue)
-        #expect(finished.stderr == "lesson-01-in-memory: Unknown option '--way'. Did you mean '--url'?\n")
+        #expect(finished.stderr == "lesson-01-in-memory: Unknown option '--way'. Did you mean '--har'?\n")
         #expect(finished.stdout.isEmpty)
     }
 }

@@ -125,26 +125,40 @@ extension InspectedSharedSession {
 /// The task delegate that records one completion-handler task's exchange as it happens.
 private final class ExchangeRecorder: NSObject, URLSessionDataDelegate, Sendable {
     let exchange: HTTPExchangeLog.Entry
-    /// What was recorded as it happened: whether the response was, and how many body bytes.
-    private let heard = Mutex((response: false, bodyBytes: 0))
+    /// What was recorded as it happened: whether the response was, and how many body bytes; and
+    /// whether the call has returned, after which the body's count is settled.
+    private let heard = Mutex((response: false, bodyBytes: 0, settled: false))
 
     init(_ exchange: HTTPExchangeLog.Entry) { self.exchange = exchange }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
                     completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void) {
-        heard.withLock { $0.response = true }
-        exchange.received(response)
+        let news = heard.withLock { heard in
+            defer { heard.response = true }
+            return !heard.response
+        }
+        if news { exchange.received(response) }
         completionHandler(.allow)
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        heard.withLock { $0.bodyBytes += data.count }
-        exchange.received(bodyBytes: data.count)
+        // A callback can come after the call has returned (they run on a queue of their own, which a
+        // busy machine delays): by then `returned` has counted its bytes, which must not come twice.
+        let news = heard.withLock { heard in
+            guard !heard.settled else { return false }
+            heard.bodyBytes += data.count
+            return true
+        }
+        if news { exchange.received(bodyBytes: data.count) }
     }
 
-    /// The call has returned `response` and a body of `bodyBytes`: what no callback told is recorded now.
+    /// The call has returned `response` and a body of `bodyBytes`: what no callback told yet is
+    /// recorded now, and callbacks still on their way count for nothing.
     func returned(_ response: URLResponse, bodyBytes: Int) {
-        let (responded, counted) = heard.withLock { ($0.response, $0.bodyBytes) }
+        let (responded, counted) = heard.withLock { heard in
+            defer { (heard.response, heard.settled) = (true, true) }
+            return (heard.response, heard.bodyBytes)
+        }
         if !responded { exchange.received(response) }
         if bodyBytes > counted { exchange.received(bodyBytes: bodyBytes - counted) }
     }
