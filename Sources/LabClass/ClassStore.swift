@@ -78,6 +78,10 @@ public final class ClassStore: Sendable {
             try db.execute(sql: "INSERT INTO setting VALUES ('classCode', ?), ('teacherToken', ?)",
                            arguments: [ClassCredentials.newClassCode(), ClassCredentials.newTeacherToken()])
         }
+        // A failing check's run, for the teacher's picture of where a student is stuck.
+        migrator.registerMigration("class/2") { db in
+            try db.execute(sql: "ALTER TABLE checkResult ADD COLUMN exchanges BLOB")
+        }
         return migrator
     }
 
@@ -141,10 +145,12 @@ public final class ClassStore: Sendable {
                            arguments: [submission.id, submission.name, submission.comparison == nil ? "exercise" : "compare",
                                        submission.createdAt, ISO8601DateFormatter().string(from: receivedAt), body])
             let number = db.lastInsertedRowID
+            let encoder = JSONEncoder()
             for record in submission.checks {
-                try db.execute(sql: "INSERT INTO checkResult VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                try db.execute(sql: "INSERT INTO checkResult VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                                arguments: [number, submission.name, record.exercise, record.check, record.status.rawValue,
-                                           record.passed, record.attempted, record.detail, record.timestamp])
+                                           record.passed, record.attempted, record.detail, record.timestamp,
+                                           try record.exchanges.map(encoder.encode)])
             }
             return .stored
         }
@@ -185,14 +191,16 @@ public final class ClassStore: Sendable {
             latest AS (
                 SELECT *, ROW_NUMBER() OVER (PARTITION BY student, exercise ORDER BY createdAt DESC, submission DESC) AS rank
                 FROM covering)
-            SELECT c.student, c.exercise, c."check", c.status, c.passed, c.attempted, c.detail, l.receivedAt
+            SELECT c.student, c.exercise, c."check", c.status, c.passed, c.attempted, c.detail, c.exchanges, l.receivedAt
             FROM checkResult c JOIN latest l ON l.rank = 1 AND l.submission = c.submission AND l.exercise = c.exercise
             """)
+        let decoder = JSONDecoder()
         for row in rows {
             guard let status = CheckStatus(rawValue: row["status"]) else { continue }
+            let run = (row["exchanges"] as Data?).flatMap { try? decoder.decode(ComparisonResults.ExchangeTimeline.self, from: $0) }
             cells.append(ClassGrid.Cell(student: row["student"], exercise: row["exercise"], check: row["check"], status: status,
                                         passed: row["passed"], attempted: row["attempted"], detail: row["detail"],
-                                        submittedAt: row["receivedAt"]))
+                                        submittedAt: row["receivedAt"], run: run))
         }
         var comparisons: [ClassGrid.Comparison] = []
         let latestComparisons = try Row.fetchAll(db, sql: """
@@ -201,7 +209,6 @@ public final class ClassStore: Sendable {
                 FROM submission WHERE kind = 'compare')
             WHERE rank = 1 ORDER BY student
             """)
-        let decoder = JSONDecoder()
         for row in latestComparisons {
             let body: Data = row["body"]
             if let results = try? decoder.decode(ClassSubmission.self, from: body).comparison {

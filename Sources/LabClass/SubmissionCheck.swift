@@ -27,6 +27,11 @@ enum SubmissionCheck {
             if let field = CheckRecord.longestFields.first(where: { $0.length(record) > $0.limit }) {
                 throw BadSubmission("a check's \(field.name) is longer than \(field.limit) characters")
             }
+            if let run = record.exchanges, record.passed
+                || !run.isWithin(exchanges: CheckRecord.mostExchanges, samples: CheckRecord.mostDiskSamples, longestText: CheckRecord.longestText) {
+                throw BadSubmission("a check's run is more than a failing check's picture holds (\(CheckRecord.mostExchanges) exchanges, "
+                                    + "\(CheckRecord.mostDiskSamples) samples, \(CheckRecord.longestText) characters a text)")
+            }
             guard seen.insert(record.exercise + "/" + record.check).inserted else {
                 throw BadSubmission("the check \(record.exercise.prefix(40))/\(record.check.prefix(40)) is there twice")
             }

@@ -49,9 +49,12 @@ public struct ClassGrid: Sendable {
         public let detail: String
         /// When the server received the submission, ISO 8601 in UTC.
         public let submittedAt: String
+        /// The failing check's run, when the submission kept it.
+        public let run: ComparisonResults.ExchangeTimeline?
 
         public init(student: String, exercise: String, check: String, status: CheckStatus, passed: Bool, attempted: Bool,
-                    detail: String, submittedAt: String) {
+                    detail: String, submittedAt: String, run: ComparisonResults.ExchangeTimeline? = nil) {
+            self.run = run
             self.student = student
             self.exercise = exercise
             self.check = check

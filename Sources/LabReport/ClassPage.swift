@@ -205,8 +205,21 @@ public struct ClassPage {
                 let item = list.add("li")
                 item.add("span", ["class": "name"], text: student)
                 item.append(" (\(standing.rawValue), \(time(cell.submittedAt))): \(cell.detail.shortened(to: Self.shownDetail))")
+                if let run = cell.run { drawRun(run, of: student, into: item) }
             }
         }
+    }
+
+    /// The student's run under the check, as the report draws a run: folded, for the teacher to open.
+    private func drawRun(_ run: ComparisonResults.ExchangeTimeline, of student: String, into item: Element) {
+        let picture = item.add("details", ["class": "run"])
+        picture.add("summary", text: "the run")
+        let size = run.sizeBytes ?? run.disk.map(\.bytes).max() ?? 0
+        let chart = ExchangeChart(lanes: [.init(title: "\(student)'s code", timeline: run, sizeBytes: size)])
+        let svg = picture.add("svg", ["xmlns": "http://www.w3.org/2000/svg", "class": "run-picture",
+                                      "viewBox": "0 0 \(Int(ChartFrame.width)) \(Int(chart.height.rounded(.up)))",
+                                      "role": "img", "aria-label": "the exchanges of \(student)'s run"])
+        chart.draw(in: svg)
     }
 
     /// How much of a check's detail the page shows, twice per cell at most: the page of a full class

@@ -36,5 +36,6 @@ enum ClassPageStyle {
         table.spread th, table.spread td { padding: 4px 10px; border-bottom: 1px solid #e3e3e8; text-align: left; }
         table.spread td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
         table.spread tr.attention td { background: #fdecee; }
-        """
+        details.run svg { max-width: 1100px; display: block; margin: 4px 0 10px; }
+        """ + "\n" + ExchangePicture.rules(scope: "svg.run-picture ")
 }

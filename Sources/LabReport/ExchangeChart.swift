@@ -144,12 +144,20 @@ struct ExchangeChart {
         if exchange.error != nil { notes.append("✗ broke") }
         if let onDisk { notes.append(onDisk) }
         guard !notes.isEmpty else { return }
-        // Right of the bar, or inside its end when the bar reaches too far for the words.
+        // Right of the bar; else inside its end, where the bar is wide enough for the words; else
+        // left of its start.
         let note = notes.joined(separator: " · ")
-        let outside = end + 6 + Double(note.count) * 7.5 <= ChartFrame.width
-        let inside = Self.colour(of: exchange) == Colour.partial || Self.colour(of: exchange) == Colour.failed ? "bar-note inside light" : "bar-note inside"
-        bar.add("text", ["class": outside ? "bar-note" : inside, "x": ChartFrame.coordinate(outside ? end + 6 : end - 6),
-                         "y": ChartFrame.coordinate(y + 17), "text-anchor": outside ? "start" : "end"], text: note)
+        let width = Double(note.count) * 7.5
+        let (x, anchor, style): (Double, String, String) = if end + 6 + width <= ChartFrame.width {
+            (end + 6, "start", "bar-note")
+        } else if end - head >= width + 12 {
+            (end - 6, "end", Self.colour(of: exchange) == Colour.partial || Self.colour(of: exchange) == Colour.failed
+                ? "bar-note inside light" : "bar-note inside")
+        } else {
+            (start - 6, "end", "bar-note")
+        }
+        bar.add("text", ["class": style, "x": ChartFrame.coordinate(x), "y": ChartFrame.coordinate(y + 17), "text-anchor": anchor],
+                text: note)
     }
 
     private func drawDisk(_ samples: [ComparisonResults.DiskSample], size: Int64, top: Double, time: Axis, in group: Element) {

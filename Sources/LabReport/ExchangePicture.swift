@@ -37,12 +37,15 @@ public enum ExchangePicture {
 
     /// The report's stylesheet rules for the classes the chart uses, the report's own lines with
     /// their `svg ` scope taken off: the picture looks as the report does.
-    static let style: String = {
+    static let style = rules(scope: "")
+
+    /// The same rules, each under `scope` (e.g. "svg.run-picture "), for a page of other styles.
+    static func rules(scope: String) -> String {
         let classes = [".grid", ".plot", ".panel-title", ".baseline", ".tick", ".bar-label", ".bar-note", ".event-line", ".event-label"]
         let rules = ReportStyle.css.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
             .filter { line in line.hasPrefix("svg .") && classes.contains { line.contains("svg \($0)") } }
-            .map { $0.replacingOccurrences(of: "svg .", with: ".") }
-        return (["text { font-family: -apple-system, BlinkMacSystemFont, \"Segoe UI\", Roboto, \"Helvetica Neue\", Arial, sans-serif; }",
-                 ".caption { font-size: 14px; fill: #1d1d1f; }"] + rules).joined(separator: "\n")
-    }()
+            .map { $0.replacingOccurrences(of: "svg .", with: scope + ".") }
+        return ([scope + "text { font-family: -apple-system, BlinkMacSystemFont, \"Segoe UI\", Roboto, \"Helvetica Neue\", Arial, sans-serif; }",
+                 scope + ".caption { font-size: 14px; fill: #1d1d1f; }"] + rules).joined(separator: "\n")
+    }
 }

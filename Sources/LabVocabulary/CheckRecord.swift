@@ -24,6 +24,9 @@ public struct CheckRecord: Codable, Sendable, Equatable {
     /// When the check ended, ISO 8601 in UTC.
     public var timestamp: String
     public var labVersion: String
+    /// For a started exercise's failing check: its run's exchanges against time, without their
+    /// headers, for the teacher's picture of where a student is stuck. Absent otherwise.
+    public var exchanges: ComparisonResults.ExchangeTimeline?
 
     public init(exercise: String, check: String, status: CheckStatus, passed: Bool, detail: String, command: String,
                 seconds: Double, symptomSeen: Bool?, attempted: Bool, codeSHA256: String, hintsShown: Int,
@@ -49,6 +52,11 @@ public struct CheckRecord: Codable, Sendable, Equatable {
     /// The most characters a detail or a command keeps: a record is made with them cut there,
     /// and a class server refuses longer ones, so one student's records cannot fill its page.
     public static let longestText = 1_000
+
+    /// The most exchanges (and events) and disk samples a record's run keeps for a class server:
+    /// a check's run makes a handful of requests and a few thousand samples at most.
+    public static let mostExchanges = 200
+    public static let mostDiskSamples = 10_000
 
     /// Every text field, as long as it may be; a class server refuses a record past these.
     public static let longestFields: [(name: String, length: @Sendable (CheckRecord) -> Int, limit: Int)] = [

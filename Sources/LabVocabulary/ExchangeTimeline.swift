@@ -13,13 +13,37 @@ extension ComparisonResults {
         public var disk: [DiskSample]
         /// What happened besides the requests (`LessonResult.events`); absent when nothing did.
         public var events: [RunEvent]?
+        /// The file the run had to end with, in bytes.
+        public var sizeBytes: Int64?
 
-        public init(origin: Double, faults: String, exchanges: [HTTPExchange], disk: [DiskSample], events: [RunEvent]? = nil) {
+        public init(origin: Double, faults: String, exchanges: [HTTPExchange], disk: [DiskSample], events: [RunEvent]? = nil,
+                    sizeBytes: Int64? = nil) {
             self.origin = origin
             self.faults = faults
             self.exchanges = exchanges
             self.disk = disk
             self.events = events
+            self.sizeBytes = sizeBytes
+        }
+
+        /// The same, with no request's or response's headers: what a picture needs, smaller.
+        public var withoutHeaders: Self {
+            var timeline = self
+            for index in timeline.exchanges.indices { (timeline.exchanges[index].requestHeaders, timeline.exchanges[index].responseHeaders) = (nil, nil) }
+            return timeline
+        }
+
+        /// Whether a timeline from elsewhere (a class submission) stays within what a page draws:
+        /// so many exchanges, samples and events, and every text within `longestText`.
+        public func isWithin(exchanges mostExchanges: Int, samples mostSamples: Int, longestText: Int) -> Bool {
+            guard exchanges.count <= mostExchanges, disk.count <= mostSamples, (events?.count ?? 0) <= mostExchanges, faults.count <= longestText
+            else { return false }
+            let texts = exchanges.flatMap { exchange in
+                [exchange.url, exchange.range, exchange.ifRange, exchange.ifNoneMatch, exchange.ifModifiedSince, exchange.contentRange,
+                 exchange.etag, exchange.reprDigestSHA256, exchange.error].compactMap { $0 }
+                    + (exchange.requestHeaders ?? []).flatMap { [$0.name, $0.value] } + (exchange.responseHeaders ?? []).flatMap { [$0.name, $0.value] }
+            } + (events ?? []).map(\.what)
+            return texts.allSatisfy { $0.count <= longestText }
         }
     }
 

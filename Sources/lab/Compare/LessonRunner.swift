@@ -94,7 +94,7 @@ struct LessonRunner {
         let passed = repetition.verified && repetition.exitCode == 0
         let exchanges = runCase.drawsExchanges ? record.map {
             ComparisonResults.ExchangeTimeline(origin: finished.startedAt, faults: runCase.faults.isNone ? "" : runCase.faults.description,
-                                               exchanges: $0.requests, disk: finished.disk, events: $0.events)
+                                               exchanges: $0.requests, disk: finished.disk, events: $0.events, sizeBytes: runCase.size)
         } : nil
         return Measured(
             repetition: repetition, timeline: finished.timeline, exchanges: exchanges, requests: record?.requests ?? [],

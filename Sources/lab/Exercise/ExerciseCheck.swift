@@ -29,6 +29,8 @@ struct ExerciseCheck {
 
         /// Whether the check holds; in the JSON as `passed`.
         var passed: Bool
+        /// The run's exchanges against time, for the record of a check that fails.
+        var exchanges: ComparisonResults.ExchangeTimeline? = nil
     }
 
     /// Runs every check, calling `report` in the checks' order as each ends. The clean download
@@ -71,6 +73,7 @@ struct ExerciseCheck {
             let ran = try run(check, cleanPeak: cleanPeak)
             outcome.seconds = ran.seconds
             (outcome.status, outcome.passed, outcome.detail, outcome.symptomSeen) = Self.judge(ran.observation, by: check)
+            outcome.exchanges = ran.exchanges
             return (outcome, ran.peakRSSBytes)
         } catch {
             outcome.detail = "not run: \(error)"
@@ -82,7 +85,7 @@ struct ExerciseCheck {
     func run(_ check: Check, cleanPeak: Int64?, showing: Bool? = nil, drawing: Bool = false) throws -> TrialRunner.Ran {
         var runner = runner
         if let showing { runner.showing = showing }
-        runner.drawing = drawing
+        runner.paces = drawing
         return try runner.run(check.trial, cleanPeakRSS: check.symptom?.measuresMemory == true ? cleanPeak : nil)
     }
 
@@ -91,7 +94,7 @@ struct ExerciseCheck {
     func runCorrected(_ check: Check, lesson program: URL) throws -> TrialRunner.Ran {
         var runner = TrialRunner(server: runner.server, program: program, extraArguments: ["--variant", Variant.corrected.rawValue],
                                  lesson: lesson.id, workFolder: runner.workFolder, timeout: runner.timeout)
-        runner.drawing = true
+        runner.paces = true
         return try runner.run(check.trial, cleanPeakRSS: nil)
     }
 

@@ -211,9 +211,13 @@ struct CodeFacts {
     /// The record of one outcome: what `--json` prints and `--submit` sends. A check of code not
     /// yet changed passes nothing: what it holds, the starting code holds.
     func record(_ outcome: ExerciseCheck.Outcome) -> CheckRecord {
-        CheckRecord(exercise: outcome.exercise, check: outcome.check, status: outcome.status, passed: attempted && outcome.passed,
-                    detail: outcome.detail, command: outcome.command, seconds: outcome.seconds, symptomSeen: outcome.symptomSeen,
-                    attempted: attempted, codeSHA256: codeSHA256, hintsShown: hintsShown[outcome.check] ?? 0,
-                    timestamp: ISO8601DateFormatter().string(from: Date()))
+        var record = CheckRecord(exercise: outcome.exercise, check: outcome.check, status: outcome.status, passed: attempted && outcome.passed,
+                                 detail: outcome.detail, command: outcome.command, seconds: outcome.seconds, symptomSeen: outcome.symptomSeen,
+                                 attempted: attempted, codeSHA256: codeSHA256, hintsShown: hintsShown[outcome.check] ?? 0,
+                                 timestamp: ISO8601DateFormatter().string(from: Date()))
+        // Where a started exercise is stuck, the run itself, for the teacher's page; without
+        // the headers, which the picture does not draw.
+        if attempted, !outcome.passed { record.exchanges = outcome.exchanges?.withoutHeaders }
+        return record
     }
 }

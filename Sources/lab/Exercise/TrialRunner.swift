@@ -24,9 +24,12 @@ struct TrialRunner {
     /// For `lab exercise see`: each command is printed before it runs, and the program's story
     /// (its stderr) goes to the terminal.
     var showing = false
-    /// For `lab exercise see`'s picture: the runs are paced (the whole file in about a quarter of
-    /// a second) and the bytes on disk sampled, and `Ran.exchanges` keeps the last run's exchanges.
-    var drawing = false
+    /// `Ran.exchanges` keeps the last run's exchanges, with the bytes on disk sampled: for the
+    /// record of a failing check, and `lab exercise see`'s picture.
+    var keepsExchanges = true
+    /// For `lab exercise see`'s picture: the runs are paced, the whole file in about a quarter of a
+    /// second, so that the samples of the disk show each request's effect.
+    var paces = false
 
     struct Ran {
         var observation: Observation
@@ -49,7 +52,7 @@ struct TrialRunner {
         defer { try? FileManager.default.removeItem(at: folder) }
 
         var trial = trial
-        if drawing { trial.faults = trial.faults.paced(bytesPerSecond: max(trial.size * 4, 64 << 10), attempts: TransferLimits.defaultAttempts) }
+        if paces { trial.faults = trial.faults.paced(bytesPerSecond: max(trial.size * 4, 64 << 10), attempts: TransferLimits.defaultAttempts) }
         let fixture = Fixture(name: "\(token).bin", size: trial.size, content: trial.faults.content)
         let output = folder.appendingPathComponent(fixture.name)
         // The rerun at another URL is another server's first request: the script, which counts
@@ -77,7 +80,7 @@ struct TrialRunner {
             var process = MeasuredProcess(program: program, arguments: arguments, outputFolder: folder, timeout: timeout)
             process.environment["TMPDIR"] = temporary.path
             process.passesStderrThrough = showing
-            if drawing { process.watchedOutput = output }
+            if keepsExchanges { process.watchedOutput = output }
             // As a student pastes it: `swift run`, and each word quoted where the shell would split it.
             if showing { Console.output("$ swift run \(program.lastPathComponent) \(ShellWord.line(arguments))") }
             return process
@@ -116,9 +119,9 @@ struct TrialRunner {
             sentHEAD: log.contains { $0.method == .head }, uploadExtraBytes: uploadExtra, progress: record?.progress,
             bytesSent: uploads ? nil : gets.reduce(0) { $0 + $1.bodyBytesSent }, requestsSent: uploads ? nil : log.count,
             background: record?.background)
-        let exchanges = drawing ? record.map {
+        let exchanges = keepsExchanges ? record.map {
             ComparisonResults.ExchangeTimeline(origin: finished.startedAt, faults: trial.faults.isNone ? "" : trial.faults.description,
-                                               exchanges: $0.requests, disk: finished.disk, events: $0.events)
+                                               exchanges: $0.requests, disk: finished.disk, events: $0.events, sizeBytes: trial.size)
         } : nil
         return Ran(observation: observation, peakRSSBytes: finished.peakRSSBytes, seconds: finished.wallSeconds, exchanges: exchanges)
     }
