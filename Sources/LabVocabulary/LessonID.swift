@@ -144,6 +144,11 @@ public enum LessonID: String, CaseIterable, Codable, Sendable, Comparable, LabNa
         }
     }
 
+    /// Whether `lab compare` times the lesson's clean run at every size. Lesson 09's run is an
+    /// app's life, whose time is the model's waits more than the transfer: the smallest and the
+    /// largest size tell its memory and its speed.
+    public var timedAtEverySize: Bool { self != .backgroundSession }
+
     /// Accepts "3", "03", "03-outputstream", "lesson-03-outputstream" or "exercise-03-outputstream".
     public init?(named name: String) {
         var name = Substring(name)

@@ -78,7 +78,7 @@ struct ComparisonPlan {
         var cases: [RunCase] = []
         if scenarios.contains(.clean) {
             for size in sizes {
-                for lesson in lessons {
+                for lesson in lessons where lesson.id.timedAtEverySize || size == sizes.first || size == sizes.last {
                     for variant in variants {
                         cases.append(RunCase(lesson: lesson, variant: variant, scenario: .clean, size: size))
                     }
