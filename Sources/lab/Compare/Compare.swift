@@ -30,8 +30,8 @@ struct Compare: ParsableCommand {
 
             Presets: the default is 1 MiB, 32 MiB and 128 MiB clean, 3 times each, and every scenario at 16 MiB, \
             once (about 3 minutes with a debug build on 2 cores). --quick: 1 and 32 MiB, drop-resume and \
-            ignore-range at 8 MiB, once. --full: adds 256 MiB and 1 GiB, faults at 64 MiB, and the 3g and \
-            wifi profiles.
+            ignore-range at 8 MiB, once. --full: adds 256 MiB and 1 GiB, faults at 64 MiB, the relaunches, and \
+            the 3g and wifi profiles (about 17 minutes).
 
             Network profiles (--profile): each corrected variant downloads a file sized for the link \
             (about 4 s of its bandwidth), clean and with a drop at 30%, once unless --repetitions says:
