@@ -108,7 +108,8 @@ public struct HTTPArchive: Encodable, Sendable {
 
         init(_ exchange: HTTPExchange) {
             status = exchange.status ?? 0
-            statusText = Self.reasons[status] ?? ""
+            // Another status is written with no reason phrase, as HTTP/2 has none.
+            statusText = HTTPStatus.reason(status) ?? ""
             httpVersion = exchange.status == nil ? "" : "HTTP/1.1"
             let fields = exchange.responseHeaders ?? []
             headers = fields
@@ -117,11 +118,6 @@ public struct HTTPArchive: Encodable, Sendable {
             redirectURL = header("location") ?? ""
             bodySize = exchange.status == nil ? -1 : exchange.bodyBytes
         }
-
-        /// The statuses the lab's lessons meet; another is written with no reason phrase, as HTTP/2 has none.
-        static let reasons = [200: "OK", 206: "Partial Content", 301: "Moved Permanently", 302: "Found", 304: "Not Modified",
-                              307: "Temporary Redirect", 404: "Not Found", 416: "Range Not Satisfiable", 500: "Internal Server Error",
-                              503: "Service Unavailable"]
     }
 
     public struct Content: Encodable, Sendable {

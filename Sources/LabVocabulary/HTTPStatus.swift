@@ -1,12 +1,7 @@
-import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
-import LabVocabulary
-
-enum HTTPStatus {
+/// The reason phrases of the statuses the lab meets: for the story, the errors and HAR files.
+public enum HTTPStatus {
     /// The reason phrase, or nil for a status without a well-known one.
-    static func reason(_ status: Int) -> String? {
+    public static func reason(_ status: Int) -> String? {
         switch status {
         case 200: "OK"
         case 206: "Partial Content"
