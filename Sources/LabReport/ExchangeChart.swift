@@ -110,7 +110,7 @@ struct ExchangeChart {
         drawEvents(timeline, from: top + 22, to: diskTop + Self.diskHeight, time: time, in: group)
     }
 
-    /// A Resume, a second launch, the app suspended: a dashed line down the lane where it happened.
+    /// A Resume, a second launch, the app suspended, a kill: a dashed line down the lane where it happened.
     private func drawEvents(_ timeline: Timeline, from top: Double, to bottom: Double, time: Axis, in group: Element) {
         var labelled: [Double] = []
         for event in timeline.events ?? [] {

@@ -244,6 +244,30 @@ import Testing
         }
     }
 
+    /// A run killed at the stall prints no record: its requests are drawn from the server's log,
+    /// the kill and the rerun as events, and the rerun after them. Lesson 02's article appends a
+    /// whole 200 to what the killed run left; the corrected variant asks for the rest.
+    @Test func seeDrawsTheKilledRunThenTheRerun() async throws {
+        try await Self.takingTurns {
+            let seen = try Self.lab(["exercise", "see", "02", "resumes-after-kill", "--variant", "article"])
+            let line = try #require(seen.stdout.split(separator: "\n").first { $0.hasPrefix("picture: ") }, "\(seen.stdout)\(seen.stderr)")
+            let path = String(line.dropFirst("picture: ".count).prefix { $0 != " " })
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            let lanes = try String(contentsOfFile: path, encoding: .utf8).components(separatedBy: "<g class=\"lane\"").dropFirst()
+            #expect(lanes.count == 2)
+            for lane in lanes {
+                let events = lane.components(separatedBy: "data-event=\"").dropFirst().map { $0.prefix { $0 != "\"" } }
+                #expect(events == ["killed (SIGKILL)", "run again"], "\(lane)")
+                let bars = lane.components(separatedBy: "<g class=\"exchange\"").dropFirst()
+                #expect(bars.count == 2 && bars.first?.contains(">✗ broke<") == true, "\(lane)")
+            }
+            let rerun = lanes.map { $0.components(separatedBy: "<g class=\"exchange\"").last ?? "" }
+            #expect(rerun.first?.contains(">GET 200 · bytes:4194304- · 8 MiB<") == true && rerun.first?.contains(">appended after 4 MiB<") == true,
+                    "\(rerun.first ?? "")")
+            #expect(rerun.last?.contains(">GET 206 · bytes=4194304- · 4 MiB<") == true, "\(rerun.last ?? "")")
+        }
+    }
+
     @Test func hangingAndCrashingProgramsAreNamedAndStopped() async throws {
         try await ExerciseTests.takingTurns {
             let lesson = try #require(Catalogue.lesson(named: "00"))

@@ -1,3 +1,4 @@
+import Foundation
 import LabFixtures
 import LabServer
 import LabVocabulary
@@ -56,16 +57,21 @@ struct AttemptTests {
         _ = try fetch(server, "HEAD", path)
         // The time to first byte is measured, not known in advance: it is checked apart.
         #expect(server.requestLog.allSatisfy { (0..<5).contains($0.firstByteSeconds) })
+        // Arrived within the test, and the 206's last bytes after it arrived: on the run's clock.
+        let now = Date().timeIntervalSince1970
+        #expect(server.requestLog.allSatisfy { (now - 60...now).contains($0.arrivedAt) })
+        let partial = try #require(server.requestLog.first)
+        #expect(partial.lastBodyBytesAt.map { $0 >= partial.arrivedAt } == true)
         let logged = server.requestLog.map { request in
             var request = request
-            request.firstByteSeconds = 0
+            (request.firstByteSeconds, request.arrivedAt, request.lastBodyBytesAt) = (0, 0, nil)
             return request
         }
         #expect(logged == [
             LoggedRequest(method: .get, target: path, range: "bytes=5-", ifRange: fixture.etag,
-                          status: 206, bodyBytesSent: 10, attempt: 1),
+                          status: 206, bodyBytesSent: 10, attempt: 1, responseLength: 1995),
             LoggedRequest(method: .head, target: path, range: nil, ifRange: nil,
-                          status: 200, bodyBytesSent: 0, attempt: 2),
+                          status: 200, bodyBytesSent: 0, attempt: 2, responseLength: 2000),
         ])
     }
 }

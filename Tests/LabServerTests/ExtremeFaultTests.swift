@@ -138,8 +138,8 @@ struct BoundedMemoryTests {
         #expect(log.all.last?.target == "/short\(BoundedRequestLog.maximumEntries + 499)")
         #expect(log.all.allSatisfy { ($0.range?.utf8.count ?? 0) <= LoggedRequest.maximumHeaderBytes + 3 })
         // Body bytes reach the entry they were meant for, and not a dropped one's neighbour.
-        log.setBodyBytes(7, ofEntry: numbers.last!)
-        log.setBodyBytes(9, ofEntry: numbers.first!)
+        log.setBodyBytes(7, ofEntry: numbers.last!, at: 0)
+        log.setBodyBytes(9, ofEntry: numbers.first!, at: 0)
         #expect(log.all.last?.bodyBytesSent == 7)
         #expect(!log.all.contains { $0.bodyBytesSent == 9 })
     }

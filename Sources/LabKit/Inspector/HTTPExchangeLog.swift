@@ -100,7 +100,12 @@ public final class HTTPExchangeLog: Sendable {
     }
 
     func received(_ index: Int, bodyBytes: Int) {
-        let (exchange, _) = update(index) { $0.bodyBytes += Int64(bodyBytes) }
+        // A download task's `response` can still be nil at its `didWriteData` (measured on
+        // Foundation on Linux): its first body bytes are then the first sign of the answer.
+        let (exchange, _) = update(index) { exchange in
+            exchange.bodyBytes += Int64(bodyBytes)
+            exchange.firstByteAt = exchange.firstByteAt ?? Self.now
+        }
         state.withLock { $0.limitWatcher }?(exchange)
     }
 

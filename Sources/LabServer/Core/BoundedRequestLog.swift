@@ -36,10 +36,11 @@ struct BoundedRequestLog {
     }
 
     /// Updates an entry that may already have been dropped.
-    mutating func setBodyBytes(_ count: Int64, ofEntry number: Int) {
+    mutating func setBodyBytes(_ count: Int64, ofEntry number: Int, at time: Double) {
         let index = number - dropped
         guard entries.indices.contains(index) else { return }
         entries[index].bodyBytesSent = count
+        entries[index].lastBodyBytesAt = time
     }
 
     /// Marks an entry, if it is still kept, as stalled.

@@ -1,3 +1,4 @@
+import Foundation
 import LabFixtures
 import LabVocabulary
 import NIOCore
@@ -14,6 +15,8 @@ final class RequestHandler: ChannelInboundHandler {
     var state = State.idle
     /// When the current request's head arrived, for its time to first byte.
     private var requestArrived = NIODeadline.now()
+    /// The same moment in seconds since 1970, the clock a run's record uses.
+    private var requestArrivedAt = 0.0
 
     /// Where this connection is with its request. NIO's pipelining helper hands over one request
     /// at a time and holds back the next until this one's response has ended, so the states
@@ -48,6 +51,7 @@ final class RequestHandler: ChannelInboundHandler {
             head.uri = core.unsealed(head.uri)
             state = .reading(head)
             requestArrived = .now()
+            requestArrivedAt = Date().timeIntervalSince1970
             if head.method == .POST, UploadEndpoint.matches(head.uri) {
                 beginUpload(head, context: context)
             }
@@ -358,7 +362,8 @@ final class RequestHandler: ChannelInboundHandler {
             method: RequestMethod(rawValue: request.method.rawValue), target: request.uri,
             range: request.headers.first(name: "Range"), ifRange: request.headers.first(name: "If-Range"),
             status: Int(status.code), bodyBytesSent: 0, attempt: attempt, requestBodyBytes: requestBodyBytes,
-            uploadedFiles: uploadedFiles, firstByteSeconds: Double((NIODeadline.now() - requestArrived).nanoseconds) / 1e9
+            uploadedFiles: uploadedFiles, firstByteSeconds: Double((NIODeadline.now() - requestArrived).nanoseconds) / 1e9,
+            arrivedAt: requestArrivedAt, responseLength: headers.first(name: "Content-Length").flatMap { Int64($0) }
         ))
         let head = HTTPResponseHead(version: .http1_1, status: status, headers: headers)
         context.write(wrapOutboundOut(.head(head)), promise: nil)

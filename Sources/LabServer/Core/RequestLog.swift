@@ -21,6 +21,14 @@ public struct LoggedRequest: Hashable, Sendable {
     /// Seconds from the request's head arriving to the response's head going out: the time to
     /// first byte a client on loopback sees, a `latency` or a profile's included.
     public var firstByteSeconds: Double = 0
+    /// When the request's head arrived, and when its last body bytes were handed to the
+    /// connection, in seconds since 1970: a run that printed no record (one killed) is drawn
+    /// from these.
+    public var arrivedAt: Double = 0
+    public var lastBodyBytesAt: Double?
+    /// The response's Content-Length as sent (nil for a chunked body): a body that stopped short
+    /// of it broke.
+    public var responseLength: Int64?
 
     /// One file part of an upload: its count and digest, never its bytes.
     public struct UploadedFile: Hashable, Sendable {
@@ -32,7 +40,8 @@ public struct LoggedRequest: Hashable, Sendable {
 
     public init(method: RequestMethod, target: String, range: String?, ifRange: String?,
                 status: Int, bodyBytesSent: Int64, attempt: Int, requestBodyBytes: Int64 = 0,
-                uploadedFiles: [UploadedFile] = [], firstByteSeconds: Double = 0) {
+                uploadedFiles: [UploadedFile] = [], firstByteSeconds: Double = 0, arrivedAt: Double = 0,
+                responseLength: Int64? = nil) {
         self.method = method
         self.target = target
         self.range = range
@@ -43,5 +52,7 @@ public struct LoggedRequest: Hashable, Sendable {
         self.requestBodyBytes = requestBodyBytes
         self.uploadedFiles = uploadedFiles
         self.firstByteSeconds = firstByteSeconds
+        self.arrivedAt = arrivedAt
+        self.responseLength = responseLength
     }
 }

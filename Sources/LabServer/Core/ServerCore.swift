@@ -42,7 +42,8 @@ final class ServerCore: Sendable {
     }
 
     func recordBodyBytes(_ bytes: Int64, at number: Int) {
-        log.withLock { $0.setBodyBytes(bytes, ofEntry: number) }
+        let now = Date().timeIntervalSince1970
+        log.withLock { $0.setBodyBytes(bytes, ofEntry: number, at: now) }
     }
 
     func recordStall(at number: Int) {

@@ -12,14 +12,15 @@ extension LessonDefects {
     }
 
     /// The scenario whose exchanges the report draws for this lesson, among `scenarios`: one that
-    /// shows a defect of its article, in one process, else a drop, else a clean run.
+    /// shows a defect of its article, else a drop, else a clean run.
     func pictured(among scenarios: [Scenario]) -> Scenario? {
         let shown = Self.picturable.first { failingScenarios.contains($0) && scenarios.contains($0) && runs($0) }
         return shown ?? [Scenario.dropResume, .clean].first { scenarios.contains($0) && runs($0) && (!id.uploads || $0 == .clean) }
     }
 
-    /// What one process's record can show, the most telling first.
-    private static let picturable: [Scenario] = [.ignoreRange, .entityChanged, .dropResume, .slowDisk]
+    /// The scenarios a picture makes plain, the most telling first. A kill is drawn from the
+    /// server's log up to the kill, then the rerun's record.
+    private static let picturable: [Scenario] = [.ignoreRange, .entityChanged, .dropResume, .slowDisk, .killRerun]
 }
 
 /// Sizes, lessons, scenarios and repetitions of one comparison.

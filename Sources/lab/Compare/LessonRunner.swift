@@ -42,6 +42,7 @@ struct LessonRunner {
             ? source.uploadURL(run: token)
             : source.url(for: fixture, faults: runCase.faults, run: token)
         let output = folder.appendingPathComponent(fixture.name)
+        let faultsText = runCase.faults.isNone ? "" : runCase.faults.description
         let expected = Fixture(name: fixture.name, size: fixture.size, generation: runCase.scenario.finalGeneration,
                                content: fixture.content)
         var arguments = ["--url", url.absoluteString, "--output", output.path,
@@ -73,8 +74,14 @@ struct LessonRunner {
 
         var finished: MeasuredProcess.Finished
         var secondLaunchSeconds: Double?
+        var killedRun: (run: ComparisonResults.ExchangeTimeline, at: Double)?
         if runCase.scenario == .killRerun {
             let killed = try process.run(killWhen: Self.killPoint(stalled: { source.hasStalled(run: token) }, files: folder))
+            if runCase.drawsExchanges, killed.signal == SIGKILL, let logged = source.requests(run: token) {
+                killedRun = (ComparisonResults.ExchangeTimeline(killed: killed, logged: logged, server: source.baseURL, faults: faultsText,
+                                                                sizeBytes: runCase.size),
+                             killed.startedAt + killed.wallSeconds)
+            }
             finished = try process.run().after(killed)
         } else if runCase.scenario.relaunches {
             let first = try process.run()
@@ -92,9 +99,10 @@ struct LessonRunner {
                                            fileBytes: record?.fileBytes ?? 0, cacheBytes: MeasuredProcess.bytes(at: cache))
         }
         let passed = repetition.verified && repetition.exitCode == 0
-        let exchanges = runCase.drawsExchanges ? record.map {
-            ComparisonResults.ExchangeTimeline(origin: finished.startedAt, faults: runCase.faults.isNone ? "" : runCase.faults.description,
-                                               exchanges: $0.requests, disk: finished.disk, events: $0.events, sizeBytes: runCase.size)
+        let exchanges = runCase.drawsExchanges ? record.map { record in
+            let run = ComparisonResults.ExchangeTimeline(origin: finished.startedAt, faults: faultsText, exchanges: record.requests,
+                                                         disk: finished.disk, events: record.events, sizeBytes: runCase.size)
+            return killedRun.map { $0.run.followed(by: run, killedAt: $0.at) } ?? run
         } : nil
         return Measured(
             repetition: repetition, timeline: finished.timeline, exchanges: exchanges, requests: record?.requests ?? [],
@@ -293,7 +301,7 @@ enum FixtureSource {
         requests(method: .post, run: token)?.flatMap(\.uploadedFiles) ?? []
     }
 
-    func requests(method: RequestMethod, run token: String) -> [LoggedRequest]? {
+    func requests(method: RequestMethod? = nil, run token: String) -> [LoggedRequest]? {
         guard case .embedded(let server) = self else { return nil }
         return server.requests(run: token, method: method)
     }

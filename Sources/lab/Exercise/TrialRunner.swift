@@ -119,9 +119,10 @@ struct TrialRunner {
             sentHEAD: log.contains { $0.method == .head }, uploadExtraBytes: uploadExtra, progress: record?.progress,
             bytesSent: uploads ? nil : gets.reduce(0) { $0 + $1.bodyBytesSent }, requestsSent: uploads ? nil : log.count,
             background: record?.background)
-        let exchanges = keepsExchanges ? record.map {
-            ComparisonResults.ExchangeTimeline(origin: finished.startedAt, faults: trial.faults.isNone ? "" : trial.faults.description,
-                                               exchanges: $0.requests, disk: finished.disk, events: $0.events, sizeBytes: trial.size)
+        let exchanges = keepsExchanges ? record.map { record in
+            let run = ComparisonResults.ExchangeTimeline(origin: finished.startedAt, faults: trial.faults.isNone ? "" : trial.faults.description,
+                                                         exchanges: record.requests, disk: finished.disk, events: record.events, sizeBytes: trial.size)
+            return played.killed.map { $0.run.followed(by: run, killedAt: $0.at) } ?? run
         } : nil
         return Ran(observation: observation, peakRSSBytes: finished.peakRSSBytes, seconds: finished.wallSeconds, exchanges: exchanges)
     }
@@ -135,6 +136,9 @@ struct TrialRunner {
         var firstEnding: Observation.Ending?
         /// The GETs the main server had logged before the second run began.
         var getsBeforeTheRerun = 0
+        /// The first run, killed, as the server logged it, and when it was killed: drawn before
+        /// the rerun.
+        var killed: (run: ComparisonResults.ExchangeTimeline, at: Double)?
     }
 
     /// Runs the program as the trial says: once, or twice with the same output path (the first
@@ -150,6 +154,10 @@ struct TrialRunner {
         let before = trial.sequel.kills
             ? try first.run(killWhen: LessonRunner.killPoint(stalled: { firstServer.hasStalled(run: token) }, files: folder))
             : try first.run()
+        let killed = keepsExchanges && before.signal == SIGKILL ? (
+            run: ComparisonResults.ExchangeTimeline(killed: before, logged: firstServer.requests(run: token), server: firstServer.baseURL,
+                                                    faults: trial.faults.isNone ? "" : trial.faults.description, sizeBytes: trial.size),
+            at: before.startedAt + before.wallSeconds) : nil
         if firstServer !== server { firstServer.stop() }
         if showing, before.signal == SIGKILL { Console.output("(killed with SIGKILL: the transfer had stalled, and the files had stopped growing)") }
         let firstRecord = try? JSONDecoder().decode(LessonResult.self, from: Data(before.stdout.utf8))
@@ -163,7 +171,8 @@ struct TrialRunner {
         var finished = try launch(server, trial.generation, false).run()
         finished.peakRSSBytes = max(finished.peakRSSBytes, before.peakRSSBytes)
         finished.wallSeconds += before.wallSeconds
-        return Played(finished: finished, generation: trial.generation, firstEnding: firstEnding, getsBeforeTheRerun: getsBefore)
+        return Played(finished: finished, generation: trial.generation, firstEnding: firstEnding, getsBeforeTheRerun: getsBefore,
+                      killed: killed)
     }
 
     /// What the server stored of an upload, against the file the lesson generated and sent.
