@@ -15,7 +15,7 @@ extension ReportWriter {
             request to its last byte, pale while it waits for the response's head. Orange is a 200 (the whole file \
             from byte 0), blue a 206 (the rest of it), green a 304, vermillion an error or a transfer that broke; \
             each label says the same in words, with the fault the server played on that request. A dashed line marks \
-            what happened besides the requests: a press of Resume, a second launch, lesson 09's app suspended, \
+            what happened besides the requests: a press of Pause or Resume, a second launch, lesson 09's app suspended, \
             ended or relaunched, a kill and the run after it (a killed run's requests are drawn from the \
             server's log). The purple line \
             under the bars is the bytes on disk; the grey line the file's size. So that the samples of the disk \

@@ -49,7 +49,7 @@ final class ArticleDownload: NSObject, LessonDownload, URLSessionDownloadDelegat
 
     /// The Pause button: cancel, keeping the resume data.
     private func pause() {
-        run.log("pause")
+        run.userPressed("Pause", log: "pause")
         task?.cancel(byProducingResumeData: { resumeData in
             // The download may have finished before Pause took hold: then nothing is left to resume.
             guard self.completion != nil else { return }

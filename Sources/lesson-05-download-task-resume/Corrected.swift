@@ -95,7 +95,7 @@ final class CorrectedDownload: NSObject, LessonDownload, URLSessionDownloadDeleg
         run.progress.update(received: totalBytesWritten, expected: expected)
         if !pausedOnce, totalBytesWritten < expected, Double(totalBytesWritten) >= App.pausePressedAt * Double(expected) {
             pausedOnce = true
-            run.log("pause")
+            run.userPressed("Pause", log: "pause")
             downloadTask.cancel(byProducingResumeData: { resumeData in
                 // The download may have finished before Pause took hold: then nothing is left to resume.
                 guard self.completion != nil else { return }

@@ -136,7 +136,7 @@ final class CorrectedDownload: AsyncLessonDownload {
             if total > 0, written >= total / 4, written < total {
                 pausedOnce.store(true, ordering: .relaxed)
                 pressedAt.store(written, ordering: .relaxed)
-                run.log("pause at \(written) bytes")
+                run.userPressed("Pause", log: "pause at \(written) bytes")
                 return
             }
             try? await Task.sleep(for: .milliseconds(2))

@@ -67,6 +67,9 @@ final class Lesson08Tests {
         #expect(result.bytesReceived == fixture.size)
         #expect(result.resumedFrom.count == 1)
         #expect(result.resumedFrom.first.map { $0 >= fixture.size / 4 } == true)
+        // The press is on the run's picture: between the two requests.
+        let press = try #require(result.events?.first { $0.what == "Pause" }, "\(result.events ?? [])")
+        #expect(result.requests.count == 2 && result.requests[1].startedAt.map { press.at <= $0 } == true)
     }
 
     /// `download(for:)`: a failed attempt's temporary file is deleted, a successful one moved,

@@ -85,6 +85,13 @@ public struct LessonRun: Sendable {
 
     /// The lesson's own remarks, in place of the article's NSLog.
     public func log(_ message: String) { console.line("  " + message) }
+
+    /// The user pressed `button` (lesson 05's and 08's Pause, which the lesson plays): `message`
+    /// goes to the story, and the press onto the run's picture as an event.
+    public func userPressed(_ button: String, log message: String) {
+        events.note(button)
+        log(message)
+    }
 }
 
 /// Lesson 09's run, as the harness knows it: the life script, what the phone's processes are
