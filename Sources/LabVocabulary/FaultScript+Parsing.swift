@@ -74,7 +74,7 @@ extension FaultScript {
             return bareFault(name)
         case .stall:
             return try parseStall(arguments, fail: fail)
-        case .drop, .throttle, .status, .redirect, .badLength, .shiftRange, .disposition, .latency, .profile, .cacheControl:
+        case .drop, .throttle, .status, .redirect, .badLength, .shiftRange, .disposition, .latency, .profile, .cacheControl, .connections:
             guard arguments.count == 1 else { throw fail("expected " + valueShape(name)) }
             return try parseValue(of: name, arguments[0], fail: fail)
         }
@@ -105,6 +105,7 @@ extension FaultScript {
         case .cacheControl: "cache-control:<value, percent-encoded> (max-age=3600, no-store)"
         case .latency: "latency:<milliseconds>ms"
         case .profile: "profile:<name> (known: \(NetworkProfile.allCases.map(\.rawValue).joined(separator: ", ")))"
+        case .connections: "connections:<GETs at once, 1 to \(mostConnections)>"
         default: name.rawValue
         }
     }
@@ -152,6 +153,11 @@ extension FaultScript {
                 throw fail("unknown profile (known: \(NetworkProfile.allCases.map(\.rawValue).joined(separator: ", ")))")
             }
             return .profile(profile)
+        case .connections:
+            guard let limit = Int(value), (1...mostConnections).contains(limit) else {
+                throw fail("expected the GETs allowed at once, from 1 to \(mostConnections)")
+            }
+            return .connections(limit: limit)
         default:
             return bareFault(name)
         }

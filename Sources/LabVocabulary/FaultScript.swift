@@ -45,6 +45,7 @@ public struct FaultScript: Hashable, Sendable, CustomStringConvertible {
         case gzip
         case cacheControl = "cache-control"
         case ignoreConditionals = "ignore-conditionals"
+        case connections
     }
 
     public enum Fault: Hashable, Sendable, CustomStringConvertible {
@@ -87,6 +88,11 @@ public struct FaultScript: Hashable, Sendable, CustomStringConvertible {
         /// Answer 200 with the whole file even to a conditional GET whose copy is current
         /// (`If-None-Match`, `If-Modified-Since`), as a server that never answers 304 does.
         case ignoreConditionals
+        /// Allow this many of the URL's GETs at once (the others of its run still sending); a GET
+        /// beyond them is answered 503 with `Retry-After: 1`, as a server's limit on connections
+        /// per client answers (nginx's `limit_conn`). Each GET is paced on its own by `throttle`,
+        /// so `throttle:2MiB+connections:4*100` is a CDN that paces each connection and allows four.
+        case connections(limit: Int)
 
         public var description: String {
             switch self {
@@ -104,6 +110,7 @@ public struct FaultScript: Hashable, Sendable, CustomStringConvertible {
             case .disposition(let filename): "disposition:\(FaultScript.percentEncoded(filename))"
             case .latency(let duration): "latency:\(FaultScript.milliseconds(duration))ms"
             case .profile(let profile): "profile:\(profile.rawValue)"
+            case .connections(let limit): "connections:\(limit)"
             }
         }
 
@@ -126,6 +133,7 @@ public struct FaultScript: Hashable, Sendable, CustomStringConvertible {
             case .gzip: .gzip
             case .cacheControl: .cacheControl
             case .ignoreConditionals: .ignoreConditionals
+            case .connections: .connections
             }
         }
     }
@@ -216,6 +224,8 @@ public struct FaultScript: Hashable, Sendable, CustomStringConvertible {
 
     /// The most times `*N` may repeat an attempt.
     public static let mostRepeats = 1000
+    /// The most GETs `connections:` allows at once: more than any client opens to one host.
+    public static let mostConnections = 64
 
     /// A `cache-control:` value longer than this is no server's.
     public static let longestCacheControl = 256

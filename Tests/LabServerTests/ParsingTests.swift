@@ -89,7 +89,7 @@ struct ParsingTests {
     @Test("bad fault scripts name the bad token in one line", arguments: [
         ("drop:abc", #"bad fault "drop:abc": expected bytes or Npct"#),
         ("ok,drop:101pct", #"bad fault "drop:101pct": expected bytes or Npct"#),
-        ("explode", #"bad fault "explode": unknown fault (known: ok, drop, throttle, stall, ignore-range, change, status, redirect, bad-length, shift-range, chunked, disposition, latency, profile, gzip, cache-control, ignore-conditionals)"#),
+        ("explode", #"bad fault "explode": unknown fault (known: ok, drop, throttle, stall, ignore-range, change, status, redirect, bad-length, shift-range, chunked, disposition, latency, profile, gzip, cache-control, ignore-conditionals, connections)"#),
         ("profile:5g", #"bad fault "profile:5g": unknown profile (known: edge, 3g, lte, dsl, wifi)"#),
         ("profile", #"bad fault "profile": expected profile:<name> (known: edge, 3g, lte, dsl, wifi)"#),
         ("profile:3g+throttle:1MiB", #"bad fault "throttle:1MiB": profile and throttle do not go together (a profile sets its own rate and latency)"#),
@@ -125,6 +125,9 @@ struct ParsingTests {
         ("cache-control:max-age=1%0D%0ASet-Cookie%3A%20a=b", #"bad fault "cache-control:max-age=1%0D%0ASet-Cookie%3A%20a=b": expected a value of 1 to 256 printable ASCII characters, percent-encoded (%2C for ,), like max-age=3600"#),
         ("cache-control", #"bad fault "cache-control": expected cache-control:<value, percent-encoded> (max-age=3600, no-store)"#),
         ("ignore-conditionals:1", #"bad fault "ignore-conditionals:1": ignore-conditionals takes no value"#),
+        ("connections:0", #"bad fault "connections:0": expected the GETs allowed at once, from 1 to 64"#),
+        ("connections:65", #"bad fault "connections:65": expected the GETs allowed at once, from 1 to 64"#),
+        ("connections", #"bad fault "connections": expected connections:<GETs at once, 1 to 64>"#),
     ])
     func badFaultScripts(script: String, message: String) {
         #expect(throws: LabError(message)) {

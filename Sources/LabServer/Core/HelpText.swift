@@ -42,6 +42,9 @@ public enum HelpText {
           ignore-conditionals      answer 200 and the whole file even when
                                    If-None-Match or If-Modified-Since says the
                                    client's copy is current
+          connections:<n>          allow n GETs of the URL at once; one more
+                                   gets 503 and Retry-After: 1, as a server's
+                                   per-client connection limit answers
           profile:<name>           a named network for the attempt: its rate,
                                    its latency (+ up to 20%) before the head,
                                    its loss as pauses of a retransmission
@@ -58,6 +61,8 @@ public enum HelpText {
           faults=chunked+latency:200ms    no length, and slow to start
           faults=gzip+drop:40pct,gzip     compressed, cut, and compressed again
           faults=drop:64KiB*40            cut at 64 KiB, 40 attempts in a row
+          faults=throttle:2MiB+connections:4*100
+                                          each connection at 2 MiB/s, four at once
           faults=ok,change                a second launch finds a new version
         """
 

@@ -10,13 +10,16 @@ final class RequestHandler: ChannelInboundHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = HTTPServerResponsePart
 
-    private let core: ServerCore
+    let core: ServerCore
     let uploadLimits: MultipartLimits
     var state = State.idle
     /// When the current request's head arrived, for its time to first byte.
     private var requestArrived = NIODeadline.now()
     /// The same moment in seconds since 1970, the clock a run's record uses.
     private var requestArrivedAt = 0.0
+    /// The attempt key of the fixture GET this connection is answering, counted by the core
+    /// until its response ends (`connections:`).
+    var answeringKey: String?
 
     /// Where this connection is with its request. NIO's pipelining helper hands over one request
     /// at a time and holds back the next until this one's response has ended, so the states
@@ -97,6 +100,7 @@ final class RequestHandler: ChannelInboundHandler {
 
     func channelInactive(context: ChannelHandlerContext) {
         if case .sending(let streamer) = state { streamer.cancel() }
+        stopAnswering()
         state = .idle
         context.fireChannelInactive()
     }
@@ -189,6 +193,9 @@ final class RequestHandler: ChannelInboundHandler {
             sendText(status, ScriptedStatus.page(code: code, reason: status.reasonPhrase, attempt: attempt),
                      attempt: attempt, request: request, context: context)
             return
+        }
+        guard startAnswering(fixtureRequest, limit: faults.connectionLimit, request: request) else {
+            return refuseBeyondLimit(faults.connectionLimit ?? 0, attempt: attempt, request: request, context: context)
         }
 
         let fixture = Fixture(name: fixtureRequest.name, size: fixtureRequest.size,
@@ -373,6 +380,7 @@ final class RequestHandler: ChannelInboundHandler {
     /// NIO drops writes still queued when a channel closes; an empty write completes only
     /// after everything before it, so closing then cannot cut off the head or the last chunk.
     private func closeAfterPendingWrites(context: ChannelHandlerContext) {
+        stopAnswering()
         context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(ByteBuffer()))))
             .assumeIsolated()
             .whenComplete { _ in context.close(promise: nil) }
@@ -380,6 +388,7 @@ final class RequestHandler: ChannelInboundHandler {
 
     @discardableResult
     private func endResponse(request: HTTPRequestHead, context: ChannelHandlerContext) -> EventLoopFuture<Void> {
+        stopAnswering()
         let written = context.writeAndFlush(wrapOutboundOut(.end(nil)))
         if !request.isKeepAlive {
             written.assumeIsolated().whenComplete { _ in context.close(promise: nil) }

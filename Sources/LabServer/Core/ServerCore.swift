@@ -18,6 +18,9 @@ final class ServerCore: Sendable {
     private let stopping = Mutex(false)
     /// Sealed keys and the fixture targets they stand for.
     private let sealed = Mutex([String: String]())
+    /// The fixture GETs answering now, by attempt key (a URL and its run): what `connections:`
+    /// counts. A key leaves when its last GET ends, so the connections open bound it.
+    private let answering = Mutex([String: Int]())
 
     // MARK: Attempts
 
@@ -28,6 +31,24 @@ final class ServerCore: Sendable {
             return pinned
         }
         return attemptCounters.withLock { $0.next(for: request.attemptKey, advancing: advancing) }
+    }
+
+    // MARK: GETs at once
+
+    /// Counts one more GET of `key` answering, unless `limit` of them already are: false then.
+    func claimAnswering(_ key: String, limit: Int?) -> Bool {
+        answering.withLock { counts in
+            if let limit, counts[key, default: 0] >= limit { return false }
+            counts[key, default: 0] += 1
+            return true
+        }
+    }
+
+    func releaseAnswering(_ key: String) {
+        answering.withLock { counts in
+            let left = counts[key, default: 1] - 1
+            counts[key] = left > 0 ? left : nil
+        }
     }
 
     // MARK: Request log

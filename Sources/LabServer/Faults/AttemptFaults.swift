@@ -21,6 +21,7 @@ struct AttemptFaults {
     var gzip = false
     var cacheControl: String?
     var ignoreConditionals = false
+    var connectionLimit: Int?
 
     /// `seed` makes a profile's jitter, pauses and resets the same each time the same URL plays
     /// the same attempt, so a run can be repeated.
@@ -42,6 +43,7 @@ struct AttemptFaults {
             case .gzip: gzip = true
             case .cacheControl(let value): cacheControl = value
             case .ignoreConditionals: ignoreConditionals = true
+            case .connections(let limit): connectionLimit = limit
             case .profile(let network):
                 let link = LossyLink(network, seed: seed)
                 profile = link
