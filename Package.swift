@@ -8,7 +8,7 @@ import PackageDescription
 let lessons = [
     "00-small-file", "01-in-memory", "02-filehandle", "03-outputstream", "04-session-data-task",
     "05-download-task-resume", "06-runloop-thread", "07-multipart-upload", "08-async-await",
-    "09-background-session", "10-conditional-get",
+    "09-background-session", "10-conditional-get", "11-segmented",
 ]
 let lessonExecutables = lessons.map { "lesson-\($0)" }
 /// An exercise is a target once `lab exercise reset` has made its folder: a new lesson's folder

@@ -1,5 +1,5 @@
 /// Every lesson's defects, declared once: lessons 00 to 04 here, 05 to 09 in Catalogue+Apps.swift,
-/// 10 in Catalogue+Launches.swift,
+/// 10 in Catalogue+Launches.swift, 11 in Catalogue+Segments.swift,
 /// the defects and skills several lessons share in SharedDefects.swift.
 import LabVocabulary
 
@@ -28,6 +28,7 @@ public enum Catalogue {
         case .asyncAwait: asyncAwait
         case .backgroundSession: backgroundSession
         case .conditionalGet: conditionalGet
+        case .segmented: segmented
         }
     }
 
@@ -36,6 +37,8 @@ public enum Catalogue {
     static func sessionVersusConnection(_ section: String) -> ArticleSection { ArticleSection(title: "NSURLSession VS NSURLConnection", section: section) }
     static func resuming(_ section: String) -> ArticleSection { ArticleSection(title: "iOS 断点续传", section: section) }
     static func urlGuide(_ section: String) -> ArticleSection { ArticleSection(title: "IOS如何根据URL下载内容", section: section) }
+    /// Lesson 11 has no source article either: its article variant is the way blog posts split a download.
+    static func segmentedPosts(_ section: String) -> ArticleSection { ArticleSection(title: "Segmented downloads, as blog posts write them", section: section) }
     /// Lesson 08 has no source article: its article variant is the one-liner tutorials show.
     static func asyncTutorials(_ section: String) -> ArticleSection { ArticleSection(title: "URLSession async/await, as tutorials write it", section: section) }
 

@@ -29,7 +29,8 @@ public struct Check: Sendable {
     public static let cleanID = Scenario.clean.rawValue
 
     static func clean(_ lesson: LessonID) -> Check {
-        let trial = Trial(faults: "", size: 1 << 20)
+        let size: Int64 = 1 << 20
+        let trial = Trial(faults: lesson.fetchesInSegments ? FaultScript.none.pacedPerConnection(forFileOf: size) : .none, size: size)
         let command = trial.commandLine(executable: lesson.exerciseExecutable)
         return Check(
             id: cleanID, kind: .clean, summary: "a clean download must verify", trial: trial,

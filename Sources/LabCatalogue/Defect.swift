@@ -160,6 +160,8 @@ public enum FileProblem: Sendable, Equatable {
     case rightSizeWrongBytes
     /// The server's error page was saved as the file.
     case errorPage
+    /// Any file but the right one, of any size: what ranges written over each other leave.
+    case scrambled
 
     public enum Amount: Sendable, Equatable {
         case bytes(Int64)

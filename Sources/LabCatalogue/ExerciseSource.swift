@@ -9,7 +9,8 @@ import LabVocabulary
 ///   answer key. This is the student's file.
 /// - `main.swift`: runs the article's variant (`articleVariant`) as the exercise
 ///   (`program: .exercise`), made from the lesson's `LessonID` (`exerciseWiring`).
-/// - every other file at the top of the lesson's folder except `Corrected.swift`: what both
+/// - every other file at the top of the lesson's folder except `Corrected.swift` and its
+///   continuations (`Corrected+Plan.swift`), which are the fix's: what both
 ///   variants use, copied under a line that says where from. Demonstrations live in a subfolder
 ///   of the lesson and are not copied.
 public enum ExerciseSource {
@@ -40,7 +41,7 @@ public enum ExerciseSource {
     public static func files(for lesson: LessonDefects, lessonFiles: [String: String]) throws -> [File] {
         guard let article = lessonFiles[studentFile] else { throw Problem.missing(studentFile) }
         guard article.contains("func \(articleEntry)(") else { throw Problem.noEntry }
-        let shared = lessonFiles.keys.filter { ![studentFile, correctedFile, wiringFile].contains($0) }.sorted()
+        let shared = lessonFiles.keys.filter { ![studentFile, correctedFile, wiringFile].contains($0) && !$0.hasPrefix("Corrected+") }.sorted()
         return [
             File(name: studentFile, text: lines(header(for: lesson)) + withoutAnnotations(withoutHeader(article))),
             File(name: wiringFile, text: exerciseWiring(for: lesson.id)),

@@ -206,6 +206,8 @@ extension FileProblem {
         switch (self, file) {
         case (.missing, .missing), (.rightSizeWrongBytes, .rightSizeWrongBytes), (.errorPage, .errorPage):
             return true
+        case (.scrambled, let file):
+            return file != .right && file != .missing
         case (.longer(let amount), .longer(let bytes)):
             return amount.matches(bytes - size, breakOffset: breakOffset)
         case (.shorter(let amount), .shorter(let bytes)), (.shorter(let amount), .startOfTheFile(let bytes)):

@@ -161,6 +161,14 @@ public struct Lesson<Way: LessonWay & ExpressibleByArgument> {
             if options.purgeCaches, id.launches < 2 {
                 throw ValidationError("--purge-caches is lesson 10's: it empties Library/Caches between its two launches")
             }
+            if let connections = options.connections {
+                guard id.fetchesInSegments else {
+                    throw ValidationError("--connections is lesson 11's: it splits the file over that many connections")
+                }
+                guard LessonRun.connectionRange.contains(connections) else {
+                    throw ValidationError("--connections must be from \(LessonRun.connectionRange.lowerBound) to \(LessonRun.connectionRange.upperBound), got \(connections)")
+                }
+            }
             return (options, way)
         } catch {
             LessonOptions.exitReportingOneLine(error, command: command) {

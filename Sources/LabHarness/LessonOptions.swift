@@ -47,6 +47,9 @@ struct LessonOptions: ParsableArguments {
     @Flag(name: .customLong("purge-caches"), help: "Lesson 10: between the two launches, empty the app's Library/Caches, as iOS does when storage runs low.")
     var purgeCaches = false
 
+    @Option(help: "Lesson 11: how many segments, each on its own connection at once (1 is a single stream).")
+    var connections: Int?
+
     @Option(help: "Stop after this many attempts (each one is a press of Start or Resume).")
     var maxAttempts = TransferLimits.defaultAttempts
 

@@ -45,6 +45,8 @@ struct LessonProcess<Way: LessonWay & ExpressibleByArgument> {
                                            writeDelayMicroseconds: options.writeDelayMicroseconds, limits: options.limits,
                                            diskCapacity: options.diskFullAfter?.bytes)
         }
+        if let connections = options.connections { run.connections = connections }
+        if lesson.id.fetchesInSegments { console.line("  connections: \(run.connections) at once") }
         if let fixture = run.uploadFixture { try write(fixture, to: file) }
 
         let started = Date()

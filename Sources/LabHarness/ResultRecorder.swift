@@ -189,10 +189,17 @@ struct ResultRecorder<Way: LessonWay & ExpressibleByArgument> {
 
     /// The offsets that GET requests asked to resume from (`Range: bytes=N-` with N > 0).
     static func resumeOffsets(in exchanges: [HTTPExchange]) -> [Int64] {
-        exchanges.compactMap { exchange in
-            guard exchange.method == .get, let offset = exchange.range.flatMap(RangeHeader.start(of:)), offset > 0
-            else { return nil }
-            return offset
+        exchanges.enumerated().compactMap { index, exchange in
+            guard exchange.method == .get, let range = exchange.range else { return nil }
+            if let offset = RangeHeader.start(of: range) { return offset > 0 ? offset : nil }
+            // A segment's range (lesson 11) resumes where an earlier answer broke off, and a
+            // segment that merely starts later in the file does not.
+            guard let offset = RangeHeader.segmentStart(of: range) else { return nil }
+            let continues = exchanges[..<index].contains { earlier in
+                earlier.error != nil && earlier.status == 206
+                    && (earlier.range.flatMap(RangeHeader.segmentStart(of:)) ?? 0) + earlier.bodyBytes == offset
+            }
+            return continues ? offset : nil
         }
     }
 }

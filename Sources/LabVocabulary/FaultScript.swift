@@ -182,6 +182,14 @@ public struct FaultScript: Hashable, Sendable, CustomStringConvertible {
         return FaultScript(attempts: padded.map { $0 + [.profile(network)] })
     }
 
+    /// This script served as a CDN that paces each connection serves it: every attempt at about
+    /// twice the file a second (at least 2 MiB/s), so that the ranges of one file fetched side by
+    /// side arrive interleaved, as they do on such a link and on loopback only by chance. Lesson
+    /// 11's checks and `lab compare` runs are all paced so (`LessonID.fetchesInSegments`).
+    public func pacedPerConnection(forFileOf size: Int64) -> FaultScript {
+        paced(bytesPerSecond: max(size * 2, 2 << 20), attempts: 100)
+    }
+
     /// This script with every attempt sent at most `bytesPerSecond`, and at least `attempts`
     /// attempts: a run slow enough for its picture to show each request and the file growing.
     public func paced(bytesPerSecond: Int64, attempts: Int) -> FaultScript {

@@ -14,6 +14,7 @@ public enum LessonID: String, CaseIterable, Codable, Sendable, Comparable, LabNa
     case asyncAwait = "08-async-await"
     case backgroundSession = "09-background-session"
     case conditionalGet = "10-conditional-get"
+    case segmented = "11-segmented"
 
     /// What the lesson's program does with the file.
     public enum Kind: Sendable {
@@ -51,6 +52,7 @@ public enum LessonID: String, CaseIterable, Codable, Sendable, Comparable, LabNa
         case .asyncAwait: "asyncAwait"
         case .backgroundSession: "backgroundSession"
         case .conditionalGet: "conditionalGet"
+        case .segmented: "segmented"
         }
     }
 
@@ -68,6 +70,7 @@ public enum LessonID: String, CaseIterable, Codable, Sendable, Comparable, LabNa
         case .asyncAwait: "async/await: data(from:), and bytes(for:) streamed to a file and resumed"
         case .backgroundSession: "A background session: the app goes away, the download goes on"
         case .conditionalGet: "Don't download it twice: a conditional GET on the next launch, and where the file lives"
+        case .segmented: "Many connections at once: a file in segments, each resumed on its own"
         }
     }
 
@@ -85,6 +88,7 @@ public enum LessonID: String, CaseIterable, Codable, Sendable, Comparable, LabNa
         case .asyncAwait: "async/await: data(from:) or bytes(for:)"
         case .backgroundSession: "Background session"
         case .conditionalGet: "Next launch: conditional GET"
+        case .segmented: "Segmented, several connections"
         }
     }
 
@@ -126,6 +130,10 @@ public enum LessonID: String, CaseIterable, Codable, Sendable, Comparable, LabNa
         // One call has nothing to resume; lesson 05 presses Pause itself, at 40%; the upload
         // lesson's default run is a clean one; lesson 09's story is the app's life (`--life`).
         case .smallFile, .downloadTaskResume, .multipartUpload, .backgroundSession: .none
+        // A CDN that paces each connection (so more connections go faster), and the first
+        // segment's GET breaks at 40%: it resumes while the others go on.
+        case .segmented: FaultScript(attempts: [[.throttle(bytesPerSecond: 16 << 20), .drop(after: .percent(40))]]
+                                     + Array(repeating: [.throttle(bytesPerSecond: 16 << 20)], count: 99))
         // The first launch downloads the file; before the second, it changes on the server
         // (same size, new ETag and Last-Modified). A HEAD previews the change without using it up.
         case .conditionalGet: FaultScript(attempts: [[], [.change]])
@@ -143,6 +151,10 @@ public enum LessonID: String, CaseIterable, Codable, Sendable, Comparable, LabNa
         default: 1
         }
     }
+
+    /// Whether the lesson splits the file over several connections at once, as many as
+    /// `--connections` says (lesson 11).
+    public var fetchesInSegments: Bool { self == .segmented }
 
     /// Whether `lab compare` times the lesson's clean run at every size. Lesson 09's run is an
     /// app's life, whose time is the model's waits more than the transfer: the smallest and the

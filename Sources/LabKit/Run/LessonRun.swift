@@ -48,6 +48,11 @@ public struct LessonRun: Sendable {
     /// What happened to the run besides its requests (`LessonResult.events`).
     package let events = RunEvents()
     package let ownCheck = OwnCheck()
+    /// Lesson 11: how many segments to fetch at once, each on its own connection (`--connections`).
+    public package(set) var connections = 4
+    /// What `--connections` accepts: more than a server is likely to allow is a test of the
+    /// fallback, not a speed-up.
+    package static let connectionRange = 1...16
     /// Lesson 09's phone: its life script, what its processes are told, and what it saw.
     package var background: BackgroundRun? = nil
     /// Lesson 09's app process, which makes its sessions (`makeSession(configuration:…)`).

@@ -136,6 +136,9 @@ struct RunCase {
     /// The server's faults: the scenario's, every attempt over the network if there is one.
     var faults: FaultScript {
         if let network { return scenario.faults.over(network, attempts: TransferLimits.defaultAttempts) }
+        // Lesson 11 is about a link that paces each connection; unpaced, its ranges would arrive
+        // side by side only by chance.
+        if lesson.id.fetchesInSegments { return scenario.faults.pacedPerConnection(forFileOf: size) }
         // A pictured run sends the whole file in about a quarter of a second, so that the samples
         // of the bytes on disk (every 10 ms) show each request's effect on the file.
         if drawsExchanges { return scenario.faults.paced(bytesPerSecond: max(size * 4, 64 << 10), attempts: TransferLimits.defaultAttempts) }
@@ -146,7 +149,8 @@ struct RunCase {
     /// each repetition so that both meet the machine in the same state: corrected variants,
     /// clean runs (the report's "lab's own cost").
     var pairedReference: References.Paired? {
-        guard scenario == .clean, variant == .corrected, !expectsRefusal, network == nil else { return nil }
+        // Lesson 11's clean run is paced, so a floor at full speed would measure something else.
+        guard scenario == .clean, variant == .corrected, !expectsRefusal, network == nil, !lesson.id.fetchesInSegments else { return nil }
         return lesson.id.uploads ? .formUpload : .foundationFloor
     }
 

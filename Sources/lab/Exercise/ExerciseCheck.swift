@@ -171,7 +171,7 @@ struct ExerciseCheck {
         parts.append("sent HEAD requests")
     case .fetchesAgain(let requestsAllowed)? where Symptom.fetchesAgain(requestsAllowed: requestsAllowed).isShown(in: observation):
         let requests = observation.requestsSent ?? 0
-        parts.append("the two launches sent \(requests) request\(requests == 1 ? "" : "s")\(requestsAllowed.map { " (at most \($0) may)" } ?? ""), "
+        parts.append("\(requests) request\(requests == 1 ? "" : "s") in all\(requestsAllowed.map { " (at most \($0) may)" } ?? ""), "
             + "and the server sent \(ByteFormat.grouped(observation.bytesSent ?? 0)) bytes for a \(ByteFormat.grouped(observation.size))-byte file")
     case .misnamesTheFile? where observation.file == .right && observation.fileName != observation.resourceName:
         parts.append("saved as \(observation.fileName ?? "?"), not \(observation.resourceName)")

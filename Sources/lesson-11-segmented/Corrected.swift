@@ -1,0 +1,320 @@
+/// Lesson 11, the corrected variant: the file in segments, each on its own connection and its own
+/// file handle, each resumed on its own, and never two versions of the file in one.
+/// Lessons/11-segmented.md explains each fix; `SegmentPlan` (Corrected+Plan.swift) keeps the plan.
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import LabKit
+
+/// Makes the corrected variant for one run; the lesson's main.swift calls it.
+func correctedVariant(_ run: LessonRun) -> any LessonDownload { CorrectedDownload(run) }
+
+/// A first GET for the start of the file tells its size and version; then the rest goes in
+/// `run.connections` ranges at once, each written at its own offset through its own handle.
+final class CorrectedDownload: NSObject, LessonDownload, URLSessionDataDelegate, @unchecked Sendable {
+    // @unchecked: URLSession wants a Sendable delegate. Every callback, and each attempt's start,
+    // runs on the session's serial delegate queue, one at a time.
+    private let run: LessonRun
+    /// The first GET asks for this much; a segment is never smaller, so a small file is one stream.
+    static let firstRange: Int64 = 1 << 20
+    /// The plan is written beside the file each time this much more is on disk.
+    static let savedEvery: Int64 = 256 << 10
+
+    /// What one task fills.
+    private enum Part: Equatable {
+        /// The first range: its answer sets up the plan.
+        case firstRange
+        case segment(Int)
+        /// The whole file from byte 0 in one stream: the server ignored Range, or the file changed.
+        case whole
+        /// Given up (another answer replaced the plan); its bytes go nowhere.
+        case abandoned
+    }
+
+    private struct Transfer {
+        var part: Part
+        /// Its own handle, so its write position is its own: no other segment moves it.
+        var handle: FileHandle?
+    }
+
+    private var plan: SegmentPlan?
+    /// The tasks that have been heard from, by task identifier.
+    private var transfers: [Int: Transfer] = [:]
+    /// Tasks started and not yet completed: the attempt ends when none is left.
+    private var unfinished = 0
+    /// Counts the plans: a task started for an earlier one (before the file turned out to have
+    /// changed) is given up when it is first heard from.
+    private var planNumber = 0
+    /// Where tasks are made and resumed: not on the delegate queue, whose callback may be what
+    /// the session's own queue is waiting for (a deadlock on Linux; see the page).
+    private let starter = DispatchQueue(label: "segments.starter")
+    /// Segments the server refused for now (503: too many connections), started as others end.
+    private var refused: [Int] = []
+    private var wholeDone: Int64 = 0
+    private var savedDone: Int64 = 0
+    /// What stops the whole attempt: another version of the file, a refusal, a write that failed.
+    private var failure: (any Error)?
+    /// Why a segment ended short (a connection lost): the others go on, and Resume continues it.
+    private var brokenSegment: (any Error)?
+    private var completion: (@Sendable (AttemptResult) -> Void)?
+    private lazy var session: URLSession = {
+        let configuration = URLSessionConfiguration.default
+        // URLSession opens at most this many connections to one host and queues the rest.
+        configuration.httpMaximumConnectionsPerHost = run.connections
+        configuration.urlCache = nil
+        return run.makeSession(configuration: configuration, delegate: self, delegateQueue: nil)
+    }()
+
+    init(_ run: LessonRun) { self.run = run }
+
+    func downloadFile(completion: @escaping @Sendable (AttemptResult) -> Void) {
+        session.delegateQueue.addOperation { [self] in
+            (failure, brokenSegment, self.completion, refused) = (nil, nil, completion, [])
+            plan = plan ?? SegmentPlan.kept(beside: run.file)
+            guard let plan else { return start(.firstRange, range: "bytes=0-\(Self.firstRange - 1)") }
+            run.log("\(plan.done) of \(plan.total) bytes on disk: asking for the rest of \(plan.segments.filter { !$0.isComplete }.count) segments")
+            for (index, segment) in plan.segments.enumerated() where !segment.isComplete { startSegment(index) }
+        }
+    }
+
+    /// Starts a GET for `part`, named in the task's description, which its callbacks read back.
+    private func start(_ part: Part, range: String?, ifRange: String? = nil) {
+        var request = URLRequest(url: run.url)
+        // Ranges count the file's own bytes, not a compressed body's.
+        request.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
+        request.setValue(range, forHTTPHeaderField: "Range")
+        // A 206 only for the version the plan is of; a changed file comes whole, as a 200.
+        request.setValue(ifRange, forHTTPHeaderField: "If-Range")
+        unfinished += 1
+        let name = switch part {
+        case .firstRange: "first"
+        case .whole: "whole"
+        case .segment(let index): "\(index)"
+        case .abandoned: "none"
+        }
+        let description = "\(planNumber) \(name)"
+        starter.async { [session, request] in
+            let task = session.dataTask(with: request)
+            task.taskDescription = description
+            task.resume()
+        }
+    }
+
+    private func startSegment(_ index: Int) {
+        guard let plan else { return }
+        let segment = plan.segments[index]
+        start(.segment(index), range: "bytes=\(segment.next)-\(segment.last)", ifRange: plan.validator)
+    }
+
+    /// The part `task` fills: as recorded, or else as its description says; a task of an
+    /// earlier plan is abandoned.
+    private func part(of task: URLSessionTask) -> Part {
+        if let transfer = transfers[task.taskIdentifier] { return transfer.part }
+        let words = (task.taskDescription ?? "").split(separator: " ")
+        guard words.count == 2, words[0] == "\(planNumber)" else { return .abandoned }
+        switch words[1] {
+        case "first": return .firstRange
+        case "whole": return .whole
+        default: return Int(words[1]).map(Part.segment) ?? .abandoned
+        }
+    }
+
+    // MARK: Answers
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+                    completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void) {
+        let part = part(of: dataTask)
+        transfers[dataTask.taskIdentifier] = transfers[dataTask.taskIdentifier] ?? Transfer(part: part)
+        guard let http = response as? HTTPURLResponse else { return completionHandler(.cancel) }
+        let keepsBody: Bool
+        do {
+            switch (part, http.statusCode) {
+            case (.segment(let index), 503), (.segment(let index), 429):
+                // The server allows fewer connections: this range waits for one (this task fills nothing).
+                (keepsBody, transfers[dataTask.taskIdentifier]) = (false, Transfer(part: .abandoned))
+                refused.append(index)
+            case (.firstRange, 206): keepsBody = try planFromFirstAnswer(http, task: dataTask)
+            case (.segment(let index), 206): keepsBody = try continueSegment(index, with: http, task: dataTask)
+            case (.firstRange, 200), (.segment, 200): keepsBody = try takeWholeFile(http, task: dataTask)
+            case (.abandoned, _): keepsBody = false
+            default: throw DownloadError.httpStatus(http.statusCode, url: run.url.absoluteString)
+            }
+        } catch {
+            failure = error
+            keepsBody = false
+            abandon(allBut: dataTask.taskIdentifier)
+        }
+        completionHandler(keepsBody ? .allow : .cancel)
+    }
+
+    /// The first answer: the file's size and version. Too small to split, or with no validator
+    /// to keep the segments to one version, it is fetched in one stream.
+    private func planFromFirstAnswer(_ response: HTTPURLResponse, task: URLSessionDataTask) throws -> Bool {
+        guard let range = SegmentPlan.rangeAnswered(by: response), range.first == 0 else {
+            throw DownloadError.contentRangeMismatch(expectedStart: 0, header: response.value(forHTTPHeaderField: "Content-Range"))
+        }
+        // The first range was the whole file.
+        if range.total == range.last + 1 { return try openWhole(task) }
+        guard let validator = SegmentPlan.validator(of: response) else {
+            run.log("no ETag or Last-Modified to keep segments to one version: one stream")
+            transfers[task.taskIdentifier]?.part = .abandoned
+            start(.whole, range: nil)
+            return false
+        }
+        let first = SegmentPlan.Segment(first: 0, last: range.last)
+        let plan = SegmentPlan.split(total: range.total, validator: validator, firstRange: first, into: run.connections,
+                                     smallest: Self.firstRange)
+        self.plan = plan
+        try preallocate(plan.total)
+        try plan.keep(beside: run.file)
+        run.log("\(range.total) bytes, version \(validator): \(plan.segments.count) segments, \(run.connections) at once")
+        transfers[task.taskIdentifier] = Transfer(part: .segment(0), handle: try handle(at: 0))
+        for index in plan.segments.indices.dropFirst() { startSegment(index) }
+        return true
+    }
+
+    /// A 206 for a segment continues it only if it starts where the segment stopped and is of the
+    /// same file: the same size and the same version as the plan's.
+    private func continueSegment(_ index: Int, with response: HTTPURLResponse, task: URLSessionDataTask) throws -> Bool {
+        guard let plan else { return false }
+        let segment = plan.segments[index]
+        let range = SegmentPlan.rangeAnswered(by: response)
+        guard let range, range.first == segment.next, range.last <= segment.last, range.total == plan.total,
+              SegmentPlan.validator(of: response).map({ $0 == plan.validator }) ?? true else {
+            // Another size or version: what is on disk belongs to a file that is gone.
+            forgetPlan()
+            throw DownloadError.partialFileReplaced(reason: "a segment's answer (\(response.value(forHTTPHeaderField: "Content-Range") ?? "no Content-Range")) is not of the file the others are from")
+        }
+        transfers[task.taskIdentifier]?.handle = try handle(at: segment.next)
+        return true
+    }
+
+    /// A 200: the server ignored Range, or If-Range told it the file changed. Either way this is
+    /// the whole current file: it is taken from byte 0, and every segment is given up.
+    private func takeWholeFile(_ response: HTTPURLResponse, task: URLSessionDataTask) throws -> Bool {
+        run.log("a 200 with the whole file (the file changed, or the server ignores Range): one stream from byte 0, nothing spliced")
+        forgetPlan()
+        abandon(allBut: task.taskIdentifier)
+        return try openWhole(task)
+    }
+
+    private func openWhole(_ task: URLSessionDataTask) throws -> Bool {
+        try preallocate(0)
+        wholeDone = 0
+        transfers[task.taskIdentifier] = Transfer(part: .whole, handle: try handle(at: 0))
+        return true
+    }
+
+    // MARK: Bytes
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        guard failure == nil, let transfer = transfers[dataTask.taskIdentifier], let handle = transfer.handle else { return }
+        do {
+            switch transfer.part {
+            case .segment(let index):
+                guard let segment = plan?.segments[index] else { return }
+                // A server that sends past the range asked for: the rest is not this segment's.
+                let bytes = data.prefix(Int(segment.length - segment.done))
+                try handle.write(contentsOf: bytes)
+                plan?.segments[index].done += Int64(bytes.count)
+                try saveWhenDue()
+            case .whole:
+                try handle.write(contentsOf: data)
+                wholeDone += Int64(data.count)
+            case .firstRange, .abandoned:
+                return
+            }
+        } catch {
+            failure = DownloadError.localIO(path: run.file.path, reason: error.localizedDescription)
+            abandon(allBut: nil)
+        }
+        run.progress.update(received: plan?.done ?? wholeDone, expected: plan?.total ?? dataTask.response?.expectedContentLength ?? -1)
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        let transfer = transfers.removeValue(forKey: task.taskIdentifier) ?? Transfer(part: part(of: task))
+        unfinished -= 1
+        try? transfer.handle?.close()
+        switch transfer.part {
+        case .segment(let index):
+            guard let segment = plan?.segments[index] else { break }
+            if !segment.isComplete {
+                brokenSegment = brokenSegment ?? error ?? DownloadError.lengthMismatch(expected: segment.length, received: segment.done)
+            } else if failure == nil, !refused.isEmpty {
+                // A connection the server took is free again: a refused segment gets it.
+                startSegment(refused.removeFirst())
+            }
+        case .firstRange, .whole:
+            if failure == nil { failure = error }
+        case .abandoned:
+            break
+        }
+        try? plan?.keep(beside: run.file)
+        if unfinished == 0 { endAttempt() }
+    }
+
+    // MARK: The end of an attempt
+
+    private func endAttempt() {
+        if failure == nil, !refused.isEmpty { failure = DownloadError.httpStatus(503, url: run.url.absoluteString) }
+        if failure == nil, brokenSegment == nil, let plan, !plan.isComplete {
+            failure = DownloadError.lengthMismatch(expected: plan.total, received: plan.done)
+        }
+        if let failure = failure ?? brokenSegment {
+            // The plan and the bytes it counts stay on disk: Resume, or a relaunch, asks only for the rest.
+            return finish(.failed(failure))
+        }
+        SegmentPlan.forget(beside: run.file)
+        plan = nil
+        // A session keeps its delegate alive until it is invalidated.
+        session.finishTasksAndInvalidate()
+        finish(.finished)
+    }
+
+    private func finish(_ result: AttemptResult) {
+        let completion = self.completion
+        self.completion = nil
+        completion?(result)
+    }
+
+    // MARK: The file
+
+    /// The file at its full size from the start: each segment writes into its own place.
+    private func preallocate(_ size: Int64) throws {
+        if !FileManager.default.fileExists(atPath: run.file.path), !FileManager.default.createFile(atPath: run.file.path, contents: nil) {
+            throw DownloadError.localIO(path: run.file.path, reason: "cannot create the file")
+        }
+        let handle = try FileHandle(forWritingTo: run.file)
+        defer { try? handle.close() }
+        try handle.truncate(atOffset: UInt64(size))
+    }
+
+    private func handle(at offset: Int64) throws -> FileHandle {
+        let handle = try FileHandle(forWritingTo: run.file)
+        try handle.seek(toOffset: UInt64(offset))
+        return handle
+    }
+
+    private func saveWhenDue() throws {
+        guard let plan, plan.done - savedDone >= Self.savedEvery else { return }
+        try plan.keep(beside: run.file)
+        savedDone = plan.done
+    }
+
+    private func forgetPlan() {
+        plan = nil
+        planNumber += 1
+        SegmentPlan.forget(beside: run.file)
+    }
+
+    /// Gives up a transfer whose bytes are no longer wanted: they go nowhere. It is left to end
+    /// on its own: on Linux a `cancel()` lands only when the body has ended, and one that lands
+    /// as a task completes stops the program (docs/lesson-runtime.md, "A cancel stops the bytes").
+    private func abandon(allBut kept: Int?) {
+        for (id, transfer) in transfers where id != kept {
+            try? transfer.handle?.close()
+            transfers[id] = Transfer(part: .abandoned)
+        }
+    }
+}
