@@ -167,7 +167,7 @@ final class CorrectedDownload: NSObject, LessonDownload, URLSessionDataDelegate,
                                      smallest: Self.firstRange)
         self.plan = plan
         try preallocate(plan.total)
-        try plan.keep(beside: run.file)
+        try onDisk { try plan.keep(beside: run.file) }
         run.log("\(range.total) bytes, version \(validator): \(plan.segments.count) segments, \(run.connections) at once")
         transfers[task.taskIdentifier] = Transfer(part: .segment(0), handle: try handle(at: 0))
         for index in plan.segments.indices.dropFirst() { startSegment(index) }
@@ -285,20 +285,30 @@ final class CorrectedDownload: NSObject, LessonDownload, URLSessionDataDelegate,
         if !FileManager.default.fileExists(atPath: run.file.path), !FileManager.default.createFile(atPath: run.file.path, contents: nil) {
             throw DownloadError.localIO(path: run.file.path, reason: "cannot create the file")
         }
-        let handle = try FileHandle(forWritingTo: run.file)
+        let handle = try onDisk { try FileHandle(forWritingTo: run.file) }
         defer { try? handle.close() }
-        try handle.truncate(atOffset: UInt64(size))
+        // ftruncate(2), as FileHandle's truncate(atOffset:) does, for the error's own words ("File too large").
+        guard ftruncate(handle.fileDescriptor, off_t(size)) == 0 else {
+            throw DownloadError.localIO(path: run.file.path, reason: String(cString: strerror(errno)))
+        }
     }
 
     private func handle(at offset: Int64) throws -> FileHandle {
-        let handle = try FileHandle(forWritingTo: run.file)
-        try handle.seek(toOffset: UInt64(offset))
-        return handle
+        try onDisk {
+            let handle = try FileHandle(forWritingTo: run.file)
+            try handle.seek(toOffset: UInt64(offset))
+            return handle
+        }
+    }
+
+    /// A file operation whose error is the disk's (a full disk, a file too large), not the network's.
+    private func onDisk<T>(_ operation: () throws -> T) throws -> T {
+        do { return try operation() } catch { throw DownloadError.localIO(path: run.file.path, reason: error.localizedDescription) }
     }
 
     private func saveWhenDue() throws {
         guard let plan, plan.done - savedDone >= Self.savedEvery else { return }
-        try plan.keep(beside: run.file)
+        try onDisk { try plan.keep(beside: run.file) }
         savedDone = plan.done
     }
 

@@ -126,6 +126,10 @@ extension ExerciseTests {
                 // The exercise hands the article no way; the corrected variant gets its first.
                 student = student.replacing(/(func \w+\(_ run: LessonRun, _ way: (\w+))\)/) { "\($0.1) = \($0.2).allCases[0])" }
             }
+            // A fix that goes on in Corrected+Name.swift goes on in the student's one file.
+            for name in files.keys.filter({ $0.hasPrefix("Corrected+") }).sorted() {
+                student += "\n" + asArticle(files.removeValue(forKey: name)!)
+            }
             files[ExerciseSource.studentFile] = student
         }
         return try ExerciseSource.files(for: lesson, lessonFiles: files)
