@@ -46,6 +46,9 @@ struct ReportWriter {
         writePeakRSSCharts(section(body, id: "memory", title: "Peak memory against file size"))
         writeTimelineCharts(section(body, id: "timeline", title: "Memory during the largest download"))
         writeThroughputCharts(section(body, id: "throughput", title: "Throughput of the largest download"))
+        if data.machines.contains(where: { $0.connections != nil }) {
+            writeConnections(section(body, id: "connections", title: "Several connections at once"))
+        }
         if !data.networkRuns.isEmpty {
             writeNetworks(section(body, id: "networks", title: "On slow networks"))
         }

@@ -8,7 +8,7 @@ extension ReportWriter {
     private static let plot = ChartFrame(left: 84, right: 940, top: 16, bottom: 316)
 
     /// The `svg` element of one chart, in a figure captioned with the machine when there are several.
-    private func chart(_ section: Element, kind: String, machine: ComparisonResults, height: Double) -> Element {
+    func chart(_ section: Element, kind: String, machine: ComparisonResults, height: Double) -> Element {
         let figure = section.add("figure", ["class": "chart"])
         if data.isMerged { figure.add("figcaption", ["class": "label"], text: machine.label) }
         return figure.add("svg", [
@@ -18,7 +18,7 @@ extension ReportWriter {
         ])
     }
 
-    private func series(_ svg: Element, _ id: String, machine: ComparisonResults) -> Element {
+    func series(_ svg: Element, _ id: String, machine: ComparisonResults) -> Element {
         svg.add("g", ["class": "series", "data-series": id, "data-machine": machine.label])
     }
 
@@ -26,7 +26,7 @@ extension ReportWriter {
         "\(strategy.lesson.prefix(2)) \(data.name(strategy))"
     }
 
-    private func polyline(_ group: Element, _ points: [(x: Double, y: Double)], _ look: SeriesLook) {
+    func polyline(_ group: Element, _ points: [(x: Double, y: Double)], _ look: SeriesLook) {
         group.add("polyline", [
             "points": points.map { "\(ChartFrame.coordinate($0.x)),\(ChartFrame.coordinate($0.y))" }.joined(separator: " "),
             "fill": "none", "stroke": look.colour, "stroke-width": "2.5", "stroke-linejoin": "round",

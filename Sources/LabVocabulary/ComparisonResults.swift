@@ -14,6 +14,9 @@ public struct ComparisonResults: Codable, Sendable, Equatable {
     public var settings: Settings
     public var references: [Reference]
     public var runs: [Run]
+    /// Lesson 11 beside aria2c and curl over 1, 2, 4 and 8 connections; absent when lesson 11
+    /// did not run clean against the embedded server.
+    public var connections: [ConnectionsRun]?
     /// The runs over loopback: every run but those played over a network profile, which only
     /// the report's slow-network section reads.
     public var loopbackRuns: [Run] { runs.filter { $0.network == nil } }

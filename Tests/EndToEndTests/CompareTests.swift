@@ -120,6 +120,25 @@ struct CompareTests {
         for run in failed { #expect(run.expectedFailure, "\(run.lesson) \(run.scenario): \(run.cause ?? "")") }
     }
 
+    /// Lesson 11 beside aria2c and curl over 1, 2, 4 and 8 paced connections: every run fetched
+    /// the right file (the comparison stops otherwise), lesson 11 fetched each byte once, and the
+    /// report draws a point per run and says where more connections stop helping.
+    @Test func connectionsAreComparedWithAria2cAndCurl() throws {
+        let run = try quick()
+        let runs = try #require(run.results.connections)
+        let expected = ConnectionsProgram.allCases.filter { $0 != .aria2c || runningInCI || executable(named: "aria2c") != nil }
+        #expect(Set(runs.map(\.program)) == Set(expected))
+        for program in expected {
+            #expect(runs.filter { $0.program == program }.map(\.connections) == (program.splits ? [1, 2, 4, 8] : [1]), "\(program)")
+        }
+        #expect(runs.allSatisfy { $0.sizeBytes == 8 << 20 && $0.paceBytesPerSecond == 16 << 20 && $0.wallSeconds > 0 })
+        #expect(runs.filter { $0.program == .lesson }.allSatisfy { $0.fetchedTwiceBytes == 0 })
+        let html = try String(contentsOf: run.folder.appendingPathComponent("report.html"), encoding: .utf8)
+        #expect(html.contains("<section id=\"connections\">") && html.contains("data-chart=\"connections\""))
+        #expect(html.matches(of: /<circle [^>]*data-connections="/).count == runs.count)
+        #expect(html.contains("At 4 connections lesson 11 fetched "))
+    }
+
     @Test func inMemoryLessonNeedsMoreMemoryThanEveryStreamingLesson() throws {
         let results = try quick().results
         let largest = try #require(results.settings.sizes.max())

@@ -49,10 +49,17 @@ struct Comparison {
             progress(progressLine(index: index + 1, of: cases.count, run) + (repetitionsLeft > 0 ? "  · \(Self.minutes(left)) left" : ""))
         }
 
+        var connections: [ComparisonResults.ConnectionsRun]?
+        if let size = plan.connectionsSize, case .embedded(let server) = source {
+            connections = try Connections(server: server, executables: executables, workFolder: workFolder, digests: digests)
+                .measure(size: size, progress: progress)
+        }
         let environment = MachineFacts.environment(
             source: source, startedAt: startedAt, duration: (ContinuousClock.now - started).seconds)
-        return ComparisonResults(label: label, environment: environment, settings: plan.settings,
-                                 references: references, runs: runs)
+        var results = ComparisonResults(label: label, environment: environment, settings: plan.settings,
+                                        references: references, runs: runs)
+        results.connections = connections
+        return results
     }
 
     private func measureReferences(_ references: References) throws -> [ComparisonResults.Reference] {

@@ -45,6 +45,17 @@ struct ComparisonPlan {
     /// larger than one run's noise.
     var networkRepetitions = 1
 
+    /// The file lesson 11 fetches beside aria2c and curl over 1, 2, 4 and 8 connections
+    /// (`Connections`); nil when lesson 11's corrected variant does not run clean.
+    var connectionsSize: Int64? {
+        guard scenarios.contains(.clean), variants.contains(.corrected), lessons.contains(where: \.id.fetchesInSegments) else { return nil }
+        return switch preset {
+        case .quick: 8 << 20
+        case .default, .custom: 32 << 20
+        case .full: 1 << 30
+        }
+    }
+
     /// The two scenarios a profile runs: what the link gives, and what a drop costs on it.
     static let networkScenarios: [Scenario] = [.clean, .dropResume]
 
