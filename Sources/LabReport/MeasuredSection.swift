@@ -36,8 +36,27 @@ public enum MeasuredSection {
     public static func markdown(for lesson: LessonID, from results: ComparisonResults) throws -> String {
         let runs = results.loopbackRuns.filter { $0.lesson == lesson.rawValue }
         guard !runs.isEmpty else { throw Problem.lessonNotMeasured(lesson) }
-        return (provenance(results) + faultMatrix(runs, results) + picture(lesson, results) + cleanRuns(runs, results))
+        let connections = lesson.fetchesInSegments ? Self.connections(results) : []
+        return (provenance(results) + faultMatrix(runs, results) + picture(lesson, results) + cleanRuns(runs, results) + connections)
             .joined(separator: "\n")
+    }
+
+    /// Lesson 11 beside aria2c and curl over 1, 2, 4 and 8 paced connections, when the run compared them.
+    private static func connections(_ results: ComparisonResults) -> [String] {
+        guard let runs = results.connections, let first = runs.first else { return [] }
+        var lines = ["Over 1, 2, 4 and 8 connections, one file of \(Units.bytes(first.sizeBytes)), each connection paced to "
+                        + "\(Units.rate(Double(first.paceBytesPerSecond))) (throughput, and peak memory; curl on one connection only):", "",
+                     "| program | 1 | 2 | 4 | 8 | peak memory |", "|---|---|---|---|---|---|"]
+        for program in ConnectionsProgram.allCases {
+            let mine = runs.filter { $0.program == program }
+            guard !mine.isEmpty else { continue }
+            let cells = ComparisonResults.connectionCounts.map { count in
+                mine.first { $0.connections == count }.map { Units.rate($0.throughputBytesPerSecond) } ?? "–"
+            }
+            lines.append("| \(program.rawValue) | " + cells.joined(separator: " | ") + " | \(Units.bytes(mine.map(\.peakRSSBytes).max() ?? 0)) |")
+        }
+        if let said = ReportWriter.whereMoreStopsHelping(runs) { lines += ["", said] }
+        return lines
     }
 
     /// The link to the picture `lab pages` writes beside the page (`ExchangePicture`), when the
