@@ -8,19 +8,28 @@ extension ReportWriter {
 
     func writeConnections(_ section: Element) {
         for machine in data.machines {
-            guard let runs = machine.connections, let first = runs.first else { continue }
+            guard let all = machine.connections, let first = all.first else { continue }
             section.add("p", ["class": "note"], text: """
-                One file of \(Units.bytes(first.sizeBytes)) from the lab server, which paces every connection to \
-                \(Units.rate(Double(first.paceBytesPerSecond))) as a CDN paces each connection: lesson 11's corrected \
-                variant with --connections N, aria2c -x N -s N, and curl on one connection. Each ran once: its time \
-                is the pace's, far above one run's noise. The grey line is N times the pace, the most N \
-                connections can bring.
+                One file of \(Units.bytes(first.sizeBytes)), every connection paced to \
+                \(Units.rate(Double(first.paceBytesPerSecond))) as a CDN or a site paces each download: by the lab \
+                server (a throttle on every GET) and by nginx (limit_rate). Lesson 11's corrected variant with \
+                --connections N, aria2c -x N -s N (both check the file's SHA-256 at the end), and curl on one \
+                connection. Each ran once: its time is the pace's, far above one run's noise. The grey line is N \
+                times the pace, what N paced connections bring; a point above it had more: nginx lets a first \
+                burst through on each response before limit_rate takes hold, and lesson 11 asks for its first \
+                MiB on a connection of its own before the N ranges.
                 """)
-            if let said = Self.whereMoreStopsHelping(runs) {
-                section.add("p", ["class": "note", "data-finding": "connections"], text: said)
+            for server in ConnectionsServer.allCases {
+                let runs = all.filter { $0.server == server }
+                guard !runs.isEmpty else { continue }
+                section.add("h3", ["data-server": server.rawValue, "data-machine": machine.label],
+                            text: (server == .lab ? "From the lab server" : "From nginx, limit_rate") + (data.isMerged ? " (\(machine.label))" : ""))
+                if let said = Self.whereMoreStopsHelping(runs) {
+                    section.add("p", ["class": "note", "data-finding": server.rawValue], text: said)
+                }
+                drawConnections(section, machine: machine, server: server, runs: runs)
+                writeConnectionsTable(section, machine: machine, server: server, runs: runs)
             }
-            drawConnections(section, machine: machine, runs: runs)
-            writeConnectionsTable(section, machine: machine, runs: runs)
         }
     }
 
@@ -47,14 +56,14 @@ extension ReportWriter {
             + "loopback, the two cores and the disk shared by every connection."
     }
 
-    private func drawConnections(_ section: Element, machine: ComparisonResults, runs: [ComparisonResults.ConnectionsRun]) {
+    private func drawConnections(_ section: Element, machine: ComparisonResults, server: ConnectionsServer, runs: [ComparisonResults.ConnectionsRun]) {
         let frame = Self.connectionsPlot
         let counts = ComparisonResults.connectionCounts
         let pace = Double(runs.first?.paceBytesPerSecond ?? 1)
         let upper = Tick.roundedUp(max(pace * Double(counts.max() ?? 1), runs.map(\.throughputBytesPerSecond).max() ?? 0) * 1.05)
         let x = Axis(lower: 1, upper: Double(counts.max() ?? 8), start: frame.left + 20, end: frame.right - 20, logarithmic: true)
         let y = Axis(lower: 0, upper: upper, start: frame.bottom, end: frame.top, logarithmic: false)
-        let svg = chart(section, kind: "connections", machine: machine, height: frame.bottom + 48)
+        let svg = chart(section, kind: "connections-\(server.rawValue)", machine: machine, height: frame.bottom + 48)
         frame.drawYTicks(Tick.linear(upTo: upper, atMost: 6, unitSuffix: "/s"), y, in: svg)
         frame.drawXTicks(counts.map { Tick(value: Double($0), label: "\($0)") }, x, in: svg, minimumGap: 20)
         frame.drawBorder(in: svg)
@@ -95,11 +104,11 @@ extension ReportWriter {
         }
     }
 
-    private func writeConnectionsTable(_ section: Element, machine: ComparisonResults, runs: [ComparisonResults.ConnectionsRun]) {
+    private func writeConnectionsTable(_ section: Element, machine: ComparisonResults, server: ConnectionsServer, runs: [ComparisonResults.ConnectionsRun]) {
         let columns = [Column("Program"), Column("Connections", numeric: true), Column("Time (s)", numeric: true),
                        Column("Throughput", numeric: true), Column("× one connection", numeric: true),
                        Column("Peak memory", numeric: true), Column("Fetched twice", numeric: true)]
-        let body = table(section, id: "connections", columns: columns, caption: data.isMerged ? machine.label : nil)
+        let body = table(section, id: "connections-\(server.rawValue)", columns: columns, caption: data.isMerged ? machine.label : nil)
         for run in runs {
             let row = body.add("tr", ["data-program": run.program.rawValue, "data-connections": String(run.connections)])
             row.add("td", text: run.program.rawValue)
@@ -110,7 +119,7 @@ extension ReportWriter {
             let gain = alone.map { run.throughputBytesPerSecond / $0 }
             numberCell(row, raw: gain.map { String($0) } ?? "", shown: gain.map { String(format: "%.2f×", $0) } ?? "–")
             numberCell(row, raw: String(run.peakRSSBytes), shown: Units.bytes(run.peakRSSBytes))
-            numberCell(row, raw: String(run.fetchedTwiceBytes), shown: Units.bytes(run.fetchedTwiceBytes))
+            numberCell(row, raw: run.fetchedTwiceBytes.map { String($0) } ?? "", shown: run.fetchedTwiceBytes.map { Units.bytes($0) } ?? "–")
         }
     }
 }

@@ -45,17 +45,21 @@ public enum MeasuredSection {
     private static func connections(_ results: ComparisonResults) -> [String] {
         guard let runs = results.connections, let first = runs.first else { return [] }
         var lines = ["Over 1, 2, 4 and 8 connections, one file of \(Units.bytes(first.sizeBytes)), each connection paced to "
-                        + "\(Units.rate(Double(first.paceBytesPerSecond))) (throughput, and peak memory; curl on one connection only):", "",
-                     "| program | 1 | 2 | 4 | 8 | peak memory |", "|---|---|---|---|---|---|"]
-        for program in ConnectionsProgram.allCases {
-            let mine = runs.filter { $0.program == program }
-            guard !mine.isEmpty else { continue }
-            let cells = ComparisonResults.connectionCounts.map { count in
-                mine.first { $0.connections == count }.map { Units.rate($0.throughputBytesPerSecond) } ?? "–"
+                        + "\(Units.rate(Double(first.paceBytesPerSecond))) by the lab server or by nginx's `limit_rate` "
+                        + "(throughput, and peak memory; curl on one connection only):", "",
+                     "| program | server | 1 | 2 | 4 | 8 | peak memory |", "|---|---|---|---|---|---|---|"]
+        for server in ConnectionsServer.allCases {
+            for program in ConnectionsProgram.allCases {
+                let mine = runs.filter { $0.program == program && $0.server == server }
+                guard !mine.isEmpty else { continue }
+                let cells = ComparisonResults.connectionCounts.map { count in
+                    mine.first { $0.connections == count }.map { Units.rate($0.throughputBytesPerSecond) } ?? "–"
+                }
+                lines.append("| \(program.rawValue) | \(server.rawValue) | " + cells.joined(separator: " | ")
+                             + " | \(Units.bytes(mine.map(\.peakRSSBytes).max() ?? 0)) |")
             }
-            lines.append("| \(program.rawValue) | " + cells.joined(separator: " | ") + " | \(Units.bytes(mine.map(\.peakRSSBytes).max() ?? 0)) |")
         }
-        if let said = ReportWriter.whereMoreStopsHelping(runs) { lines += ["", said] }
+        if let said = ReportWriter.whereMoreStopsHelping(runs.filter { $0.server == .lab }) { lines += ["", "From the lab server: " + said] }
         return lines
     }
 

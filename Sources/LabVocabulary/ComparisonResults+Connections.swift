@@ -4,6 +4,7 @@ extension ComparisonResults {
     /// once, from the lab server pacing each connection as a CDN does.
     public struct ConnectionsRun: Codable, Sendable, Equatable {
         public var program: ConnectionsProgram
+        public var server: ConnectionsServer
         public var connections: Int
         public var sizeBytes: Int64
         /// The server's pace of each connection, in bytes per second.
@@ -12,11 +13,13 @@ extension ComparisonResults {
         public var throughputBytesPerSecond: Double
         public var peakRSSBytes: Int64
         /// The body bytes the server sent beyond the file's size: ranges fetched twice, refusals.
-        public var fetchedTwiceBytes: Int64
+        /// Absent for nginx, whose log the lab does not read.
+        public var fetchedTwiceBytes: Int64?
 
-        public init(program: ConnectionsProgram, connections: Int, sizeBytes: Int64, paceBytesPerSecond: Int64,
-                    wallSeconds: Double, peakRSSBytes: Int64, fetchedTwiceBytes: Int64) {
+        public init(program: ConnectionsProgram, server: ConnectionsServer, connections: Int, sizeBytes: Int64, paceBytesPerSecond: Int64,
+                    wallSeconds: Double, peakRSSBytes: Int64, fetchedTwiceBytes: Int64?) {
             self.program = program
+            self.server = server
             self.connections = connections
             self.sizeBytes = sizeBytes
             self.paceBytesPerSecond = paceBytesPerSecond
@@ -29,6 +32,14 @@ extension ComparisonResults {
 
     /// The connection counts the comparison tries, and each program's way of asking for them.
     public static let connectionCounts = [1, 2, 4, 8]
+}
+
+/// The servers of the connections comparison: each paces every connection to the same rate.
+public enum ConnectionsServer: String, Codable, Sendable, CaseIterable {
+    /// The embedded server, `throttle` on every GET.
+    case lab = "lab-server"
+    /// nginx with `limit_rate`; left out where it is not installed.
+    case nginx
 }
 
 /// The programs of the connections comparison.

@@ -7,7 +7,7 @@ import Testing
 struct ConnectionsFindingTests {
     private func runs(_ program: ConnectionsProgram, seconds: [Double]) -> [ComparisonResults.ConnectionsRun] {
         zip([1, 2, 4, 8], seconds).map { count, wall in
-            ComparisonResults.ConnectionsRun(program: program, connections: count, sizeBytes: 32 << 20, paceBytesPerSecond: 16 << 20,
+            ComparisonResults.ConnectionsRun(program: program, server: .lab, connections: count, sizeBytes: 32 << 20, paceBytesPerSecond: 16 << 20,
                                              wallSeconds: wall, peakRSSBytes: 40 << 20, fetchedTwiceBytes: 0)
         }
     }

@@ -51,7 +51,7 @@ struct ComparisonPlan {
         guard scenarios.contains(.clean), variants.contains(.corrected), lessons.contains(where: \.id.fetchesInSegments) else { return nil }
         return switch preset {
         case .quick: 8 << 20
-        case .default, .custom: 32 << 20
+        case .default, .custom: 16 << 20
         case .full: 1 << 30
         }
     }

@@ -6,19 +6,39 @@ import LabServer
 import LabVocabulary
 
 /// Lesson 11 beside the download managers: one file fetched over 1, 2, 4 and 8 connections from
-/// the lab server, which paces each connection as a CDN does. Each run once: its time is the
-/// pace's (seconds), far above one run's noise.
+/// the lab server, which paces each connection as a CDN does, and from nginx pacing each with
+/// `limit_rate`. Each run once: its time is the pace's (seconds), far above one run's noise.
 struct Connections {
     let server: LabServer
     let executables: URL
     let workFolder: URL
     let digests: DigestCache
 
-    /// A sixteenth of the file a second, at least 16 MiB/s: one connection takes 2 s for 32 MiB
+    /// A sixteenth of the file a second, at least 16 MiB/s: one connection takes 1 s for 16 MiB
     /// and 16 s for 1 GiB, and eight are still within what loopback carries, or show where not.
     static func pace(forFileOf size: Int64) -> Int64 { max(16 << 20, size / 16) }
 
     func measure(size: Int64, progress: (String) -> Void) throws -> [ComparisonResults.ConnectionsRun] {
+        let fixture = Fixture(name: "connections-\(size).bin", size: size)
+        let pace = Self.pace(forFileOf: size)
+        var runs = try measure(fixture, from: .lab, pace: pace, progress: progress) { token in
+            server.url(for: fixture, faults: "throttle:\(ByteSize.format(pace))*\(FaultScript.mostRepeats)", run: token)
+        }
+        guard let program = NginxPeer.program else {
+            progress("connections: nginx is not installed here; its runs are left out")
+            return runs
+        }
+        let folder = workFolder.appendingPathComponent("connections-nginx")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let nginx = try NginxPeer(program: program, serving: fixture, pace: pace, in: folder)
+        defer { nginx.stop() }
+        runs += try measure(fixture, from: .nginx, pace: pace, progress: progress) { _ in nginx.url }
+        return runs
+    }
+
+    /// Every program at every count against one server; `url` gives a run token its URL.
+    private func measure(_ fixture: Fixture, from server: ConnectionsServer, pace: Int64, progress: (String) -> Void,
+                         url: (String) -> URL) throws -> [ComparisonResults.ConnectionsRun] {
         var runs: [ComparisonResults.ConnectionsRun] = []
         for program in ConnectionsProgram.allCases {
             guard let binary = binary(program) else {
@@ -26,12 +46,15 @@ struct Connections {
                 continue
             }
             for count in program.splits ? ComparisonResults.connectionCounts : [1] {
-                let run = try once(program, binary: binary, connections: count, size: size)
+                let token = "connections-\(UUID().uuidString.prefix(8))"
+                let run = try once(program, binary: binary, connections: count, fixture: fixture, from: server, url: url(token),
+                                   token: token, pace: pace)
                 runs.append(run)
-                progress("connections \(program.rawValue.padding(toLength: 20, withPad: " ", startingAt: 0)) ×\(count)  "
-                    + "\(ByteFormat.iec(size))  \(String(format: "%6.2f s", run.wallSeconds))  "
-                    + "\(ByteFormat.iec(Int64(run.throughputBytesPerSecond)))/s  peak \(ByteFormat.iec(run.peakRSSBytes))  "
-                    + "fetched twice \(ByteFormat.iec(run.fetchedTwiceBytes))")
+                progress("connections \(server.rawValue.padding(toLength: 10, withPad: " ", startingAt: 0)) "
+                    + "\(program.rawValue.padding(toLength: 20, withPad: " ", startingAt: 0)) ×\(count)  "
+                    + "\(ByteFormat.iec(fixture.size))  \(String(format: "%6.2f s", run.wallSeconds))  "
+                    + "\(ByteFormat.iec(Int64(run.throughputBytesPerSecond)))/s  peak \(ByteFormat.iec(run.peakRSSBytes))"
+                    + (run.fetchedTwiceBytes.map { "  fetched twice \(ByteFormat.iec($0))" } ?? ""))
             }
         }
         return runs
@@ -45,11 +68,10 @@ struct Connections {
         }
     }
 
-    private func once(_ program: ConnectionsProgram, binary: URL, connections count: Int, size: Int64) throws -> ComparisonResults.ConnectionsRun {
-        let pace = Self.pace(forFileOf: size)
-        let fixture = Fixture(name: "connections-\(size).bin", size: size)
-        let token = "connections-\(UUID().uuidString.prefix(8))"
-        let url = server.url(for: fixture, faults: "throttle:\(ByteSize.format(pace))*\(FaultScript.mostRepeats)", run: token).absoluteString
+    private func once(_ program: ConnectionsProgram, binary: URL, connections count: Int, fixture: Fixture,
+                      from peer: ConnectionsServer, url address: URL, token: String, pace: Int64) throws -> ComparisonResults.ConnectionsRun {
+        let url = address.absoluteString
+        let size = fixture.size
         let folder = workFolder.appendingPathComponent("\(token)-\(program.rawValue)-\(count)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -66,9 +88,9 @@ struct Connections {
             throw CompareError("\(program.rawValue) on \(count) connection\(count == 1 ? "" : "s") did not fetch \(url): "
                 + (finished.stderr.split(separator: "\n").last.map(String.init) ?? "wrong bytes"))
         }
-        let sent = server.requests(run: token, method: .get).reduce(0) { $0 + $1.bodyBytesSent }
-        return ComparisonResults.ConnectionsRun(program: program, connections: count, sizeBytes: size, paceBytesPerSecond: pace,
+        let sent = peer == .lab ? server.requests(run: token, method: .get).reduce(0) { $0 + $1.bodyBytesSent } : nil
+        return ComparisonResults.ConnectionsRun(program: program, server: peer, connections: count, sizeBytes: size, paceBytesPerSecond: pace,
                                                 wallSeconds: finished.wallSeconds, peakRSSBytes: finished.peakRSSBytes,
-                                                fetchedTwiceBytes: max(0, sent - size))
+                                                fetchedTwiceBytes: sent.map { max(0, $0 - size) })
     }
 }

@@ -54,7 +54,7 @@ enum OptionalTool: String, CaseIterable {
         switch self {
         case .curl: "lab compare measures the lessons without curl beside them, and without the loopback limit and the upload reference"
         case .wget: "lab compare measures the lessons without wget beside them"
-        case .nginx: "no comparison against nginx (lab compare --server), and the real-peer tests skip"
+        case .nginx: "no comparison against nginx (lab compare --server, and the connections comparison), and the real-peer tests skip"
         case .chromium: "the tests that open the class's page in a browser skip; the lab itself does not need it"
         }
     }
