@@ -13,7 +13,7 @@ extension Catalogue {
             summary: "every range is written through one FileHandle: each response's seek moves its one write position, and the next chunk of any range lands there",
             source: segmentedPosts("one FileHandle, a seek when each range's response arrives"),
             trial: Trial(faults: paced(.none), size: medium),
-            symptom: .claimsDone(.scrambled), fix: .verifies, matrix: [.clean, .dropResume, .killRerun, .ignoreRange, .slowDisk],
+            symptom: .claimsDone(.scrambled), fix: .verifies, matrix: [.clean, .dropResume, .killRerun, .ignoreRange, .slowDisk, .relaunch, .relaunchChanged],
             hints: [
                 "With four ranges arriving side by side, the file comes out wrong although every byte arrived. Where does each chunk go when it is written?",
                 "A FileHandle has one write position. A seek for one range moves it for all of them, and chunks of the ranges arrive interleaved.",
