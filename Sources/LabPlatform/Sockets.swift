@@ -74,3 +74,42 @@ extension Platform {
         }
     }
 }
+
+extension Platform {
+    /// A port on 127.0.0.1 that the kernel picked for a socket bound to port 0, released again
+    /// for a server started next (nginx); nil when no socket could be bound.
+    public static func freeLoopbackPort() -> Int? {
+        let descriptor = socket(AF_INET, streamSocket, 0)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var address = loopback(port: 0)
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(descriptor, $0, length) == 0 && getsockname(descriptor, $0, &length) == 0
+            }
+        }
+        return bound ? Int(UInt16(bigEndian: address.sin_port)) : nil
+    }
+
+    /// Whether something accepts a TCP connection on 127.0.0.1:`port` now.
+    public static func acceptsConnections(onLoopbackPort port: Int) -> Bool {
+        let descriptor = socket(AF_INET, streamSocket, 0)
+        guard descriptor >= 0 else { return false }
+        defer { close(descriptor) }
+        var address = loopback(port: port)
+        return withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+            }
+        }
+    }
+
+    private static func loopback(port: Int) -> sockaddr_in {
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = UInt16(port).bigEndian
+        return address
+    }
+}

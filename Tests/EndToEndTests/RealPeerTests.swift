@@ -87,18 +87,7 @@ func freeLoopbackPort() throws -> Int {
 func waitUntilListening(port: Int, timeout: TimeInterval = 10) throws {
     let deadline = Date().addingTimeInterval(timeout)
     while Date() < deadline {
-        let descriptor = socket(AF_INET, Platform.streamSocket, 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = UInt16(port).bigEndian
-        let connected = withUnsafePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-            }
-        }
-        close(descriptor)
-        if connected { return }
+        if Platform.acceptsConnections(onLoopbackPort: port) { return }
         usleep(50_000)
     }
     Issue.record("nothing listens on port \(port) after \(timeout) s")

@@ -21,7 +21,7 @@ final class NginxPeer {
         let root = folder.appendingPathComponent("www")
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
         try fixture.write(to: root.appendingPathComponent(fixture.name))
-        let port = try Self.freePort()
+        guard let port = Platform.freeLoopbackPort() else { throw CompareError("cannot find a free port for nginx") }
         let temporary = ["client_body", "proxy", "fastcgi", "uwsgi", "scgi"].map { "\($0)_temp_path \(folder.path)/\($0);" }
         let configuration = """
             master_process off;
@@ -59,38 +59,10 @@ final class NginxPeer {
 
     deinit { stop() }
 
-    /// A port the kernel picks for a socket bound to port 0, then released for nginx.
-    private static func freePort() throws -> Int {
-        let descriptor = socket(AF_INET, Platform.streamSocket, 0)
-        defer { close(descriptor) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(descriptor, $0, length) == 0 && getsockname(descriptor, $0, &length) == 0
-            }
-        }
-        guard bound else { throw CompareError("cannot find a free port for nginx") }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
-
     private func waitUntilListening(port: Int) throws {
         let deadline = Date().addingTimeInterval(10)
         while Date() < deadline, process.isRunning {
-            let descriptor = socket(AF_INET, Platform.streamSocket, 0)
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            address.sin_port = UInt16(port).bigEndian
-            let connected = withUnsafePointer(to: &address) { pointer in
-                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-                }
-            }
-            close(descriptor)
-            if connected { return }
+            if Platform.acceptsConnections(onLoopbackPort: port) { return }
             usleep(50_000)
         }
         stop()
