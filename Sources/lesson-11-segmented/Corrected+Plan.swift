@@ -82,11 +82,26 @@ struct SegmentPlan: Codable, Equatable {
     }
 
     /// Written to a new file that then replaces the old one: a kill leaves one or the other.
+    /// Not with `Data.write(to:)`, which ends in fsync(2): on Linux that waited for the download's
+    /// own unwritten pages, stalled the delegate queue at every save, and with it every connection.
     func keep(beside download: URL) throws {
-        try JSONEncoder().encode(self).write(to: Self.file(beside: download), options: .atomic)
+        let kept = Self.file(beside: download)
+        let next = Self.nextFile(beside: download)
+        guard FileManager.default.createFile(atPath: next.path, contents: nil) else {
+            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: next.path])
+        }
+        let handle = try FileHandle(forWritingTo: next)
+        defer { try? handle.close() }
+        try handle.write(contentsOf: JSONEncoder().encode(self))
+        guard rename(next.path, kept.path) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+    }
+
+    private static func nextFile(beside download: URL) -> URL {
+        download.deletingLastPathComponent().appendingPathComponent(download.lastPathComponent + ".segments.next")
     }
 
     static func forget(beside download: URL) {
         try? FileManager.default.removeItem(at: file(beside: download))
+        try? FileManager.default.removeItem(at: nextFile(beside: download))
     }
 }

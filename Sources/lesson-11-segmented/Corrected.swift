@@ -18,8 +18,10 @@ final class CorrectedDownload: NSObject, LessonDownload, URLSessionDataDelegate,
     private let run: LessonRun
     /// The first GET asks for this much; a segment is never smaller, so a small file is one stream.
     static let firstRange: Int64 = 1 << 20
-    /// The plan is written beside the file each time this much more is on disk.
-    static let savedEvery: Int64 = 256 << 10
+    /// The plan is written beside the file each time a segment has this much more on disk than
+    /// the written plan says: a kill costs each segment at most this much again, however many
+    /// segments run at once.
+    static let savedEvery: Int64 = 512 << 10
 
     /// What one task fills.
     private enum Part: Equatable {
@@ -39,6 +41,8 @@ final class CorrectedDownload: NSObject, LessonDownload, URLSessionDataDelegate,
     }
 
     private var plan: SegmentPlan?
+    /// The plan as last written beside the file.
+    private var savedPlan: SegmentPlan?
     /// The tasks that have been heard from, by task identifier.
     private var transfers: [Int: Transfer] = [:]
     /// Tasks started and not yet completed: the attempt ends when none is left.
@@ -52,7 +56,6 @@ final class CorrectedDownload: NSObject, LessonDownload, URLSessionDataDelegate,
     /// Segments the server refused for now (503: too many connections), started as others end.
     private var refused: [Int] = []
     private var wholeDone: Int64 = 0
-    private var savedDone: Int64 = 0
     /// What stops the whole attempt: another version of the file, a refusal, a write that failed.
     private var failure: (any Error)?
     /// Why a segment ended short (a connection lost): the others go on, and Resume continues it.
@@ -71,7 +74,7 @@ final class CorrectedDownload: NSObject, LessonDownload, URLSessionDataDelegate,
     func downloadFile(completion: @escaping @Sendable (AttemptResult) -> Void) {
         session.delegateQueue.addOperation { [self] in
             (failure, brokenSegment, self.completion, refused) = (nil, nil, completion, [])
-            plan = plan ?? SegmentPlan.kept(beside: run.file)
+            if plan == nil { plan = SegmentPlan.kept(beside: run.file); savedPlan = plan }
             guard let plan else { return start(.firstRange, range: "bytes=0-\(Self.firstRange - 1)") }
             run.log("\(plan.done) of \(plan.total) bytes on disk: asking for the rest of \(plan.segments.filter { !$0.isComplete }.count) segments")
             for (index, segment) in plan.segments.enumerated() where !segment.isComplete { startSegment(index) }
@@ -167,7 +170,7 @@ final class CorrectedDownload: NSObject, LessonDownload, URLSessionDataDelegate,
                                      smallest: Self.firstRange)
         self.plan = plan
         try preallocate(plan.total)
-        try onDisk { try plan.keep(beside: run.file) }
+        try savePlan()
         run.log("\(range.total) bytes, version \(validator): \(plan.segments.count) segments, \(run.connections) at once")
         transfers[task.taskIdentifier] = Transfer(part: .segment(0), handle: try handle(at: 0))
         for index in plan.segments.indices.dropFirst() { startSegment(index) }
@@ -218,7 +221,7 @@ final class CorrectedDownload: NSObject, LessonDownload, URLSessionDataDelegate,
                 let bytes = data.prefix(Int(segment.length - segment.done))
                 try handle.write(contentsOf: bytes)
                 plan?.segments[index].done += Int64(bytes.count)
-                try saveWhenDue()
+                try saveWhenDue(segment: index)
             case .whole:
                 try handle.write(contentsOf: data)
                 wholeDone += Int64(data.count)
@@ -250,7 +253,7 @@ final class CorrectedDownload: NSObject, LessonDownload, URLSessionDataDelegate,
         case .abandoned:
             break
         }
-        try? plan?.keep(beside: run.file)
+        try? savePlan()
         if unfinished == 0 { endAttempt() }
     }
 
@@ -266,7 +269,7 @@ final class CorrectedDownload: NSObject, LessonDownload, URLSessionDataDelegate,
             return finish(.failed(failure))
         }
         SegmentPlan.forget(beside: run.file)
-        plan = nil
+        (plan, savedPlan) = (nil, nil)
         // A session keeps its delegate alive until it is invalidated.
         session.finishTasksAndInvalidate()
         finish(.finished)
@@ -306,14 +309,19 @@ final class CorrectedDownload: NSObject, LessonDownload, URLSessionDataDelegate,
         do { return try operation() } catch { throw DownloadError.localIO(path: run.file.path, reason: error.localizedDescription) }
     }
 
-    private func saveWhenDue() throws {
-        guard let plan, plan.done - savedDone >= Self.savedEvery else { return }
+    private func saveWhenDue(segment index: Int) throws {
+        guard let plan, plan.segments[index].done - (savedPlan?.segments[index].done ?? 0) >= Self.savedEvery else { return }
+        try savePlan()
+    }
+
+    private func savePlan() throws {
+        guard let plan else { return }
         try onDisk { try plan.keep(beside: run.file) }
-        savedDone = plan.done
+        savedPlan = plan
     }
 
     private func forgetPlan() {
-        plan = nil
+        (plan, savedPlan) = (nil, nil)
         planNumber += 1
         SegmentPlan.forget(beside: run.file)
     }
