@@ -8,17 +8,7 @@ extension Catalogue {
     static func paced(_ faults: FaultScript, size: Int64 = medium) -> FaultScript { faults.pacedPerConnection(forFileOf: size) }
 
     static let segmented = LessonDefects(.segmented, defects: [
-        Defect(
-            id: "shared-position",
-            summary: "every range is written through one FileHandle: each response's seek moves its one write position, and the next chunk of any range lands there",
-            source: segmentedPosts("one FileHandle, a seek when each range's response arrives"),
-            trial: Trial(faults: paced(.none), size: medium),
-            symptom: .claimsDone(.scrambled), fix: .verifies, matrix: [.clean, .dropResume, .killRerun, .ignoreRange, .slowDisk, .relaunch, .relaunchChanged],
-            hints: [
-                "With four ranges arriving side by side, the file comes out wrong although every byte arrived. Where does each chunk go when it is written?",
-                "A FileHandle has one write position. A seek for one range moves it for all of them, and chunks of the ranges arrive interleaved.",
-                "Give each range a FileHandle of its own, opened for writing and seeked once to where that range continues; write its chunks only through it.",
-            ]),
+        sharedPosition,
         Defect(
             id: "busy-page-saved",
             summary: "the status is never read: a 503 from a server that allows fewer connections is written into the file as a range",
@@ -53,12 +43,39 @@ extension Catalogue {
                 "Report the bytes on disk: the sum of what each range has written, whichever attempt brought them.",
             ]),
         startsOverEveryRange,
-    ], skills: [resumesEachRange], tools: [
+    ], skills: [rangesSideBySide, resumesEachRange], tools: [
         "configuration.httpMaximumConnectionsPerHost = run.connections   at most that many connections at once",
         "FileHandle(forWritingTo: run.file) per range, then seek(toOffset:)   a write position of its own",
         "handle.truncate(atOffset: total)   the file at its full size before any range writes",
         "task.taskDescription   a name for the range a task fills, read back in its callbacks",
     ])
+
+    static let sharedPosition = Defect(
+        id: "shared-position",
+        summary: "every range is written through one FileHandle: each response's seek moves its one write position, and the next chunk of any range lands there",
+        source: segmentedPosts("one FileHandle, a seek when each range's response arrives"),
+        trial: Trial(faults: paced(.none), size: medium),
+        symptom: .claimsDone(.scrambled), fix: .verifies, matrix: [.clean, .dropResume, .killRerun, .ignoreRange, .slowDisk, .relaunch, .relaunchChanged],
+        hints: [
+            "With four ranges arriving side by side, the file comes out wrong although every byte arrived. Where does each chunk go when it is written?",
+            "A FileHandle has one write position. A seek for one range moves it for all of them, and chunks of the ranges arrive interleaved.",
+            "Give each range a FileHandle of its own, opened for writing and seeked once to where that range continues; write its chunks only through it.",
+        ])
+
+    /// The ranges this check asks for, and expects to see side by side at the server.
+    static let rangesAsked = 4
+
+    static let rangesSideBySide = Skill(
+        id: "ranges-side-by-side",
+        summary: "with --connections \(rangesAsked), the file comes as \(rangesAsked) ranges of about the same size fetched at once, not in one stream",
+        trial: Trial(faults: paced(.none), size: medium, arguments: ["--connections", String(rangesAsked)]),
+        symptom: .notSideBySide(ranges: rangesAsked), fix: .verifies,
+        hints: [
+            "Every connection is paced, so one stream is as slow as one connection. How many of the file's GETs did the server answer at once?",
+            "Only ranges fetched side by side multiply the pace: split the file into --connections ranges and start a task for each, on a session that allows that many connections to the host.",
+            "After the first answer gives the size, make the plan: --connections ranges of about the same length; start them all, with httpMaximumConnectionsPerHost = run.connections.",
+        ],
+        brokenBy: [sharedPosition])
 
     static let resumesEachRange = Skill(
         id: "resumes-each-range",

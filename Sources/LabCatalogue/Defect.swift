@@ -112,6 +112,10 @@ public enum Symptom: Sendable, Equatable {
     /// Lesson 09: the run's record shows a rule of background sessions broken, or no background
     /// session used at all (then every rule is).
     case breaksBackgroundRule(BackgroundRule)
+    /// Lesson 11: the file verifies, but not as `ranges` ranges side by side: the server never
+    /// sent bodies to `ranges - 1` GETs at once, or one answer carried more than one and a half
+    /// ranges' share of the file.
+    case notSideBySide(ranges: Int)
 }
 
 /// Apple's rules for background sessions that lesson 09's checks hold an app to, each seen by the

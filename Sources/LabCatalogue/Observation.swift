@@ -35,11 +35,16 @@ public struct Observation: Sendable {
     public var requestsSent: Int?
     /// Lesson 09: what the phone saw of the app's life, from the record.
     public var background: BackgroundRecord?
+    /// The most GETs the server was sending bodies to at one moment, and the largest body it
+    /// sent one GET, over all runs; nil for an upload.
+    public var mostAtOnce: Int?
+    public var largestBody: Int64?
 
     public init(ending: Ending, outcome: Outcome?, file: FileState, fileName: String?, resourceName: String, size: Int64,
                 breakOffset: Int64?, afterTheBreak: AfterTheBreak? = nil, firstEnding: Ending? = nil,
                 memoryGrowth: Double?, sentHEAD: Bool, uploadExtraBytes: Int64?, progress: ProgressRecord? = nil,
-                bytesSent: Int64? = nil, requestsSent: Int? = nil, background: BackgroundRecord? = nil) {
+                bytesSent: Int64? = nil, requestsSent: Int? = nil, background: BackgroundRecord? = nil,
+                mostAtOnce: Int? = nil, largestBody: Int64? = nil) {
         self.ending = ending
         self.outcome = outcome
         self.file = file
@@ -56,6 +61,8 @@ public struct Observation: Sendable {
         self.bytesSent = bytesSent
         self.requestsSent = requestsSent
         self.background = background
+        self.mostAtOnce = mostAtOnce
+        self.largestBody = largestBody
     }
 
     /// The program said it was done and LabKit's own check of the file then failed: exit 65.
@@ -142,6 +149,11 @@ extension Symptom {
             return observation.verified && observation.afterTheBreak.map { $0.status != 206 } == true
         case .breaksBackgroundRule(let rule):
             return rule.isBroken(in: observation)
+        case .notSideBySide(let ranges):
+            guard observation.verified, let mostAtOnce = observation.mostAtOnce, let largest = observation.largestBody else { return false }
+            // One range may start late (the first GET's answer ends before the last range's GET
+            // is made on a loaded machine), so one fewer than asked counts as side by side.
+            return mostAtOnce < ranges - 1 || largest * Int64(ranges) * 2 > observation.size * 3
         }
     }
 }

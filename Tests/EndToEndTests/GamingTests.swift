@@ -207,6 +207,16 @@ struct GamingTests {
         #expect(seen.stdout.contains("right size, wrong bytes"), "\(seen.stdout)")
     }
 
+    /// 11: everything after the first MiB as one range: the plan is kept, each range resumes and
+    /// no versions are spliced, so every defect's check passes; but one stream at a time is as
+    /// slow as one paced connection.
+    @Test func oneRangeAfterTheFirstFailsExercise11() async throws {
+        try await ExerciseTests.takingTurns {
+            let records = try ExerciseTests.checkCorrected("11", replacing: "into: run.connections,", with: "into: 1,")
+            #expect(records.filter { !$0.passed }.map(\.check) == ["ranges-side-by-side"], "\(records)")
+        }
+    }
+
     /// `lab exercise see` of one check, on the lesson's corrected code with `edits` made to the
     /// student's file: the check must fail (✗, exit 1), not the build.
     static func see(_ number: String, _ check: String, cheating edits: [(String, String)], _ options: [String] = []) async throws -> ChildProcess.Finished {

@@ -56,3 +56,15 @@ public struct LoggedRequest: Hashable, Sendable {
         self.responseLength = responseLength
     }
 }
+
+extension Collection where Element == LoggedRequest {
+    /// The most of these requests that were being sent the file (a 200 or a 206) at one moment:
+    /// at each one's arrival, those that had arrived and had not yet handed over their last
+    /// body bytes.
+    public var mostSendingAtOnce: Int {
+        let sending = filter { ($0.status == 200 || $0.status == 206) && $0.bodyBytesSent > 0 }
+        return sending.map { request in
+            sending.filter { $0.arrivedAt <= request.arrivedAt && ($0.lastBodyBytesAt ?? $0.arrivedAt) >= request.arrivedAt }.count
+        }.max() ?? 0
+    }
+}

@@ -192,6 +192,11 @@ struct ExerciseCheck {
         }
     case .breaksBackgroundRule(let rule)? where rule.isBroken(in: observation):
         parts.append(Self.describe(rule, in: observation))
+    case .notSideBySide(let ranges)? where Symptom.notSideBySide(ranges: ranges).isShown(in: observation):
+        let atOnce = observation.mostAtOnce ?? 0
+        parts.append("the server sent to at most \(atOnce) GET\(atOnce == 1 ? "" : "s") at once, and one answer carried "
+            + "\(ByteFormat.grouped(observation.largestBody ?? 0)) of the \(ByteFormat.grouped(observation.size)) bytes "
+            + "(\(ranges) ranges side by side: about \(ByteFormat.grouped(observation.size / Int64(ranges))) each)")
     default:
         break
     }

@@ -118,7 +118,8 @@ struct TrialRunner {
             memoryGrowth: cleanPeakRSS.map { Double(finished.peakRSSBytes - $0) / Double(trial.size) },
             sentHEAD: log.contains { $0.method == .head }, uploadExtraBytes: uploadExtra, progress: record?.progress,
             bytesSent: uploads ? nil : gets.reduce(0) { $0 + $1.bodyBytesSent }, requestsSent: uploads ? nil : log.count,
-            background: record?.background)
+            background: record?.background, mostAtOnce: uploads ? nil : gets.mostSendingAtOnce,
+            largestBody: uploads ? nil : gets.map(\.bodyBytesSent).max() ?? 0)
         let exchanges = keepsExchanges ? record.map { record in
             let run = ComparisonResults.ExchangeTimeline(origin: finished.startedAt, faults: trial.faults.isNone ? "" : trial.faults.description,
                                                          exchanges: record.requests, disk: finished.disk, events: record.events, sizeBytes: trial.size)
