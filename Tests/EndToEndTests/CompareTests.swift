@@ -454,6 +454,9 @@ struct CompareUsageTests {
         (["--sizes", "1KiB"], "lab compare: The value '1KiB' is invalid for '--sizes <sizes>': 1KiB is outside 64KiB…8GiB\n"),
         (["--lessons", "07", "--scenarios", "kill-rerun"], "lab compare: nothing to run: lesson 07 runs only in the clean scenario\n"),
         (["--label", ""], "lab compare: --label cannot be empty: it names the machine in the report\n"),
+        (["--connections-size", "4MiB"], "lab compare: --connections-size must be at least 8MiB, so that 8 connections each get a range\n"),
+        (["--lessons", "03", "--connections-size", "1GiB"], "lab compare: --connections-size: the connections comparison runs only on the embedded server, "
+            + "with lesson 11's corrected variant in the clean scenario\n"),
     ])
     func refusesBadInput(arguments: [String], message: String) throws {
         let finished = try ChildProcess.run("lab", ["compare"] + arguments)

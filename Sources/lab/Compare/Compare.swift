@@ -51,6 +51,10 @@ struct Compare: ParsableCommand {
     @Option(help: "The size every fault scenario uses, e.g. 32MiB.", transform: ComparedSize.parse)
     var faultSize: Int64?
 
+    @Option(help: "The file lesson 11, aria2c and curl fetch over 1, 2, 4 and 8 connections, e.g. 1GiB (at least 8MiB; default 16MiB, 8MiB with --quick, 1GiB with --full).",
+            transform: ComparedSize.parse)
+    var connectionsSize: Int64?
+
     @Option(help: "Lessons, comma-separated: 3, 03, 03-outputstream or lesson-03-outputstream.",
             transform: { try CommaSeparated.list($0, LessonDefects.parse) })
     var lessons: [LessonDefects]?
@@ -105,7 +109,7 @@ struct Compare: ParsableCommand {
     func plan() throws -> ComparisonPlan {
         var plan = quick ? ComparisonPlan.quick : full ? .full : .defaultPlan
         let adjusted = sizes != nil || faultSize != nil || lessons != nil || variants != nil || scenarios != nil
-            || repetitions != nil || faultRepetitions != nil
+            || repetitions != nil || faultRepetitions != nil || connectionsSize != nil
         if adjusted { plan.preset = .custom }
         if let sizes { plan.sizes = sizes.sorted() }
         if let faultSize { plan.faultSize = faultSize }
@@ -130,6 +134,13 @@ struct Compare: ParsableCommand {
         if let repetitions { (plan.repetitions, plan.networkRepetitions) = (repetitions, repetitions) }
         if let faultRepetitions { plan.faultRepetitions = faultRepetitions }
         if let networks = try networks(for: plan) { plan.networks = networks }
+        if let connectionsSize {
+            guard connectionsSize >= 8 << 20 else { throw ValidationError("--connections-size must be at least 8MiB, so that 8 connections each get a range") }
+            guard server == nil, plan.connectionsSize != nil else {
+                throw ValidationError("--connections-size: the connections comparison runs only on the embedded server, with lesson 11's corrected variant in the clean scenario")
+            }
+            plan.chosenConnectionsSize = connectionsSize
+        }
         if plan.lessons.allSatisfy(\.id.uploads), plan.scenarios.allSatisfy({ $0 != .clean }) {
             throw ValidationError("nothing to run: lesson 07 runs only in the clean scenario")
         }

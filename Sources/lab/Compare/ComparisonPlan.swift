@@ -45,10 +45,14 @@ struct ComparisonPlan {
     /// larger than one run's noise.
     var networkRepetitions = 1
 
+    /// `--connections-size`, in place of the preset's.
+    var chosenConnectionsSize: Int64?
+
     /// The file lesson 11 fetches beside aria2c and curl over 1, 2, 4 and 8 connections
     /// (`Connections`); nil when lesson 11's corrected variant does not run clean.
     var connectionsSize: Int64? {
         guard scenarios.contains(.clean), variants.contains(.corrected), lessons.contains(where: \.id.fetchesInSegments) else { return nil }
+        if let chosenConnectionsSize { return chosenConnectionsSize }
         return switch preset {
         case .quick: 8 << 20
         case .default, .custom: 16 << 20
