@@ -70,7 +70,7 @@ let package = Package(
         .target(
             name: "LabServer",
             dependencies: [
-                "LabVocabulary", "LabFixtures",
+                "LabVocabulary", "LabFixtures", "LabPlatform",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -17,80 +17,29 @@ func executable(named name: String) -> URL? {
         .first { FileManager.default.isExecutableFile(atPath: $0.path) }
 }
 
-/// A real nginx on a free loopback port, serving one folder, slowed down with `limit_rate` so a
-/// download can be killed partway.
+/// A real nginx (LabServer's `NginxServer`) in a scratch folder of its own, slowed down with
+/// `limit_rate` so a download can be killed partway; the folder goes with it.
 final class Nginx {
-    let root: URL
-    let port: Int
-    private let process = Process()
+    private let server: NginxServer
     private let prefix: URL
+    var root: URL { server.root }
+    var port: Int { server.port }
 
     /// `gzip`: compress every response for a client that accepts it, as a site serving text does.
     /// `directives`: more for the server block, e.g. `if_modified_since before;`.
     init(rate: String, gzip: Bool = false, directives: String = "") throws {
         let nginx = try #require(executable(named: "nginx"), "nginx is not installed")
         prefix = try scratchDirectory()
-        root = prefix.appendingPathComponent("www")
-        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
-        port = try freeLoopbackPort()
-        let configuration = """
-            master_process off;
-            daemon off;
-            worker_processes 1;
-            error_log \(prefix.path)/error.log;
-            pid \(prefix.path)/nginx.pid;
-            events { worker_connections 64; }
-            http {
-                access_log off;
-                client_body_temp_path \(prefix.path)/client_body;
-                proxy_temp_path \(prefix.path)/proxy;
-                fastcgi_temp_path \(prefix.path)/fastcgi;
-                uwsgi_temp_path \(prefix.path)/uwsgi;
-                scgi_temp_path \(prefix.path)/scgi;
-                server {
-                    listen 127.0.0.1:\(port);
-                    root \(root.path);
-                    limit_rate \(rate);
-                    \(gzip ? "gzip on; gzip_types *; gzip_min_length 0;" : "")
-                    \(directives)
-                }
-            }
-            """
-        let file = prefix.appendingPathComponent("nginx.conf")
-        try configuration.write(to: file, atomically: true, encoding: .utf8)
-        process.executableURL = nginx
-        process.arguments = ["-p", prefix.path, "-c", file.path]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        try waitUntilListening(port: port)
+        server = try NginxServer(program: nginx, in: prefix, rate: rate,
+                                 directives: (gzip ? "gzip on; gzip_types *; gzip_min_length 0; " : "") + directives)
     }
 
-    func url(_ name: String) -> String { "http://127.0.0.1:\(port)/\(name)" }
+    func url(_ name: String) -> String { server.url(name).absoluteString }
 
     deinit {
-        // Children of the test runner inherit its blocked signal mask, so SIGTERM would wait
-        // forever; SIGKILL cannot be blocked.
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        server.stop()
         try? FileManager.default.removeItem(at: prefix)
     }
-}
-
-/// Asks the kernel for a free port by binding port 0, then releases it for the real server.
-func freeLoopbackPort() throws -> Int {
-    let socket = try #require(boundLoopbackSocket(), "could not find a free loopback port")
-    close(socket.descriptor)
-    return socket.port
-}
-
-func waitUntilListening(port: Int, timeout: TimeInterval = 10) throws {
-    let deadline = Date().addingTimeInterval(timeout)
-    while Date() < deadline {
-        if Platform.acceptsConnections(onLoopbackPort: port) { return }
-        usleep(50_000)
-    }
-    Issue.record("nothing listens on port \(port) after \(timeout) s")
 }
 
 @Suite(.serialized)

@@ -24,15 +24,16 @@ struct Connections {
         var runs = try measure(fixture, from: .lab, pace: pace, progress: progress) { token in
             server.url(for: fixture, faults: "throttle:\(ByteSize.format(pace))*\(FaultScript.mostRepeats)", run: token)
         }
-        guard let program = NginxPeer.program else {
+        guard let program = References.nginx else {
             progress("connections: nginx is not installed here; its runs are left out")
             return runs
         }
         let folder = workFolder.appendingPathComponent("connections-nginx")
         defer { try? FileManager.default.removeItem(at: folder) }
-        let nginx = try NginxPeer(program: program, serving: fixture, pace: pace, in: folder)
+        let nginx = try NginxServer(program: program, in: folder, rate: String(pace))
         defer { nginx.stop() }
-        runs += try measure(fixture, from: .nginx, pace: pace, progress: progress) { _ in nginx.url }
+        try fixture.write(to: nginx.root.appendingPathComponent(fixture.name))
+        runs += try measure(fixture, from: .nginx, pace: pace, progress: progress) { _ in nginx.url(fixture.name) }
         return runs
     }
 

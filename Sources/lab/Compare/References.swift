@@ -30,6 +30,12 @@ struct References {
     }
 
     /// A program on PATH, or nil.
+    /// nginx, which Debian keeps in /usr/sbin, off a user's PATH.
+    static var nginx: URL? {
+        which("nginx") ?? ["/usr/sbin/nginx", "/usr/local/sbin/nginx"].map(URL.init(fileURLWithPath:))
+            .first { FileManager.default.isExecutableFile(atPath: $0.path) }
+    }
+
     static func which(_ program: String) -> URL? {
         let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
         return path.split(separator: ":")

@@ -1,27 +1,28 @@
 import Foundation
-import LabFixtures
 import LabPlatform
 
-/// A real nginx on a free loopback port, serving one file and pacing each connection with
-/// `limit_rate`, as a site limits each download: the connections comparison's second server.
-/// Everything it needs lives in a folder of the comparison's own, removed with it.
-final class NginxPeer {
-    let url: URL
+/// A real nginx on a free loopback port, serving the files in `root` and pacing each connection
+/// with `limit_rate`, as a site limits each download: the peer `lab compare` measures lesson 11
+/// against, and the real server of the end-to-end tests. Everything it writes lives in the
+/// folder it is given, which its caller removes.
+public final class NginxServer {
+    /// Put the files to serve here; `url(_:)` names them.
+    public let root: URL
+    public let port: Int
     private let process = Process()
-    private let folder: URL
 
-    /// Debian keeps nginx in /usr/sbin, which is not on a user's PATH.
-    static var program: URL? {
-        References.which("nginx") ?? ["/usr/sbin/nginx", "/usr/local/sbin/nginx"].map(URL.init(fileURLWithPath:))
-            .first { FileManager.default.isExecutableFile(atPath: $0.path) }
+    public struct Failure: Error, CustomStringConvertible {
+        public let description: String
     }
 
-    init(program: URL, serving fixture: Fixture, pace bytesPerSecond: Int64, in folder: URL) throws {
-        self.folder = folder
-        let root = folder.appendingPathComponent("www")
+    /// - Parameters:
+    ///   - rate: `limit_rate`: bytes a second for each connection (`8m` is 8 MiB/s), `0` for no limit.
+    ///   - directives: more for the server block, e.g. `if_modified_since before;`.
+    public init(program: URL, in folder: URL, rate: String, directives: String = "") throws {
+        root = folder.appendingPathComponent("www")
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
-        try fixture.write(to: root.appendingPathComponent(fixture.name))
-        guard let port = Platform.freeLoopbackPort() else { throw CompareError("cannot find a free port for nginx") }
+        guard let port = Platform.freeLoopbackPort() else { throw Failure(description: "cannot find a free port for nginx") }
+        self.port = port
         let temporary = ["client_body", "proxy", "fastcgi", "uwsgi", "scgi"].map { "\($0)_temp_path \(folder.path)/\($0);" }
         let configuration = """
             master_process off;
@@ -36,7 +37,8 @@ final class NginxPeer {
                 server {
                     listen 127.0.0.1:\(port);
                     root \(root.path);
-                    limit_rate \(bytesPerSecond);
+                    limit_rate \(rate);
+                    \(directives)
                 }
             }
             """
@@ -47,25 +49,26 @@ final class NginxPeer {
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
-        url = URL(string: "http://127.0.0.1:\(port)/\(fixture.name)")!
-        try waitUntilListening(port: port)
+        try waitUntilListening()
     }
 
-    func stop() {
-        // SIGKILL: a child of a process with signals blocked would wait forever on SIGTERM.
+    public func url(_ name: String) -> URL { URL(string: "http://127.0.0.1:\(port)/\(name)")! }
+
+    public func stop() {
+        // SIGKILL: a child of a process with signals blocked (a test runner) would wait forever on SIGTERM.
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         process.waitUntilExit()
     }
 
     deinit { stop() }
 
-    private func waitUntilListening(port: Int) throws {
+    private func waitUntilListening() throws {
         let deadline = Date().addingTimeInterval(10)
         while Date() < deadline, process.isRunning {
             if Platform.acceptsConnections(onLoopbackPort: port) { return }
             usleep(50_000)
         }
         stop()
-        throw CompareError("nginx did not start listening on 127.0.0.1:\(port) within 10 s")
+        throw Failure(description: "nginx did not start listening on 127.0.0.1:\(port) within 10 s")
     }
 }
