@@ -88,12 +88,14 @@ struct SegmentPlan: Codable, Equatable {
         let kept = Self.file(beside: download)
         let next = Self.nextFile(beside: download)
         guard FileManager.default.createFile(atPath: next.path, contents: nil) else {
-            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: next.path])
+            throw PlanNotKept(errorDescription: "cannot create \(next.path)")
         }
         let handle = try FileHandle(forWritingTo: next)
         defer { try? handle.close() }
         try handle.write(contentsOf: JSONEncoder().encode(self))
-        guard rename(next.path, kept.path) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+        guard rename(next.path, kept.path) == 0 else {
+            throw PlanNotKept(errorDescription: "cannot rename \(next.lastPathComponent) to \(kept.lastPathComponent): \(String(cString: strerror(errno)))")
+        }
     }
 
     private static func nextFile(beside download: URL) -> URL {
@@ -104,4 +106,9 @@ struct SegmentPlan: Codable, Equatable {
         try? FileManager.default.removeItem(at: file(beside: download))
         try? FileManager.default.removeItem(at: nextFile(beside: download))
     }
+}
+
+/// Why the plan could not be written beside the file, in words a person reads.
+struct PlanNotKept: LocalizedError {
+    let errorDescription: String?
 }
