@@ -69,7 +69,7 @@ extension FaultScript {
             throw fail("unknown fault (known: \(Name.allCases.map(\.rawValue).joined(separator: ", ")))")
         }
         switch name {
-        case .ok, .ignoreRange, .change, .chunked, .gzip, .ignoreConditionals:
+        case .ok, .ignoreRange, .change, .chunked, .gzip, .ignoreConditionals, .noValidators:
             guard arguments.isEmpty else { throw fail("\(name.rawValue) takes no value") }
             return bareFault(name)
         case .stall:
@@ -88,6 +88,7 @@ extension FaultScript {
         case .chunked: .chunked
         case .gzip: .gzip
         case .ignoreConditionals: .ignoreConditionals
+        case .noValidators: .noValidators
         default: nil
         }
     }

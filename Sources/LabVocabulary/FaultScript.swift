@@ -46,6 +46,7 @@ public struct FaultScript: Hashable, Sendable, CustomStringConvertible {
         case cacheControl = "cache-control"
         case ignoreConditionals = "ignore-conditionals"
         case connections
+        case noValidators = "no-validators"
     }
 
     public enum Fault: Hashable, Sendable, CustomStringConvertible {
@@ -93,6 +94,10 @@ public struct FaultScript: Hashable, Sendable, CustomStringConvertible {
         /// per client answers (nginx's `limit_conn`). Each GET is paced on its own by `throttle`,
         /// so `throttle:2MiB+connections:4*100` is a CDN that paces each connection and allows four.
         case connections(limit: Int)
+        /// Send neither `ETag` nor `Last-Modified`, as a static file server configured without
+        /// entity tags does, or a dynamic endpoint: `Range` is still honoured, but no `If-Range`
+        /// can match and no conditional request gets a 304.
+        case noValidators
 
         public var description: String {
             switch self {
@@ -105,7 +110,7 @@ public struct FaultScript: Hashable, Sendable, CustomStringConvertible {
             case .redirect(let hops): "redirect:\(hops)"
             case .badLength(let delta): "bad-length:\(FaultScript.signed(delta))"
             case .shiftRange(let offset): "shift-range:\(FaultScript.signed(offset))"
-            case .chunked, .gzip, .ignoreConditionals: kind.rawValue
+            case .chunked, .gzip, .ignoreConditionals, .noValidators: kind.rawValue
             case .cacheControl(let value): "cache-control:\(FaultScript.percentEncoded(value, keeping: "="))"
             case .disposition(let filename): "disposition:\(FaultScript.percentEncoded(filename))"
             case .latency(let duration): "latency:\(FaultScript.milliseconds(duration))ms"
@@ -134,6 +139,7 @@ public struct FaultScript: Hashable, Sendable, CustomStringConvertible {
             case .cacheControl: .cacheControl
             case .ignoreConditionals: .ignoreConditionals
             case .connections: .connections
+            case .noValidators: .noValidators
             }
         }
     }

@@ -28,8 +28,11 @@ final class CorrectedDownload: NSObject, LessonDownload, URLSessionDataDelegate,
         /// The first range: its answer sets up the plan.
         case firstRange
         case segment(Int)
-        /// The whole file from byte 0 in one stream: the server ignored Range, or the file changed.
+        /// The whole file from byte 0 in one stream, of a length not known beforehand.
         case whole
+        /// A plan whose every range is on disk (a kill came before it was removed): one byte
+        /// asked with If-Range says whether the file is still the server's.
+        case check
         /// Given up (another answer replaced the plan); its bytes go nowhere.
         case abandoned
     }
@@ -74,10 +77,28 @@ final class CorrectedDownload: NSObject, LessonDownload, URLSessionDataDelegate,
     func downloadFile(completion: @escaping @Sendable (AttemptResult) -> Void) {
         session.delegateQueue.addOperation { [self] in
             (failure, brokenSegment, self.completion, refused) = (nil, nil, completion, [])
-            if plan == nil { plan = SegmentPlan.kept(beside: run.file); savedPlan = plan }
+            if plan == nil { readKeptPlan() }
             guard let plan else { return start(.firstRange, range: "bytes=0-\(Self.firstRange - 1)") }
-            run.log("\(plan.done) of \(plan.total) bytes on disk: asking for the rest of \(plan.segments.filter { !$0.isComplete }.count) segments")
-            for (index, segment) in plan.segments.enumerated() where !segment.isComplete { startSegment(index) }
+            guard !plan.isComplete else {
+                run.log("every range of \(plan.total) bytes is on disk: asking whether the file is still the server's")
+                return start(.check, range: "bytes=0-0", ifRange: plan.validator)
+            }
+            let missing = plan.segments.indices.filter { !plan.segments[$0].isComplete }
+            run.log("\(plan.done) of \(plan.total) bytes on disk: asking for the rest of \(missing.count) segments"
+                    + (plan.oneAtATime ? ", one at a time (no validator: the server cannot say whether the file changed)" : ""))
+            for index in plan.oneAtATime ? Array(missing.prefix(1)) : missing { startSegment(index) }
+        }
+    }
+
+    /// The plan a killed run left beside the file; one that does not fit it is another
+    /// version's, or not a plan, and the download starts over.
+    private func readKeptPlan() {
+        switch SegmentPlan.kept(beside: run.file) {
+        case .none: break
+        case .plan(let kept): (plan, savedPlan) = (kept, kept)
+        case .unusable(let reason):
+            run.log(reason + ": starting over")
+            SegmentPlan.forget(beside: run.file)
         }
     }
 
@@ -93,6 +114,7 @@ final class CorrectedDownload: NSObject, LessonDownload, URLSessionDataDelegate,
         let name = switch part {
         case .firstRange: "first"
         case .whole: "whole"
+        case .check: "check"
         case .segment(let index): "\(index)"
         case .abandoned: "none"
         }
@@ -118,7 +140,7 @@ final class CorrectedDownload: NSObject, LessonDownload, URLSessionDataDelegate,
         guard words.count == 2, words[0] == "\(planNumber)" else { return .abandoned }
         switch words[1] {
         case "first": return .firstRange
-        case "whole": return .whole
+        case "check": return .check
         default: return Int(words[1]).map(Part.segment) ?? .abandoned
         }
     }
@@ -139,7 +161,12 @@ final class CorrectedDownload: NSObject, LessonDownload, URLSessionDataDelegate,
                 refused.append(index)
             case (.firstRange, 206): keepsBody = try planFromFirstAnswer(http, task: dataTask)
             case (.segment(let index), 206): keepsBody = try continueSegment(index, with: http, task: dataTask)
-            case (.firstRange, 200), (.segment, 200): keepsBody = try takeWholeFile(http, task: dataTask)
+            case (.check, 206): keepsBody = try checkCompletePlan(http)
+            case (.firstRange, 200), (.segment, 200), (.check, 200): keepsBody = try takeWholeFile(http, task: dataTask)
+            case (.segment, 416), (.check, 416):
+                // The server's file is shorter than the plan says: the plan is of another file.
+                forgetPlan()
+                throw DownloadError.partialFileReplaced(reason: "the server cannot send the range asked for (416): the plan is of another version")
             case (.abandoned, _): keepsBody = false
             default: throw DownloadError.httpStatus(http.statusCode, url: run.url.absoluteString)
             }
@@ -159,21 +186,34 @@ final class CorrectedDownload: NSObject, LessonDownload, URLSessionDataDelegate,
         }
         // The first range was the whole file.
         if range.total == range.last + 1 { return try openWhole(task) }
-        guard let validator = SegmentPlan.validator(of: response) else {
-            run.log("no ETag or Last-Modified to keep segments to one version: one stream")
-            transfers[task.taskIdentifier]?.part = .abandoned
-            start(.whole, range: nil)
-            return false
-        }
+        let validator = SegmentPlan.validator(of: response)
         let first = SegmentPlan.Segment(first: 0, last: range.last)
-        let plan = SegmentPlan.split(total: range.total, validator: validator, firstRange: first, into: run.connections,
-                                     smallest: Self.firstRange)
+        // With no validator, the rest is one range, asked for once the first has come.
+        let plan = SegmentPlan.split(total: range.total, validator: validator, firstRange: first,
+                                     into: validator == nil ? 1 : run.connections, smallest: Self.firstRange)
         self.plan = plan
         try preallocate(plan.total)
         try savePlan()
-        run.log("\(range.total) bytes, version \(validator): \(plan.segments.count) segments, \(run.connections) at once")
+        if let validator {
+            run.log("\(range.total) bytes, version \(validator): \(plan.segments.count) segments, \(run.connections) at once")
+        } else {
+            run.log("\(range.total) bytes, and no ETag or Last-Modified to keep segments to one version: one stream, "
+                    + "resumed with Range alone; only the digest can tell a file that changed meanwhile")
+        }
         transfers[task.taskIdentifier] = Transfer(part: .segment(0), handle: try handle(at: 0))
-        for index in plan.segments.indices.dropFirst() { startSegment(index) }
+        if !plan.oneAtATime { for index in plan.segments.indices.dropFirst() { startSegment(index) } }
+        return true
+    }
+
+    /// The answer for one byte of a complete plan: a 206 of the same size and version means
+    /// the file on disk is the server's (its digest is checked after, as every download's).
+    private func checkCompletePlan(_ response: HTTPURLResponse) throws -> Bool {
+        guard let plan, let range = SegmentPlan.rangeAnswered(by: response), range.total == plan.total,
+              SegmentPlan.validator(of: response) == plan.validator else {
+            forgetPlan()
+            throw DownloadError.partialFileReplaced(reason: "the file on the server is not the one the plan describes (\(response.value(forHTTPHeaderField: "Content-Range") ?? "no Content-Range"))")
+        }
+        // The byte itself is let through and dropped: a refused body is not a cancel on Linux.
         return true
     }
 
@@ -184,7 +224,7 @@ final class CorrectedDownload: NSObject, LessonDownload, URLSessionDataDelegate,
         let segment = plan.segments[index]
         let range = SegmentPlan.rangeAnswered(by: response)
         guard let range, range.first == segment.next, range.last <= segment.last, range.total == plan.total,
-              SegmentPlan.validator(of: response).map({ $0 == plan.validator }) ?? true else {
+              SegmentPlan.validator(of: response) == plan.validator else {
             // Another size or version: what is on disk belongs to a file that is gone.
             forgetPlan()
             throw DownloadError.partialFileReplaced(reason: "a segment's answer (\(response.value(forHTTPHeaderField: "Content-Range") ?? "no Content-Range")) is not of the file the others are from")
@@ -202,10 +242,21 @@ final class CorrectedDownload: NSObject, LessonDownload, URLSessionDataDelegate,
         return try openWhole(task)
     }
 
+    /// The whole file in one stream from byte 0. Of a known length it is a plan of one range,
+    /// which a drop or a kill resumes (with If-Range when there is a validator).
     private func openWhole(_ task: URLSessionDataTask) throws -> Bool {
-        try preallocate(0)
-        wholeDone = 0
-        transfers[task.taskIdentifier] = Transfer(part: .whole, handle: try handle(at: 0))
+        guard let response = task.response as? HTTPURLResponse, response.expectedContentLength > 0,
+              response.value(forHTTPHeaderField: "Content-Encoding") == nil else {
+            try preallocate(0)
+            wholeDone = 0
+            transfers[task.taskIdentifier] = Transfer(part: .whole, handle: try handle(at: 0))
+            return true
+        }
+        let total = response.expectedContentLength
+        plan = SegmentPlan(total: total, validator: SegmentPlan.validator(of: response), segments: [.init(first: 0, last: total - 1)])
+        try preallocate(total)
+        try savePlan()
+        transfers[task.taskIdentifier] = Transfer(part: .segment(0), handle: try handle(at: 0))
         return true
     }
 
@@ -225,7 +276,7 @@ final class CorrectedDownload: NSObject, LessonDownload, URLSessionDataDelegate,
             case .whole:
                 try handle.write(contentsOf: data)
                 wholeDone += Int64(data.count)
-            case .firstRange, .abandoned:
+            case .firstRange, .check, .abandoned:
                 return
             }
         } catch {
@@ -247,8 +298,10 @@ final class CorrectedDownload: NSObject, LessonDownload, URLSessionDataDelegate,
             } else if failure == nil, !refused.isEmpty {
                 // A connection the server took is free again: a refused segment gets it.
                 startSegment(refused.removeFirst())
+            } else if failure == nil, let plan, plan.oneAtATime, let next = plan.segments.firstIndex(where: { !$0.isComplete }) {
+                startSegment(next)
             }
-        case .firstRange, .whole:
+        case .firstRange, .whole, .check:
             if failure == nil { failure = error }
         case .abandoned:
             break
@@ -306,7 +359,9 @@ final class CorrectedDownload: NSObject, LessonDownload, URLSessionDataDelegate,
 
     /// A file operation whose error is the disk's (a full disk, a file too large), not the network's.
     private func onDisk<T>(_ operation: () throws -> T) throws -> T {
-        do { return try operation() } catch { throw DownloadError.localIO(path: run.file.path, reason: error.localizedDescription) }
+        do { return try operation() } catch let error as DownloadError { throw error } catch {
+            throw DownloadError.localIO(path: run.file.path, reason: error.localizedDescription)
+        }
     }
 
     private func saveWhenDue(segment index: Int) throws {

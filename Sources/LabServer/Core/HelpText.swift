@@ -42,6 +42,9 @@ public enum HelpText {
           ignore-conditionals      answer 200 and the whole file even when
                                    If-None-Match or If-Modified-Since says the
                                    client's copy is current
+          no-validators            no ETag and no Last-Modified: Range is still
+                                   honoured, but If-Range never matches and
+                                   no conditional request gets a 304
           connections:<n>          allow n GETs of the URL at once; one more
                                    gets 503 and Retry-After: 1, as a server's
                                    per-client connection limit answers

@@ -10,12 +10,14 @@ enum RangeSelection: Equatable {
     /// 416: the range is well-formed but no byte of it exists.
     case unsatisfiable
 
-    init(range: String?, ifRange: String?, etag: String, lastModified: String, size: Int64) {
+    /// `validatorsSent` false: the server sends no validator (`no-validators`), so no `If-Range`
+    /// can name the current version.
+    init(range: String?, ifRange: String?, etag: String, lastModified: String, size: Int64, validatorsSent: Bool) {
         guard let range else {
             self = .full
             return
         }
-        if let ifRange, !Self.ifRangeMatches(ifRange, etag: etag, lastModified: lastModified) {
+        if let ifRange, !validatorsSent || !Self.ifRangeMatches(ifRange, etag: etag, lastModified: lastModified) {
             self = .full
             return
         }

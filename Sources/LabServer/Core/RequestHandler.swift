@@ -203,7 +203,7 @@ final class RequestHandler: ChannelInboundHandler {
                               content: fixtureRequest.content)
         let compressed = faults.gzip && AcceptEncoding.allowsGzip(request.headers[canonicalForm: "Accept-Encoding"].map(String.init))
         // Before Range: a client whose copy is current gets no body at all (RFC 9110 §13.2.2).
-        if !faults.ignoreConditionals, ConditionalRequest.notModified(
+        if !faults.ignoreConditionals, !faults.noValidators, ConditionalRequest.notModified(
             ifNoneMatch: request.headers["If-None-Match"], ifModifiedSince: request.headers["If-Modified-Since"],
             etag: Self.etag(of: fixture, compressed: compressed), lastModified: fixture.lastModified) {
             // No body, and the fields that describe the file.
@@ -218,7 +218,8 @@ final class RequestHandler: ChannelInboundHandler {
         var selection = faults.ignoreRange
             ? .full
             : RangeSelection(range: request.headers.first(name: "Range"), ifRange: request.headers.first(name: "If-Range"),
-                             etag: fixture.etag, lastModified: fixture.lastModified, size: fixture.size)
+                             etag: fixture.etag, lastModified: fixture.lastModified, size: fixture.size,
+                             validatorsSent: !faults.noValidators)
         // Decided here, before HEAD and GET part ways, so a HEAD previews the same shifted headers.
         if let shift = faults.rangeShift {
             selection = selection.shifted(by: shift)

@@ -21,6 +21,7 @@ struct AttemptFaults {
     var gzip = false
     var cacheControl: String?
     var ignoreConditionals = false
+    var noValidators = false
     var connectionLimit: Int?
 
     /// `seed` makes a profile's jitter, pauses and resets the same each time the same URL plays
@@ -43,6 +44,7 @@ struct AttemptFaults {
             case .gzip: gzip = true
             case .cacheControl(let value): cacheControl = value
             case .ignoreConditionals: ignoreConditionals = true
+            case .noValidators: noValidators = true
             case .connections(let limit): connectionLimit = limit
             case .profile(let network):
                 let link = LossyLink(network, seed: seed)
