@@ -28,6 +28,8 @@ struct LessonProcess<Way: LessonWay & ExpressibleByArgument> {
         let source = try DownloadSource(options: options, lesson: lesson, startServer: startServer)
         defer { source.server?.stop() }
         let file = try prepareOutput()
+        // Before the lesson makes its first session, which makes Foundation's folders.
+        keepFoundationStores(in: try foundationStores(for: file))
         try checkArchivePath()
         let exchangeLog = HTTPExchangeLog()
         URLConnection.recordExchanges(in: exchangeLog)
@@ -244,11 +246,33 @@ struct LessonProcess<Way: LessonWay & ExpressibleByArgument> {
         return file
     }
 
+    /// Where this run's URL cache and cookies go: an app's container keeps them in its Library,
+    /// as iOS does (the cache in Library/Caches, which a purge empties); any other run gets a
+    /// folder of its own, which the next run of the lesson removes.
+    private func foundationStores(for file: URL) throws -> FoundationStores {
+        if lesson.id.kind == .downloadIntoContainer {
+            return FoundationStores(cache: file.appendingPathComponent(AppContainer.caches, isDirectory: true),
+                                    cookies: file.appendingPathComponent(AppContainer.cookies, isDirectory: true))
+        }
+        let folder = try LabFolders.forThisRun("foundation-" + lesson.command)
+        return FoundationStores(cache: folder.appendingPathComponent("cache", isDirectory: true),
+                                cookies: folder.appendingPathComponent("cookies", isDirectory: true))
+    }
+
     /// The folder a lesson saves into (its stand-in for an app's Documents); made if missing.
     private func prepareFolder(_ folder: URL) throws -> URL {
-        var isDirectory: ObjCBool = false
-        if FileManager.default.fileExists(atPath: folder.path, isDirectory: &isDirectory), !isDirectory.boolValue {
-            throw DownloadError.localIO(path: folder.path, reason: "this lesson saves into a folder, and this is a file")
+        // Every folder of the container is the lab's own: what a lesson writes into one that is
+        // a link would land wherever the link points, so none on the way may be one.
+        let own = lesson.id.kind == .downloadIntoContainer
+            ? [folder] + AppContainer.folders.map { folder.appendingPathComponent($0, isDirectory: true) } : [folder]
+        for path in own {
+            var status = stat()
+            guard lstat(path.path, &status) == 0 else { continue }
+            switch status.st_mode & S_IFMT {
+            case S_IFDIR: continue
+            case S_IFLNK: throw DownloadError.localIO(path: path.path, reason: "it is a symbolic link; this lesson writes only into folders of its own")
+            default: throw DownloadError.localIO(path: path.path, reason: "this lesson saves into a folder, and this is a file")
+            }
         }
         // An app's container starts with its Documents and Library/Caches (`LessonRun.containerURL(for:)`).
         let made = lesson.id.kind == .downloadIntoContainer

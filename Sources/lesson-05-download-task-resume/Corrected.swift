@@ -24,7 +24,7 @@ final class CorrectedDownload: NSObject, LessonDownload, URLSessionDownloadDeleg
 
     init(_ run: LessonRun) {
         self.run = run
-        resumeDataFile = run.file.appendingPathComponent(safeFileName(run.url.lastPathComponent) + ".resumedata")
+        resumeDataFile = run.file.appendingPathComponent(safeFileName(run.url.lastPathComponent, besideSidecars: [".resumedata"]) + ".resumedata")
     }
 
     func downloadFile(completion: @escaping @Sendable (AttemptResult) -> Void) {
@@ -118,7 +118,8 @@ final class CorrectedDownload: NSObject, LessonDownload, URLSessionDownloadDeleg
         }
         // Content-Disposition names it if the server sent one; otherwise the URL's path does.
         let disposition = response.value(forHTTPHeaderField: "Content-Disposition")
-        let name = safeFileName(disposition != nil ? response.suggestedFilename ?? "" : run.url.lastPathComponent)
+        let name = safeFileName(disposition != nil ? response.suggestedFilename ?? "" : run.url.lastPathComponent,
+                                besideSidecars: [".resumedata"])
         let destination = freeDestination(for: name, in: run.file)
         do {
             try? FileManager.default.removeItem(at: destination)
@@ -151,23 +152,6 @@ final class CorrectedDownload: NSObject, LessonDownload, URLSessionDownloadDeleg
         self.completion = nil
         completion?(result)
     }
-}
-
-/// A file name for a resource that cannot lead outside the folder: the last component of
-/// `suggested` only (no `/`, `\` or `..`), no leading dot, no control or line-breaking characters,
-/// and at most 200 bytes of UTF-8, whole characters only (file systems allow 255 bytes a name).
-/// It works on Unicode scalars, not characters: a `/` followed by a joiner is one character that
-/// is not `/`, and removing the joiner afterwards would bring the `/` back. A name that ends like
-/// the resume data kept beside it gets `.download` added (in any case: a Mac's disk ignores case),
-/// or the download would replace its own resume data and be deleted with it.
-func safeFileName(_ suggested: String) -> String {
-    let unwanted = CharacterSet.controlCharacters.union(.newlines)
-    let kept = suggested.unicodeScalars.filter { !unwanted.contains($0) }
-    let last = kept.split(whereSeparator: { $0 == "/" || $0 == "\\" }).last ?? []
-    var name = String(String.UnicodeScalarView(last.drop { $0 == "." }))
-    while name.utf8.count > 200 { name.removeLast() }
-    if name.lowercased().hasSuffix(".resumedata") { name += ".download" }
-    return name.isEmpty ? "download" : name
 }
 
 /// Where the finished file goes: an earlier file of that name is replaced, as a rerun expects,

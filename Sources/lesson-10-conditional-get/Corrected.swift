@@ -10,10 +10,31 @@ import LabKit
 func correctedVariant(_ run: LessonRun) -> any LessonDownload { CorrectedDownload(run) }
 
 /// What the server said about the version of the file on disk, kept beside it: the next launch
-/// sends it back, and a 304 says the file is still the server's.
+/// sends it back, and a 304 says the file is still the server's. The length is the file's as it
+/// was saved: a file cut short since is not the version they name.
 struct Validators: Codable, Equatable {
     var entityTag: String?
     var lastModified: String?
+    var length: Int64
+
+    /// Anything longer is not validators (and is never read whole).
+    static let longest = 8 << 10
+
+    /// Why these cannot be sent back for a file of `size` bytes, or nil when they can: each is a
+    /// header's value (no control characters, at most 1 KiB), the tag is an entity-tag
+    /// (RFC 9110 §8.8.3), and the file has the length they were saved with.
+    func misfit(fileSize size: Int64) -> String? {
+        guard entityTag != nil || lastModified != nil else { return "it holds neither an ETag nor a date" }
+        for value in [entityTag, lastModified].compactMap({ $0 }) {
+            guard value.utf8.count <= 1024, !value.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
+                return "it holds a value no header can carry"
+            }
+        }
+        if let tag = entityTag, !(tag.hasPrefix("\"") || tag.hasPrefix("W/\"")) || !tag.hasSuffix("\"") || tag.count < 2 {
+            return "its ETag is not an entity-tag"
+        }
+        return length == size ? nil : "they are for \(length) bytes, and the file has \(size)"
+    }
 }
 
 /// One request per launch: a conditional GET once there is a file and its validators, a plain
@@ -39,8 +60,8 @@ final class CorrectedDownload: NSObject, LessonDownload, URLSessionDownloadDeleg
     init(_ run: LessonRun) {
         self.run = run
         folder = run.containerURL(for: .applicationSupportDirectory)
-        let name = run.url.lastPathComponent
-        file = folder.appendingPathComponent(name.isEmpty || name == "/" ? "download" : name)
+        // A server chooses the URL: its name cannot lead outside the folder, or onto a sidecar.
+        file = folder.appendingPathComponent(safeFileName(run.url.lastPathComponent, besideSidecars: [".validators", ".incoming"]))
         validatorsFile = folder.appendingPathComponent(file.lastPathComponent + ".validators")
     }
 
@@ -59,14 +80,30 @@ final class CorrectedDownload: NSObject, LessonDownload, URLSessionDownloadDeleg
         session.downloadTask(with: request).resume()
     }
 
-    /// The validators of the file on disk; nil unless both are there, so nothing unproven is trusted.
+    /// The validators of the file on disk; nil unless both are there and fit each other, so
+    /// nothing unproven is trusted.
     private func keptValidators() -> Validators? {
-        guard FileManager.default.fileExists(atPath: file.path),
-              let data = try? Data(contentsOf: validatorsFile),
-              let kept = try? JSONDecoder().decode(Validators.self, from: data),
-              kept.entityTag != nil || kept.lastModified != nil
+        let manager = FileManager.default
+        // attributesOfItem does not follow a link: only a regular file is the app's own.
+        guard (try? manager.attributesOfItem(atPath: file.path)[.type] as? FileAttributeType) == .typeRegular,
+              let kind = try? manager.attributesOfItem(atPath: validatorsFile.path)[.type] as? FileAttributeType
         else { return nil }
-        return kept
+        let size = (try? manager.attributesOfItem(atPath: file.path)[.size] as? NSNumber)?.int64Value ?? -1
+        let problem: String
+        if kind == .typeRegular, let handle = try? FileHandle(forReadingFrom: validatorsFile) {
+            defer { try? handle.close() }
+            let data = (try? handle.read(upToCount: Validators.longest + 1)) ?? nil
+            if let data, data.count <= Validators.longest, let kept = try? JSONDecoder().decode(Validators.self, from: data) {
+                guard let misfit = kept.misfit(fileSize: size) else { return kept }
+                problem = misfit
+            } else {
+                problem = "they are not validators"
+            }
+        } else {
+            problem = "it is not a regular file"
+        }
+        run.log("\(validatorsFile.lastPathComponent) does not fit \(file.lastPathComponent) (\(problem)): downloading it again")
+        return nil
     }
 
     func urlSession(_ session: URLSession, downloadTask: URLSessionDownloadTask, didWriteData bytesWritten: Int64,
@@ -126,7 +163,7 @@ final class CorrectedDownload: NSObject, LessonDownload, URLSessionDownloadDeleg
             var saved = file
             try saved.setResourceValues(values)
             let validators = Validators(entityTag: response.value(forHTTPHeaderField: "ETag"),
-                                        lastModified: response.value(forHTTPHeaderField: "Last-Modified"))
+                                        lastModified: response.value(forHTTPHeaderField: "Last-Modified"), length: received)
             try JSONEncoder().encode(validators).write(to: validatorsFile, options: .atomic)
         } catch {
             throw DownloadError.localIO(path: file.path, reason: error.localizedDescription)

@@ -16,7 +16,37 @@ import FoundationNetworking
 //   Run/LabURLSession.swift, with LabPhone behind them.)
 // What the operating system spells differently (memory, threads, sockets) is LabPlatform's.
 
+/// Where a run's URL cache and cookies go: folders of the run's own, so that nothing a server
+/// sends is kept outside the lab's folders or sent to another server in a later run.
+package struct FoundationStores: Sendable {
+    package let cache: URL
+    package let cookies: URL
+
+    package init(cache: URL, cookies: URL) {
+        self.cache = cache
+        self.cookies = cookies
+    }
+}
+
 #if canImport(FoundationNetworking)
+/// Linux: swift-corelibs-foundation keeps `URLCache.shared` under the XDG cache folder
+/// (`org.swift.foundation.URLCache/<program>`) and `HTTPCookieStorage.shared` under the XDG data
+/// folder (`<program's folder>/.cookies.shared`, with every cookie that has an expiry date), and
+/// makes both folders as soon as a configuration is made (URLCache.swift, HTTPCookieStorage.swift,
+/// URLSessionConfiguration.swift). Read from the environment each time: set before the first
+/// session, they put both in `stores`. Without it they are in the home folder, and a cookie set by
+/// one server in one run goes to any server of that domain in the next.
+package func keepFoundationStores(in stores: FoundationStores) {
+    setenv("XDG_CACHE_HOME", stores.cache.path, 1)
+    setenv("XDG_DATA_HOME", stores.cookies.path, 1)
+}
+
+/// The folder `URLCache.shared` writes its entries into, inside `stores`: Foundation's own name
+/// for it, and the program's (URLCache.swift: `org.swift.foundation.URLCache/<processName>`).
+package func urlCacheFolder(in stores: FoundationStores) -> URL {
+    stores.cache.appendingPathComponent("org.swift.foundation.URLCache", isDirectory: true)
+}
+
 /// Linux: LabKit's URLSession, whose download tasks keep the resume data contract.
 typealias SessionWithResumeData = ResumableDownloadSession
 
@@ -61,6 +91,21 @@ extension URLError {
     }
 }
 #else
+/// Apple's systems: a command-line program's cookies and URL cache are its own, in the user's
+/// Library (Apple's `httpCookieStorage` documentation: "each app has its own cookie storage").
+/// The run's cache goes into `stores` (`URLCache(memoryCapacity:diskCapacity:directory:)`), and
+/// no cookie is accepted, so none outlives the run. Read against Apple's documentation; not run
+/// on a Mac.
+package func keepFoundationStores(in stores: FoundationStores) {
+    URLCache.shared = URLCache(memoryCapacity: 4 << 20, diskCapacity: 20 << 20, directory: urlCacheFolder(in: stores))
+    HTTPCookieStorage.shared.cookieAcceptPolicy = .never
+}
+
+/// The folder `keepFoundationStores` gives `URLCache.shared`, inside `stores`.
+package func urlCacheFolder(in stores: FoundationStores) -> URL {
+    stores.cache.appendingPathComponent("URLCache", isDirectory: true)
+}
+
 /// Apple's systems: URLSession itself.
 typealias SessionWithResumeData = URLSession
 

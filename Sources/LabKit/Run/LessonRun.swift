@@ -125,6 +125,10 @@ package final class BackgroundRun: Sendable {
 package enum AppContainer {
     package static let documents = "Documents"
     package static let caches = "Library/Caches"
+    /// Where the run's cookie store goes (an iOS app's cookies are in Library/Cookies).
+    package static let cookies = "Library/Cookies"
+    /// Every folder of the container a lesson may write into, parents first.
+    package static let folders = ["Library", caches, "Library/Application Support", cookies, documents]
 
     /// Where `directory` is in the container; a directory an app has no use for sits under
     /// Library, by its number.

@@ -65,12 +65,9 @@ struct LessonRunner {
         if runCase.drawsExchanges { process.watchedOutput = output }
         // Lesson 05 keeps Foundation-style temp files in $TMPDIR; this keeps them in the folder.
         process.environment["TMPDIR"] = temporary.path
-        // Foundation on Linux keeps its URL cache and its data in the XDG folders, made on the
-        // first request (docs/lesson-runtime.md): in the run's folder, where a second launch's
-        // cache is measured, and not in the home folder.
-        let cache = folder.appendingPathComponent("cache")
-        process.environment["XDG_CACHE_HOME"] = cache.path
-        process.environment["XDG_DATA_HOME"] = folder.appendingPathComponent("data").path
+        // A lesson keeps Foundation's URL cache in the folders of its run (an app's, in its
+        // container's Library/Caches), where a second launch's cache is measured.
+        let cache = urlCacheFolder(in: FoundationStores(cache: output.appendingPathComponent(AppContainer.caches), cookies: output))
 
         var finished: MeasuredProcess.Finished
         var secondLaunchSeconds: Double?
