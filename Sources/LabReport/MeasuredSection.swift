@@ -85,7 +85,7 @@ public enum MeasuredSection {
             : "median of \(settings.repetitions) clean runs; fault scenarios \(ComparisonResults.Settings.times(settings.faultRunRepetitions))"
         return [
             "Written by `lab compare` from its `\(results.settings.preset)` run of \(Units.date(environment.startedAt)) "
-                + "(\(environment.buildConfiguration) build, \(environment.cores) cores, \(environment.operatingSystem); "
+                + "(\(environment.buildConfiguration) build, \(environment.cores) cores, \(PageText.inline(environment.operatingSystem)); "
                 + "\(repetitions)). "
                 + "Refresh with `swift run lab compare --update-pages`.",
             "",
@@ -108,7 +108,7 @@ public enum MeasuredSection {
                 let cell = runs.filter { $0.variant == variant && $0.scenario == scenario }
                 for run in cell where run.status != .pass {
                     causes.append("- \(variant.rawValue), \(scenario.rawValue), \(Units.bytes(run.sizeBytes)): "
-                                  + "\(run.cause ?? run.status.rawValue)"
+                                  + PageText.inline(run.cause ?? run.status.rawValue)
                                   + (run.bytesDownloadedAgain > 0 ? "; \(Units.bytes(run.bytesDownloadedAgain)) downloaded again" : ""))
                 }
                 return outcome(of: cell)
