@@ -18,6 +18,8 @@ final class AppProcess: @unchecked Sendable {
     private let returned = Atomic(false)
     private struct Sessions {
         var background: [BackgroundSession] = []
+        /// Held for the process's life, as Foundation holds a session until it is invalidated:
+        /// an app that keeps only its task still hears its session's events.
         var plain: [InProcessSession] = []
         var madePerIdentifier: [String: Int] = [:]
         /// Identifiers whose `urlSessionDidFinishEvents` has been delivered, and when.
@@ -234,10 +236,13 @@ final class AppProcess: @unchecked Sendable {
 
     private func isIdle() -> Bool {
         guard launchHasReturned, !settings.pressStart || startHasReturned.load(ordering: .acquiring) else { return false }
-        let (background, plain, handled, finished, woken) = sessions.withLock {
-            ($0.background, $0.plain, $0.handlerCalled, $0.eventsFinishedAt, $0.wokenFor)
+        let (background, handled, finished, woken) = sessions.withLock {
+            ($0.background, $0.handlerCalled, $0.eventsFinishedAt, $0.wokenFor)
         }
-        guard background.allSatisfy(\.isIdle), plain.allSatisfy(Self.hasNoRunningTask) else { return false }
+        // One count, kept as tasks start and end, rather than asking each session in turn: a
+        // task started from another's completion (a retry) is counted before that one ends, so
+        // no look finds the app idle between them, however the threads are scheduled.
+        guard background.allSatisfy(\.isIdle), InProcessTask.running.load(ordering: .acquiring) == 0 else { return false }
         let waited = Date().timeIntervalSince(launched) >= Self.handlerPatienceSeconds
         return Set(settings.backgroundEventsFor).union(woken).allSatisfy { identifier in
             if handled.contains(identifier) { return true }
@@ -247,16 +252,6 @@ final class AppProcess: @unchecked Sendable {
         }
     }
 
-    private static func hasNoRunningTask(_ session: InProcessSession) -> Bool {
-        let running = Mutex(0)
-        let answered = DispatchSemaphore(value: 0)
-        session.getAllTasks { tasks in
-            running.withLock { $0 = tasks.filter { $0.state == .running }.count }
-            answered.signal()
-        }
-        guard answered.wait(timeout: .now() + 1) == .success else { return false }
-        return running.withLock { $0 } == 0
-    }
 
     /// The app's own exchanges (a session that is not a background one), for the phone's record.
     func saveExchanges() {

@@ -42,7 +42,13 @@ final class InProcessSession: LabURLSession, @unchecked Sendable {
 
     func downloadTask(with request: URLRequest,
                       completionHandler: @escaping @Sendable (URL?, URLResponse?, (any Error)?) -> Void) -> any LabURLSessionDownloadTask {
-        wrap(InProcessDownloadTask(foundation.downloadTask(with: request, completionHandler: completionHandler)))
+        let ending = TaskEnding()
+        let task = wrap(InProcessDownloadTask(foundation.downloadTask(with: request) { location, response, error in
+            completionHandler(location, response, error)
+            ending.ended()
+        }))
+        ending.set(task)
+        return task
     }
 
     func uploadTask(with request: URLRequest, fromFile fileURL: URL) -> any LabURLSessionUploadTask {
@@ -59,7 +65,13 @@ final class InProcessSession: LabURLSession, @unchecked Sendable {
 
     func dataTask(with request: URLRequest,
                   completionHandler: @escaping @Sendable (Data?, URLResponse?, (any Error)?) -> Void) -> any LabURLSessionDataTask {
-        wrap(InProcessDataTask(foundation.dataTask(with: request, completionHandler: completionHandler)))
+        let ending = TaskEnding()
+        let task = wrap(InProcessDataTask(foundation.dataTask(with: request) { data, response, error in
+            completionHandler(data, response, error)
+            ending.ended()
+        }))
+        ending.set(task)
+        return task
     }
 
     func getAllTasks(completionHandler: @escaping @Sendable ([any LabURLSessionTask]) -> Void) {
@@ -131,6 +143,8 @@ private final class InProcessEvents: NSObject, URLSessionDownloadDelegate, URLSe
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         guard case let (app, task)? = told(task) else { return }
         (app.delegate as? any LabURLSessionTaskDelegate)?.urlSession(app, task: task, didCompleteWithError: error)
+        // After the app's delegate: a task it starts from here is counted before this one ends.
+        (task as? InProcessTask)?.ended()
     }
 
     func urlSession(_ session: URLSession, didBecomeInvalidWithError error: (any Error)?) {
@@ -144,8 +158,24 @@ class InProcessTask: @unchecked Sendable {
     // @unchecked: Foundation's tasks are Sendable; this holds one and nothing else. Each kind is
     // a subclass of this one, never of Foundation's.
     let foundationTask: URLSessionTask
+    /// Whether this task is in `running`: resumed, and neither suspended nor ended since.
+    private let counted = Mutex(false)
+
+    /// The app's tasks that are resumed and have not ended: its process ends only once none is.
+    static let running = Atomic(0)
 
     init(_ task: URLSessionTask) { foundationTask = task }
+
+    /// Its completion has been told to the app.
+    func ended() { uncount() }
+
+    private func uncount() {
+        let wasCounted = counted.withLock { counted in
+            defer { counted = false }
+            return counted
+        }
+        if wasCounted { Self.running.subtract(1, ordering: .releasing) }
+    }
 
     var taskIdentifier: Int { foundationTask.taskIdentifier }
     var originalRequest: URLRequest? { foundationTask.originalRequest }
@@ -156,8 +186,19 @@ class InProcessTask: @unchecked Sendable {
     var countOfBytesExpectedToReceive: Int64 { foundationTask.countOfBytesExpectedToReceive }
     var countOfBytesSent: Int64 { foundationTask.countOfBytesSent }
     var countOfBytesExpectedToSend: Int64 { foundationTask.countOfBytesExpectedToSend }
-    func resume() { foundationTask.resume() }
-    func suspend() { foundationTask.suspend() }
+    func resume() {
+        let wasCounted = counted.withLock { counted in
+            defer { counted = true }
+            return counted
+        }
+        if !wasCounted { Self.running.add(1, ordering: .releasing) }
+        foundationTask.resume()
+    }
+
+    func suspend() {
+        foundationTask.suspend()
+        uncount()
+    }
     func cancel() { foundationTask.cancel() }
 }
 
@@ -175,4 +216,14 @@ final class InProcessDataTask: InProcessTask, LabURLSessionDataTask, @unchecked 
 
 final class InProcessUploadTask: InProcessTask, LabURLSessionUploadTask, @unchecked Sendable {
     init(_ task: URLSessionUploadTask) { super.init(task) }
+}
+
+/// Ends the count of a task made with a completion handler, which Foundation calls instead of
+/// the delegate: the handler is made before the task it belongs to.
+private final class TaskEnding: Sendable {
+    private let task = Mutex<InProcessTask?>(nil)
+
+    func set(_ made: InProcessTask) { task.withLock { $0 = made } }
+
+    func ended() { task.withLock { $0 }?.ended() }
 }
