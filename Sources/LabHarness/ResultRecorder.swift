@@ -105,9 +105,12 @@ struct ResultRecorder<Way: LessonWay & ExpressibleByArgument> {
         }
         let reason = attempts >= options.maxAttempts && lastResult.isResumable ? "gave up after \(attempts) attempts: " : ""
         var record = LessonResult.ErrorRecord(error)
-        // A frozen app (exit 75) may have the whole file: it is not a partial one.
-        let kept = known.fileBytes > 0 && !lesson.uploads && verdict.status != .unresponsive
-            ? " (partial file kept at \(file.path))" : ""
+        // A frozen app (exit 75), or a later launch that failed (lesson 10), may have the whole
+        // file: it is not a partial one.
+        // (Lesson 11's file has its full size from the start: only its plan says what is missing.)
+        let whole = verdict.status == .unresponsive || (lesson.id.launches > 1 && known.resourceBytes == known.fileBytes)
+        let kept = known.fileBytes > 0 && !lesson.uploads
+            ? (whole ? " (the file at \(file.path) is kept as it was)" : " (partial file kept at \(file.path))") : ""
         record.message = reason + record.message + kept
         verdict.failure = record
         return verdict
@@ -138,7 +141,7 @@ struct ResultRecorder<Way: LessonWay & ExpressibleByArgument> {
             do {
                 verdict.actual = try FileDigest.sha256Hex(of: file)
             } catch {
-                throw DownloadError.localIO(path: file.path, reason: "cannot read it back to verify")
+                throw DownloadError.cannotRead(path: file.path, reason: "\(describe(error)), so it cannot be verified")
             }
             verdict.verificationSeconds = (ContinuousClock.now - reading).seconds
         }
@@ -189,17 +192,17 @@ struct ResultRecorder<Way: LessonWay & ExpressibleByArgument> {
 
     /// The offsets that GET requests asked to resume from (`Range: bytes=N-` with N > 0).
     static func resumeOffsets(in exchanges: [HTTPExchange]) -> [Int64] {
-        exchanges.enumerated().compactMap { index, exchange in
+        exchanges.compactMap { exchange in
             guard exchange.method == .get, let range = exchange.range else { return nil }
             if let offset = RangeHeader.start(of: range) { return offset > 0 ? offset : nil }
-            // A segment's range (lesson 11) resumes where an earlier answer broke off, and a
-            // segment that merely starts later in the file does not.
-            guard let offset = RangeHeader.segmentStart(of: range) else { return nil }
-            let continues = exchanges[..<index].contains { earlier in
-                earlier.error != nil && earlier.status == 206
-                    && (earlier.range.flatMap(RangeHeader.segmentStart(of:)) ?? 0) + earlier.bodyBytes == offset
+            // A segment's range (lesson 11) that starts where another range of the run ends is
+            // the next segment of a plan; one that starts anywhere else continues a segment
+            // where an earlier answer broke off, in this process or in one that was killed.
+            guard let offset = RangeHeader.segmentStart(of: range), offset > 0 else { return nil }
+            let nextSegment = exchanges.contains { other in
+                other.method == .get && other.range.flatMap(RangeHeader.segment(of:))?.last == offset - 1
             }
-            return continues ? offset : nil
+            return nextSegment ? nil : offset
         }
     }
 }

@@ -93,6 +93,12 @@ public enum DownloadError: Error, CustomStringConvertible, Sendable {
     }
 }
 
+/// Its sentence wherever an error is shown by `localizedDescription`, as a lesson's code wraps it
+/// in another (rather than "The operation could not be completed").
+extension DownloadError: LocalizedError {
+    public var errorDescription: String? { description }
+}
+
 /// The exit status a run that failed with `error` ends with. A local file that cannot be made,
 /// opened, written or moved is an I/O failure, whether the lesson's own check or Foundation's
 /// download task says so (`URLError(.cannotWriteToFile)` and its neighbours).

@@ -50,7 +50,8 @@ package enum ExchangeStory {
         lines.append(row("peak RSS", ByteFormat.iec(result.peakRSSBytes)))
         if isUpload { return lines }
         // Where the bytes went: lesson 05 names the file itself, from the response.
-        lines.append(row("saved as", result.output))
+        let saved = result.fileBytes > 0 || FileManager.default.fileExists(atPath: result.output)
+        lines.append(row("saved as", saved ? result.output : "(nothing saved)"))
         let resumed = result.resumedFrom.map { "byte \(ByteFormat.grouped($0))" }.joined(separator: ", ")
         lines.append(row("resumed from", resumed.isEmpty ? "(no resume)" : resumed))
         lines.append(row("downloaded twice", "\(ByteFormat.grouped(result.bytesDownloadedAgain)) bytes"))
