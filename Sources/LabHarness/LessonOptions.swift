@@ -47,7 +47,8 @@ struct LessonOptions: ParsableArguments {
     @Flag(name: .customLong("purge-caches"), help: "Lesson 10: between the two launches, empty the app's Library/Caches, as iOS does when storage runs low.")
     var purgeCaches = false
 
-    @Option(help: "Lesson 11: how many segments, each on its own connection at once (1 is a single stream).")
+    // Unconditional: "-1" is a value to refuse by its range, not an option that is missing.
+    @Option(parsing: .unconditional, help: "Lesson 11: how many segments, each on its own connection at once (1 is a single stream).")
     var connections: Int?
 
     @Option(help: "Stop after this many attempts (each one is a press of Start or Resume).")
@@ -96,6 +97,7 @@ struct LessonOptions: ParsableArguments {
         guard (1...3_600).contains(idleTimeout) else {
             throw ValidationError("--idle-timeout must be a whole number of seconds from 1 to 3600")
         }
+        if har?.isEmpty == true { throw ValidationError("--har needs the path of the file to write") }
         if let maxFilesize, maxFilesize.bytes <= 0 {
             throw ValidationError("--max-filesize must be above 0")
         }

@@ -19,6 +19,14 @@ enum CommaSeparated {
         }
     }
 
+    /// Refuses a list that names one thing twice (`--lessons 3,03`), which would run it twice.
+    static func noneTwice<Item: Hashable>(_ items: [Item], option: String, name: (Item) -> String) throws {
+        var seen = Set<Item>()
+        for item in items where !seen.insert(item).inserted {
+            throw ValidationError("\(option) names \(name(item)) more than once")
+        }
+    }
+
     static func all<Name: LabName & CaseIterable>(_ names: Name.Type) -> String {
         Name.allCases.map(\.rawValue).joined(separator: ", ")
     }
@@ -26,10 +34,19 @@ enum CommaSeparated {
 
 /// A size `lab compare` can run: 64 KiB to 8 GiB, written as `ByteSize` reads it (32MiB).
 enum ComparedSize {
-    static func parse(_ text: String) throws -> Int64 {
+    static func parse(_ text: String) throws -> Int64 { try parse(text, within: (64 << 10)...(8 << 30), reason: "") }
+
+    /// The connections comparison's file: at least 8 MiB, so that 8 connections each get a range.
+    static func parseConnections(_ text: String) throws -> Int64 {
+        try parse(text, within: (8 << 20)...(8 << 30), reason: ": 8 connections each need a range")
+    }
+
+    private static func parse(_ text: String, within sizes: ClosedRange<Int64>, reason: String) throws -> Int64 {
         let size: Int64
         do { size = try ByteSize.parse(text) } catch { throw ValidationError("\(error)") }
-        guard size >= 64 << 10, size <= 8 << 30 else { throw ValidationError("\(text) is outside 64KiB…8GiB") }
+        guard sizes.contains(size) else {
+            throw ValidationError("\(text) is outside \(ByteSize.format(sizes.lowerBound))…\(ByteSize.format(sizes.upperBound))\(reason)")
+        }
         return size
     }
 }

@@ -51,8 +51,9 @@ struct Compare: ParsableCommand {
     @Option(help: "The size every fault scenario uses, e.g. 32MiB.", transform: ComparedSize.parse)
     var faultSize: Int64?
 
-    @Option(help: "The file lesson 11, aria2c and curl fetch over 1, 2, 4 and 8 connections, e.g. 1GiB (at least 8MiB; default 16MiB, 8MiB with --quick, 1GiB with --full).",
-            transform: ComparedSize.parse)
+    @Option(parsing: .unconditional,
+            help: "The file lesson 11, aria2c and curl fetch over 1, 2, 4 and 8 connections, e.g. 1GiB (at least 8MiB; default 16MiB, 8MiB with --quick, 1GiB with --full).",
+            transform: ComparedSize.parseConnections)
     var connectionsSize: Int64?
 
     @Option(help: "Lessons, comma-separated: 3, 03, 03-outputstream or lesson-03-outputstream.",
@@ -102,6 +103,12 @@ struct Compare: ParsableCommand {
         if let faultRepetitions, !(1...20).contains(faultRepetitions) {
             throw ValidationError("--fault-repetitions must be between 1 and 20")
         }
+        if outputDir?.isEmpty == true { throw ValidationError("-o needs the path of a folder") }
+        try CommaSeparated.noneTwice(sizes ?? [], option: "--sizes") { ByteSize.format($0) }
+        try CommaSeparated.noneTwice(lessons?.map(\.id) ?? [], option: "--lessons") { $0.rawValue }
+        try CommaSeparated.noneTwice(variants ?? [], option: "--variants") { $0.rawValue }
+        try CommaSeparated.noneTwice(scenarios ?? [], option: "--scenarios") { $0.rawValue }
+        try CommaSeparated.noneTwice(Array(profiles.joined()), option: "--profile") { $0.rawValue }
         _ = try plan()
     }
 
@@ -135,7 +142,6 @@ struct Compare: ParsableCommand {
         if let faultRepetitions { plan.faultRepetitions = faultRepetitions }
         if let networks = try networks(for: plan) { plan.networks = networks }
         if let connectionsSize {
-            guard connectionsSize >= 8 << 20 else { throw ValidationError("--connections-size must be at least 8MiB, so that 8 connections each get a range") }
             guard server == nil, plan.connectionsSize != nil else {
                 throw ValidationError("--connections-size: the connections comparison runs only on the embedded server, with lesson 11's corrected variant in the clean scenario")
             }
