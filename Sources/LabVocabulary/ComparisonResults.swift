@@ -342,13 +342,14 @@ extension ComparisonResults {
         } catch {
             throw ResultsFileError(path: file.path, reason: "cannot read it", isUnreadable: true)
         }
-        struct SchemaProbe: Decodable { var schema: String? }
-        guard let probe = try? JSONDecoder().decode(SchemaProbe.self, from: data) else {
-            throw ResultsFileError(path: file.path, reason: "not a JSON object")
+        guard let object = try? JSONSerialization.jsonObject(with: data) else {
+            throw ResultsFileError(path: file.path, reason: data.isEmpty ? "it is empty" : "not JSON: it is cut short, or not a results file")
         }
-        guard probe.schema == currentSchema else {
+        guard let fields = object as? [String: Any] else { throw ResultsFileError(path: file.path, reason: "not a JSON object") }
+        let schema = fields["schema"] as? String
+        guard schema == currentSchema else {
             throw ResultsFileError(path: file.path,
-                                   reason: "schema is \(probe.schema.map { "\"\($0)\"" } ?? "missing"), expected \"\(currentSchema)\"")
+                                   reason: "schema is \(schema.map { "\"\($0)\"" } ?? "missing"), expected \"\(currentSchema)\"")
         }
         do {
             let results = try JSONDecoder().decode(ComparisonResults.self, from: data)
@@ -365,6 +366,8 @@ extension ComparisonResults {
             throw ResultsFileError(path: file.path, reason: "wrong type at \(Self.path(context.codingPath))")
         } catch let DecodingError.valueNotFound(_, context) {
             throw ResultsFileError(path: file.path, reason: "null at \(Self.path(context.codingPath))")
+        } catch let DecodingError.dataCorrupted(context) {
+            throw ResultsFileError(path: file.path, reason: "unreadable value at \(Self.path(context.codingPath))")
         } catch {
             throw ResultsFileError(path: file.path, reason: "not a results file")
         }

@@ -25,9 +25,9 @@ struct Pages: ParsableCommand {
 
     func run() throws {
         // The same reading as `lab report`: bounded, schema checked, one line for what is wrong.
-        let decoded: ComparisonResults
-        do { decoded = try ComparisonResults.read(from: URL(fileURLWithPath: results)) } catch {
-            throw ValidationError("\(error)")
+        let decoded = Report.read(results, command: "lab pages")
+        guard LessonID.allCases.contains(where: { lesson in decoded.loopbackRuns.contains { $0.lesson == lesson.rawValue } }) else {
+            Report.fail("\(results) has no run of a lesson against the lab's own server: no page to write", status: Report.dataError, command: "lab pages")
         }
         for page in try Self.update(lessons, from: decoded) { Console.output(page) }
     }

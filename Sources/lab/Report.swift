@@ -87,12 +87,16 @@ struct Report: ParsableCommand {
         FileHandle.standardOutput.write(Data((page.path + "\n").utf8))
     }
 
-    private func read(_ file: String) -> ComparisonResults {
+    private func read(_ file: String) -> ComparisonResults { Self.read(file, command: "lab report") }
+
+    /// The results file at `file`, or one line on stderr and exit 66 (it cannot be read) or 65
+    /// (it is not a results file): `lab report` and `lab pages` read alike.
+    static func read(_ file: String, command: String) -> ComparisonResults {
         do {
             return try ComparisonResults.read(from: URL(fileURLWithPath: file))
         } catch {
             let unreadable = (error as? ResultsFileError)?.isUnreadable ?? true
-            fail("\(error)", status: unreadable ? Self.noInput : Self.dataError)
+            fail("\(error)", status: unreadable ? Self.noInput : Self.dataError, command: command)
         }
     }
 
@@ -112,8 +116,10 @@ struct Report: ParsableCommand {
     }
 
     /// One line on stderr, then the exit status; no usage, no stack trace.
-    private func fail(_ message: String, status: Int32) -> Never {
-        Console.error("lab report: \(message)")
-        Self.exit(withError: ExitCode(status))
+    private func fail(_ message: String, status: Int32) -> Never { Self.fail(message, status: status, command: "lab report") }
+
+    static func fail(_ message: String, status: Int32, command: String) -> Never {
+        Console.error("\(command): \(message)")
+        exit(withError: ExitCode(status))
     }
 }

@@ -32,6 +32,28 @@ struct LabReportCommandTests {
         try ChildProcess.run("lab", ["report"] + arguments, timeout: 60)
     }
 
+    /// `lab pages` reads a results file as `lab report` does: one line and exit 65 for a file that
+    /// is not one, and for one whose runs match no page; 66 for one that cannot be read.
+    @Test func pagesRefusesWhatReportRefusesWithTheSameStatus() throws {
+        let folder = try scratchDirectory()
+        let truncated = folder.appendingPathComponent("cut.json")
+        try Data(#"{"schema": "download-lab.results/1", "lab"#.utf8).write(to: truncated)
+        // A run of a lesson no page has (the record names lessons by their ids).
+        var other = Self.results(label: "other")
+        other.runs = other.runs.map { run in var run = run; run.lesson = "99-none"; return run }
+        let unmatched = folder.appendingPathComponent("unmatched.json")
+        try other.write(to: unmatched)
+        for (file, status, line) in [(truncated.path, 65, "\(truncated.path): not JSON: it is cut short, or not a results file"),
+                                     (unmatched.path, 65, "\(unmatched.path) has no run of a lesson against the lab's own server: no page to write"),
+                                     ("/nonexistent/r.json", 66, "/nonexistent/r.json: cannot read it")] {
+            for command in ["pages", "report"] where command == "pages" || status == 66 || file == truncated.path {
+                let finished = try ChildProcess.run("lab", [command, file, command == "pages" ? "--lessons" : "-o", folder.path + "/x"])
+                #expect(finished.status == Int32(status), "\(command): \(finished.stderr)")
+                #expect(finished.stderr == "lab \(command): \(line)\n")
+            }
+        }
+    }
+
     @Test func writesOnePageWithEveryMachineAndPrintsItsPath() throws {
         let folder = try scratchDirectory()
         let first = try Self.writeResults(label: "lab-linux", in: folder)

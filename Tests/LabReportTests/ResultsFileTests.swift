@@ -24,7 +24,17 @@ struct ResultsFileTests {
         let url = try file("<html></html>")
         defer { try? FileManager.default.removeItem(at: url) }
         let error = try #require(throws: ResultsFileError.self) { try ComparisonResults.read(from: url) }
-        #expect(error.description == "\(url.path): not a JSON object")
+        #expect(error.description == "\(url.path): not JSON: it is cut short, or not a results file")
+    }
+
+    /// A file cut short, an empty one, an array, and a value no field can take: each says which.
+    @Test(arguments: [(#"{"schema": "download-lab.res"#, "not JSON: it is cut short, or not a results file"), ("", "it is empty"),
+                      ("[1]", "not a JSON object")])
+    func saysWhatKindOfNotAResultsFile(text: String, reason: String) throws {
+        let url = try file(text)
+        defer { try? FileManager.default.removeItem(at: url) }
+        let error = try #require(throws: ResultsFileError.self) { try ComparisonResults.read(from: url) }
+        #expect(error.description == "\(url.path): \(reason)")
     }
 
     @Test func namesTheFirstMissingField() throws {
