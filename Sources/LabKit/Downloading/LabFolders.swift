@@ -22,8 +22,12 @@ public enum LabFolders {
     /// user could read or replace them.
     public static func makeMine() throws {
         let folder = mine
-        // The temporary directory itself may be missing when TMPDIR names a new folder.
-        try? FileManager.default.createDirectory(at: folder.deletingLastPathComponent(), withIntermediateDirectories: true)
+        // The temporary folder is the system's, or the one TMPDIR names: never made here, since a
+        // mistyped TMPDIR would otherwise leave a folder wherever it points.
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: folder.deletingLastPathComponent().path, isDirectory: &isFolder), isFolder.boolValue else {
+            throw DownloadError.localIO(path: folder.path, reason: "the temporary folder \(folder.deletingLastPathComponent().path) is not there (TMPDIR)")
+        }
         if mkdir(folder.path, 0o700) != 0, errno != EEXIST {
             throw DownloadError.localIO(path: folder.path, reason: "cannot create the lab's folder: \(String(cString: strerror(errno)))")
         }

@@ -77,6 +77,10 @@ final class DoctorProbes {
 
     private func toolchain() -> (DoctorFinding.Verdict, String) {
         let floor = Platform.minimumToolchain
+        // swift writes its temporary files there before it answers anything.
+        if let temporary = ProcessInfo.processInfo.environment["TMPDIR"], !temporary.isEmpty, access(temporary, W_OK | X_OK) != 0 {
+            return (.problem, "TMPDIR is \(temporary), which is not a folder this user can write: swift and the lab keep their temporary files there")
+        }
         swiftVersion = SwiftToolchain.version()
         guard let version = swiftVersion else {
             return (.problem, "`swift --version` did not answer: is a Swift toolchain on PATH? The lab needs \(floor.shownAs) or later")
