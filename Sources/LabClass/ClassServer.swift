@@ -47,7 +47,8 @@ public final class ClassServer: Sendable {
                     child.eventLoop.makeCompletedFuture {
                         try child.pipeline.syncOperations.addHandler(IdleStateHandler(readTimeout: idleTimeout))
                         try child.pipeline.syncOperations.addHandler(CloseWhenIdle())
-                        try child.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
+                        try child.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: false)
+                        try child.pipeline.syncOperations.addHandler(MalformedRequestAnswer())
                         return try NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>(wrappingChannelSynchronously: child)
                     }
                 }

@@ -1,5 +1,6 @@
 import Foundation
 import LabClass
+import LabPlatform
 import LabVocabulary
 import Testing
 
@@ -27,6 +28,34 @@ struct ClassBoundsTests {
                                detail: String(repeating: "x", count: 5_000), command: "", seconds: 0, symptomSeen: nil,
                                attempted: true, codeSHA256: "", hintsShown: 0, timestamp: "")
         #expect(made.detail.count == CheckRecord.longestText)
+    }
+
+    /// What HTTP/1.1 cannot read gets a 400 with one line saying what is wrong, as every refusal.
+    @Test(arguments: [("GARBAGE\r\n\r\n", "not an HTTP/1.1 request this server can read (invalid HTTP method)"),
+                      ("POST /class HTTP/1.1\r\nHost: a\r\nContent-Length: -5\r\n\r\n", "the request's Content-Length is not one number of bytes"),
+                      ("POST /class HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nhello",
+                       "the request's Content-Length is not one number of bytes"),
+                      ("GET /" + String(repeating: "a", count: 100_000) + " HTTP/1.1\r\nHost: a\r\n\r\n", "the request's head is longer than 80 KB")])
+    func aMalformedRequestGetsOneLine(request: String, line: String) throws {
+        let folder = try scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let server = try ClassServerProcess(data: folder.appendingPathComponent("class"))
+        defer { server.stop() }
+        let client = try #require(LoopbackClient(port: server.port))
+        defer { client.close() }
+        var patience = Platform.socketTimeout(seconds: 10)
+        setsockopt(client.descriptor, SOL_SOCKET, SO_RCVTIMEO, &patience, socklen_t(MemoryLayout<timeval>.size))
+        _ = Array(request.utf8).withUnsafeBytes { send(client.descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        var answer = [UInt8]()
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = recv(client.descriptor, &buffer, buffer.count, 0)
+            guard count > 0 else { break }
+            answer += buffer[0..<count]
+        }
+        let text = String(decoding: answer, as: UTF8.self)
+        #expect(text.hasPrefix("HTTP/1.1 400 Bad Request\r\n"), "\(text)")
+        #expect(text.hasSuffix("\r\n\r\n" + line + "\n"), "\(text)")
     }
 
     /// The class takes as many names as its limits say, and each student's submissions hold as
