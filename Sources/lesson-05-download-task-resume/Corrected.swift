@@ -47,6 +47,11 @@ final class CorrectedDownload: NSObject, LessonDownload, URLSessionDownloadDeleg
 
     /// The task that continues from the resume data on disk, or nil when there is none for this URL.
     private func taskFromResumeDataOnDisk() throws -> URLSessionDownloadTask? {
+        let size = (try? FileManager.default.attributesOfItem(atPath: resumeDataFile.path)[.size] as? NSNumber)?.int64Value ?? 0
+        // Resume data is a few kilobytes: a larger file is not read into memory to find out.
+        guard size <= 1 << 20 else {
+            throw DownloadError.unusableResumeData(path: resumeDataFile.path, reason: "\(size) bytes, far more than resume data holds")
+        }
         guard let resumeData = try? Data(contentsOf: resumeDataFile) else { return nil }
         let resumed = session.downloadTask(withResumeData: resumeData)
         guard let url = resumed.originalRequest?.url else {

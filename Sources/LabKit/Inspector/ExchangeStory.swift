@@ -54,7 +54,7 @@ package enum ExchangeStory {
         lines.append(row("saved as", saved ? result.output : "(nothing saved)"))
         let resumed = result.resumedFrom.map { "byte \(ByteFormat.grouped($0))" }.joined(separator: ", ")
         lines.append(row("resumed from", resumed.isEmpty ? "(no resume)" : resumed))
-        lines.append(row("downloaded twice", "\(ByteFormat.grouped(result.bytesDownloadedAgain)) bytes"))
+        lines.append(row("downloaded twice", "\(ByteFormat.grouped(bytesOfOneVersionTwice(result))) bytes"))
         if let life = result.background {
             lines.append(row("app launches", "\(life.launchesByUser) by the user, \(life.relaunchesForEvents) by the system for events"
                              + (life.wakes > 0 ? ", \(life.wakes) woken" : "")))
@@ -62,6 +62,20 @@ package enum ExchangeStory {
             lines.append(row("peak RSS, others", "app \(ByteFormat.iec(life.appPeakRSSBytes)), transfer service \(ByteFormat.iec(life.servicePeakRSSBytes))"))
         }
         return lines
+    }
+
+    /// The bytes received beyond each version's size, version by version (by ETag): a file
+    /// that changed on the server and was fetched again was not downloaded twice; a version
+    /// fetched again from byte 0 was. Without ETags every answer counts as one version.
+    static func bytesOfOneVersionTwice(_ result: LessonResult) -> Int64 {
+        var received: [String: (bytes: Int64, size: Int64)] = [:]
+        for exchange in result.requests where exchange.method == .get && (exchange.status == 200 || exchange.status == 206) {
+            let size = exchange.contentRange.flatMap(ContentRange.init(header:))?.total
+                ?? (exchange.status == 200 ? exchange.contentLength : nil) ?? result.resourceBytes ?? 0
+            let kept = received[exchange.etag ?? "", default: (bytes: 0, size: 0)]
+            received[exchange.etag ?? ""] = (kept.bytes + exchange.bodyBytes, max(kept.size, size))
+        }
+        return received.values.reduce(0) { $0 + max(0, $1.bytes - $1.size) }
     }
 
     private static func status(_ exchange: HTTPExchange) -> String {

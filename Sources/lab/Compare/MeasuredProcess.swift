@@ -66,13 +66,18 @@ struct MeasuredProcess {
 
     /// The bytes of `url`, a file, or the regular files under it, a folder; 0 when it is missing.
     static func bytes(at url: URL) -> Int64 {
-        let keys: Set<URLResourceKey> = [.isRegularFileKey, .fileSizeKey]
-        if let values = try? url.resourceValues(forKeys: keys), values.isRegularFile == true { return Int64(values.fileSize ?? 0) }
-        guard let walker = FileManager.default.enumerator(at: url, includingPropertiesForKeys: Array(keys)) else { return 0 }
-        return walker.compactMap { item -> Int64? in
-            guard let values = try? (item as? URL)?.resourceValues(forKeys: keys), values.isRegularFile == true else { return nil }
-            return Int64(values.fileSize ?? 0)
-        }.reduce(0, +)
+        if let written = writtenBytes(of: url) { return written }
+        guard let walker = FileManager.default.enumerator(at: url, includingPropertiesForKeys: [.isRegularFileKey]) else { return 0 }
+        return walker.compactMap { ($0 as? URL).flatMap(writtenBytes(of:)) }.reduce(0, +)
+    }
+
+    /// A regular file's bytes that have been written: its size, or less where it has holes. A file
+    /// made at its full size before its ranges come (lesson 11) has the blocks it was written
+    /// into, not its length. nil for anything but a regular file.
+    private static func writtenBytes(of url: URL) -> Int64? {
+        var status = stat()
+        guard lstat(url.path, &status) == 0, status.st_mode & S_IFMT == S_IFREG else { return nil }
+        return min(Int64(status.st_size), Int64(status.st_blocks) * 512)
     }
 
     /// Runs the process to its end. `killWhen` is asked at every sample; once it says yes the
