@@ -248,13 +248,24 @@ struct LessonProcess<Way: LessonWay & ExpressibleByArgument> {
 
     /// Where this run's URL cache and cookies go: an app's container keeps them in its Library,
     /// as iOS does (the cache in Library/Caches, which a purge empties); any other run gets a
-    /// folder of its own, which the next run of the lesson removes.
+    /// folder of its own, in the lab's folder or, when that cannot be made (an unusable
+    /// TMPDIR), beside its output, removed when the process ends.
     private func foundationStores(for file: URL) throws -> FoundationStores {
         if lesson.id.kind == .downloadIntoContainer {
             return FoundationStores(cache: file.appendingPathComponent(AppContainer.caches, isDirectory: true),
                                     cookies: file.appendingPathComponent(AppContainer.cookies, isDirectory: true))
         }
-        let folder = try LabFolders.forThisRun("foundation-" + lesson.command)
+        let name = "foundation-\(lesson.command)-\(getpid())"
+        let folder: URL
+        if let own = try? LabFolders.forThisRun("foundation-" + lesson.command) {
+            folder = own
+        } else {
+            folder = file.deletingLastPathComponent().appendingPathComponent("." + name, isDirectory: true)
+            guard mkdir(folder.path, 0o700) == 0 || errno == EEXIST, OutputFile.isOwnFolder(folder) else {
+                throw DownloadError.localIO(path: folder.path, reason: "cannot make a folder for Foundation's cache and cookies")
+            }
+        }
+        LabFolders.removeAtExit(folder)
         return FoundationStores(cache: folder.appendingPathComponent("cache", isDirectory: true),
                                 cookies: folder.appendingPathComponent("cookies", isDirectory: true))
     }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// The lab's own folders under the temporary directory, one per user: students who share a
 /// machine never read, overwrite or delete each other's files. Inside, each run of a lesson
@@ -22,12 +23,8 @@ public enum LabFolders {
     /// user could read or replace them.
     public static func makeMine() throws {
         let folder = mine
-        // The temporary folder is the system's, or the one TMPDIR names: never made here, since a
-        // mistyped TMPDIR would otherwise leave a folder wherever it points.
-        var isFolder: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: folder.deletingLastPathComponent().path, isDirectory: &isFolder), isFolder.boolValue else {
-            throw DownloadError.localIO(path: folder.path, reason: "the temporary folder \(folder.deletingLastPathComponent().path) is not there (TMPDIR)")
-        }
+        // The temporary directory itself may be missing when TMPDIR names a new folder.
+        try? FileManager.default.createDirectory(at: folder.deletingLastPathComponent(), withIntermediateDirectories: true)
         if mkdir(folder.path, 0o700) != 0, errno != EEXIST {
             throw DownloadError.localIO(path: folder.path, reason: "cannot create the lab's folder: \(String(cString: strerror(errno)))")
         }
@@ -64,6 +61,19 @@ public enum LabFolders {
         try make(folder)
         return folder
     }
+
+    /// Removes `folder` when the process exits (`exit(3)` or the end of `main`): a run's scratch
+    /// that nobody reads afterwards. A killed process leaves it, for the next run to remove.
+    package static func removeAtExit(_ folder: URL) {
+        removedAtExit.withLock { folders in
+            if folders.isEmpty {
+                atexit { for path in LabFolders.removedAtExit.withLock({ $0 }) { try? FileManager.default.removeItem(atPath: path) } }
+            }
+            folders.append(folder.path)
+        }
+    }
+
+    private static let removedAtExit = Mutex<[String]>([])
 
     /// Whether a process with this id exists (it may be another user's: then it is left alone too).
     private static func isRunning(_ pid: pid_t) -> Bool {

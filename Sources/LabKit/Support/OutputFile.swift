@@ -77,6 +77,12 @@ extension OutputFile {
 }
 
 extension OutputFile {
+    /// Whether `folder` is a folder itself, not a link to one.
+    public static func isOwnFolder(_ folder: URL) -> Bool {
+        var status = stat()
+        return lstat(folder.path, &status) == 0 && status.st_mode & S_IFMT == S_IFDIR
+    }
+
     /// Makes `folder`, one of the lab's own (`.build/lab-exercises`, `.build/class-outbox`), or
     /// checks the one that is there: it must be a folder itself, not a link to one, or what the
     /// lab writes in it would land wherever the link points. Its parent is made as usual.

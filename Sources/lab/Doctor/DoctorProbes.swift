@@ -29,7 +29,18 @@ final class DoctorProbes {
         self.port = port
         self.ignoringLock = ignoringLock
         labFolderWasThere = FileManager.default.fileExists(atPath: LabFolders.mine.path)
+        var missing: [URL] = []
+        var folder = LabFolders.mine.deletingLastPathComponent()
+        while !FileManager.default.fileExists(atPath: folder.path), folder.pathComponents.count > 1 {
+            missing.append(folder)
+            folder.deleteLastPathComponent()
+        }
+        temporaryFoldersMissing = missing
     }
+
+    /// The folders of TMPDIR's path that were not there: a lesson run makes them, and the doctor
+    /// removes them again, deepest first, when they are empty.
+    private let temporaryFoldersMissing: [URL]
 
     /// The lab's folder, made by the doctor alone, goes with it: a check leaves nothing behind.
     private let labFolderWasThere: Bool
@@ -71,6 +82,7 @@ final class DoctorProbes {
         if let workFolderForRuns { try? FileManager.default.removeItem(at: workFolderForRuns) }
         // rmdir removes it only when empty: files another run put there stay.
         if !labFolderWasThere { rmdir(LabFolders.mine.path) }
+        for folder in temporaryFoldersMissing { rmdir(folder.path) }
     }
 
     // MARK: The machine
