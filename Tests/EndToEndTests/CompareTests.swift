@@ -454,7 +454,11 @@ struct CompareUsageTests {
         (["--sizes", "1KiB"], "lab compare: The value '1KiB' is invalid for '--sizes <sizes>': 1KiB is outside 64KiB…8GiB\n"),
         (["--lessons", "07", "--scenarios", "kill-rerun"], "lab compare: nothing to run: lesson 07 runs only in the clean scenario\n"),
         (["--label", ""], "lab compare: --label cannot be empty: it names the machine in the report\n"),
-        (["--connections-size", "4MiB"], "lab compare: --connections-size must be at least 8MiB, so that 8 connections each get a range\n"),
+        (["--connections-size", "4MiB"], "lab compare: The value '4MiB' is invalid for '--connections-size <connections-size>': 4MiB is outside 8MiB…8GiB: 8 connections each need a range\n"),
+        (["--connections-size", "-5"], "lab compare: The value '-5' is invalid for '--connections-size <connections-size>': bad size \"-5\": expected a byte count like 1000, 64KiB, 64MiB, 1GiB or 5MB\n"),
+        (["--lessons", "3,03,lesson-03-outputstream"], "lab compare: --lessons names 03-outputstream more than once\n"),
+        (["--profile", "3g,3g"], "lab compare: --profile names 3g more than once\n"),
+        (["-o", ""], "lab compare: -o needs the path of a folder\n"),
         (["--lessons", "03", "--connections-size", "1GiB"], "lab compare: --connections-size: the connections comparison runs only on the embedded server, "
             + "with lesson 11's corrected variant in the clean scenario\n"),
     ])

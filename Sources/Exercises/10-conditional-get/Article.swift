@@ -53,7 +53,7 @@ final class ArticleDownload: NSObject, LessonDownload, URLSessionDataDelegate, @
 
     init(_ run: LessonRun) {
         self.run = run
-        file = run.containerURL(for: .cachesDirectory).appendingPathComponent(run.url.lastPathComponent)
+        file = run.containerURL(for: .cachesDirectory).appendingPathComponent(safeFileName(run.url.lastPathComponent, besideSidecars: []))
     }
 
     func downloadFile(completion: @escaping @Sendable (AttemptResult) -> Void) {
@@ -101,7 +101,7 @@ final class ArticleDownload: NSObject, LessonDownload, URLSessionDataDelegate, @
             return
         }
         do {
-            try receivedData.write(to: file)
+            try receivedData.write(to: file, options: .atomic)
             run.saved(file)
             run.log("download finished")
             finish(.finished)
