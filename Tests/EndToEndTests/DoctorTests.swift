@@ -72,6 +72,19 @@ struct DoctorTests {
         #expect(try Data(contentsOf: planted) == Data("not a folder".utf8))
     }
 
+    /// A TMPDIR that names no folder: the toolchain's row says so (swift cannot answer without
+    /// one), and the doctor leaves no folder of that path behind.
+    @Test func aTemporaryFolderThatIsNotThereIsNamedAndNotLeft() async throws {
+        let scratch = try scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let missing = scratch.appendingPathComponent("missing/tmp")
+        let finished = try await OffThePool.run { try doctor([], environment: ["TMPDIR": missing.path]) }
+        #expect(finished.status == 1)
+        #expect(finished.stderr.hasPrefix("lab doctor: toolchain: TMPDIR is \(missing.path), which is not a folder this user can write"),
+                "\(finished.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.path).isEmpty)
+    }
+
     /// The words after a check's name in the table.
     private func row(_ title: String, in finished: ChildProcess.Finished) -> [Substring] {
         let line = finished.stdout.split(separator: "\n").first { $0.hasPrefix("  \(title)  ") } ?? ""

@@ -57,6 +57,8 @@ final class Lesson10Tests {
                 #expect(first.ifNoneMatch == nil && first.ifModifiedSince == nil)
                 #expect(second.ifNoneMatch == first.etag && second.ifModifiedSince != nil)
                 #expect(result.bytesReceived == fixture.size * (faults.isEmpty ? 1 : 2))
+                // A changed file fetched again is not one version downloaded twice.
+                #expect(finished.stderr.contains("downloaded twice  0 bytes"), "\(finished.stderr)")
                 // The validators beside the file are the current version's.
                 let kept = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: result.output + ".validators"))) as? [String: Any]
                 #expect(kept?["entityTag"] as? String == result.requests.last { $0.status == 200 }?.etag)

@@ -82,6 +82,16 @@ final class Lesson11PlanTests {
         #expect(try finished.result().bytesDownloadedAgain == 0)
     }
 
+    /// A run that saved nothing says so in its summary, and no file is there.
+    @Test func aRunThatSavedNothingSaysSo() throws {
+        let fixture = Fixture(name: "none.bin", size: 2 << 20)
+        let output = bench.directory.appendingPathComponent("none.bin")
+        let finished = try ChildProcess.run(Self.lesson, arguments(bench.server.url(for: fixture, faults: "status:404", run: UUID().uuidString), output, fixture))
+        #expect(finished.status == ExitStatus.transferFailed.rawValue, "\(finished.stderr)")
+        #expect(finished.stderr.contains("  saved as          (nothing saved)\n"), "\(finished.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: output.path))
+    }
+
     /// Killed while its one stream runs, and run again: the rerun asks with Range (no If-Range)
     /// for where the kept plan says it stopped (at most 512 KiB before what it wrote, and what the sockets held), and the file verifies.
     @Test func aKilledDownloadFromAServerWithNoValidatorsResumes() throws {
