@@ -33,7 +33,7 @@ enum DoctorCheck: Hashable {
     /// The checks whose problem stops this one from being run at all.
     var needs: [DoctorCheck] {
         switch self {
-        case .lessonRun, .exerciseCheck: [.products, .loopbackPort, .outputFolder]
+        case .lessonRun, .exerciseCheck: [.toolchain, .products, .loopbackPort, .outputFolder]
         default: []
         }
     }

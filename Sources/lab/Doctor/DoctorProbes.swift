@@ -29,18 +29,7 @@ final class DoctorProbes {
         self.port = port
         self.ignoringLock = ignoringLock
         labFolderWasThere = FileManager.default.fileExists(atPath: LabFolders.mine.path)
-        var missing: [URL] = []
-        var folder = LabFolders.mine.deletingLastPathComponent()
-        while !FileManager.default.fileExists(atPath: folder.path), folder.pathComponents.count > 1 {
-            missing.append(folder)
-            folder.deleteLastPathComponent()
-        }
-        temporaryFoldersMissing = missing
     }
-
-    /// The folders of TMPDIR's path that were not there: a lesson run makes them, and the doctor
-    /// removes them again, deepest first, when they are empty.
-    private let temporaryFoldersMissing: [URL]
 
     /// The lab's folder, made by the doctor alone, goes with it: a check leaves nothing behind.
     private let labFolderWasThere: Bool
@@ -82,7 +71,14 @@ final class DoctorProbes {
         if let workFolderForRuns { try? FileManager.default.removeItem(at: workFolderForRuns) }
         // rmdir removes it only when empty: files another run put there stay.
         if !labFolderWasThere { rmdir(LabFolders.mine.path) }
-        for folder in temporaryFoldersMissing { rmdir(folder.path) }
+    }
+
+    /// Why the temporary folder TMPDIR names cannot be used, or nil: swift and the lab keep their
+    /// temporary files there, and the doctor makes no folder of that path (a lesson would).
+    private static var unusableTemporaryFolder: String? {
+        guard let temporary = ProcessInfo.processInfo.environment["TMPDIR"], !temporary.isEmpty, access(temporary, W_OK | X_OK) != 0
+        else { return nil }
+        return "TMPDIR is \(temporary), which is not a folder this user can write: swift and the lab keep their temporary files there"
     }
 
     // MARK: The machine
@@ -90,9 +86,7 @@ final class DoctorProbes {
     private func toolchain() -> (DoctorFinding.Verdict, String) {
         let floor = Platform.minimumToolchain
         // swift writes its temporary files there before it answers anything.
-        if let temporary = ProcessInfo.processInfo.environment["TMPDIR"], !temporary.isEmpty, access(temporary, W_OK | X_OK) != 0 {
-            return (.problem, "TMPDIR is \(temporary), which is not a folder this user can write: swift and the lab keep their temporary files there")
-        }
+        if let unusable = Self.unusableTemporaryFolder { return (.problem, unusable) }
         swiftVersion = SwiftToolchain.version()
         guard let version = swiftVersion else {
             return (.problem, "`swift --version` did not answer: is a Swift toolchain on PATH? The lab needs \(floor.shownAs) or later")
@@ -150,6 +144,7 @@ final class DoctorProbes {
     }
 
     private func outputFolder() -> (DoctorFinding.Verdict, String) {
+        if let unusable = Self.unusableTemporaryFolder { return (.problem, unusable) }
         let folder = LabFolders.mine.appendingPathComponent("doctor-\(getpid())", isDirectory: true)
         do {
             try LabFolders.make(folder)
