@@ -104,10 +104,20 @@ extension LessonDefects {
     /// The checks the exercise's starting code fails: every defect's, the clean download's when a
     /// defect shows in the clean scenario (lesson 07's extra bytes), and each skill a defect
     /// breaks.
-    public var failingAtStart: Set<String> {
+    public var failingAtStart: Set<String> { Self.failing(withDefects: defects, skills: skills) }
+
+    /// The checks that earn credit when they hold: those the starting code fails, on some system.
+    /// Every other check is a baseline, which the starting code passes too: a student who adds a
+    /// comment, or changes nothing, earns none of it (docs/exercises.md, "What counts").
+    public var countedChecks: Set<String> { Self.failing(withDefects: everyDefect, skills: skills) }
+
+    /// Whether `check` is one the starting code passes: shown as a baseline, never counted.
+    public func isBaseline(_ check: String) -> Bool { !countedChecks.contains(check) }
+
+    private static func failing(withDefects defects: [Defect], skills: [Skill]) -> Set<String> {
         let present = Set(defects.map(\.id))
-        return Set(defects.map(\.id))
-            .union(failingScenarios.contains(.clean) ? [Check.cleanID] : [])
+        return present
+            .union(defects.contains { $0.matrix.contains(.clean) } ? [Check.cleanID] : [])
             .union(skills.filter { !present.isDisjoint(with: $0.brokenBy) }.map(\.id))
     }
 }

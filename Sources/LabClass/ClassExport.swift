@@ -28,7 +28,7 @@ public enum ClassExport {
         for student in grid.students {
             let standings = grid.columns.map { grid.standing(student, $0) }
             let fixed = standings.filter { $0 == .fixed }.count
-            lines.append(([student] + standings.map(\.rawValue) + ["\(fixed) of \(grid.columns.count)"]).map(csvField).joined(separator: ","))
+            lines.append(([student] + standings.map(\.rawValue) + ["\(fixed) of \(grid.countedColumns.count)"]).map(csvField).joined(separator: ","))
         }
         return lines.joined(separator: "\r\n") + "\r\n"
     }
@@ -46,7 +46,8 @@ public enum ClassExport {
     // MARK: JUnit XML
 
     /// The Ant/Jenkins JUnit format (docs/class.md): fixed is a pass, still failing and not
-    /// started a failure, does not compile an error, not run skipped.
+    /// started a failure, does not compile an error, not run and a baseline skipped. A case's
+    /// time is its check's, the suite's their sum.
     public static func junit(_ grid: ClassGrid, at date: Date = Date(), hostname: String = "localhost") -> String {
         let timestamp = ISO8601DateFormatter.string(from: date, timeZone: TimeZone(identifier: "UTC")!,
                                                     formatOptions: [.withFullDate, .withTime, .withColonSeparatorInTime, .withDashSeparatorInDate])
@@ -55,13 +56,14 @@ public enum ClassExport {
             let standings = grid.columns.map { ($0, grid.standing(student, $0)) }
             let failures = standings.filter { $0.1 == .failing || $0.1 == .notStarted }.count
             let errors = standings.filter { $0.1 == .doesNotCompile }.count
-            let skipped = standings.filter { $0.1 == .notRun }.count
+            let skipped = standings.filter { $0.1 == .notRun || $0.1 == .baseline }.count
+            let seconds = grid.columns.map { grid.cell(student, $0)?.seconds ?? 0 }
             xml.append("  <testsuite name=\"\(xmlText(student))\" package=\"download-lab\" id=\"\(index)\" timestamp=\"\(timestamp)\" "
                 + "hostname=\"\(xmlText(hostname))\" tests=\"\(standings.count)\" failures=\"\(failures)\" errors=\"\(errors)\" "
-                + "skipped=\"\(skipped)\" time=\"0\">")
+                + "skipped=\"\(skipped)\" time=\"\(junitTime(seconds.reduce(0, +)))\">")
             xml.append("    <properties/>")
-            for (column, standing) in standings {
-                let opening = "    <testcase name=\"\(xmlText(column.check))\" classname=\"exercise-\(xmlText(column.exercise))\" time=\"0\""
+            for ((column, standing), time) in zip(standings, seconds) {
+                let opening = "    <testcase name=\"\(xmlText(column.check))\" classname=\"exercise-\(xmlText(column.exercise))\" time=\"\(junitTime(time))\""
                 let detail = xmlText(grid.cell(student, column)?.detail ?? standing.rawValue)
                 switch standing {
                 case .fixed:
@@ -78,6 +80,10 @@ public enum ClassExport {
                     xml.append(opening + ">")
                     xml.append("      <skipped message=\"not run\"/>")
                     xml.append("    </testcase>")
+                case .baseline:
+                    xml.append(opening + ">")
+                    xml.append("      <skipped message=\"\(xmlText(baselineLine(grid.cell(student, column))))\"/>")
+                    xml.append("    </testcase>")
                 }
             }
             xml.append("    <system-out/>")
@@ -86,6 +92,15 @@ public enum ClassExport {
         }
         xml.append("</testsuites>")
         return xml.joined(separator: "\n") + "\n"
+    }
+
+    /// Seconds with three decimals, as JUnit readers expect them.
+    static func junitTime(_ seconds: Double) -> String { String(format: "%.3f", max(0, seconds)) }
+
+    /// What a baseline check says in an export: it counts for nothing, and whether it held.
+    static func baselineLine(_ cell: ClassGrid.Cell?) -> String {
+        "baseline: the starting code passes it too, so it counts for nothing"
+            + (cell.map { $0.status.isHeld ? "; it holds" : "; it fails now: \($0.detail)" } ?? "")
     }
 
     /// Escaped for an attribute or text; characters XML 1.0 does not allow become U+FFFD.
@@ -129,15 +144,16 @@ public enum ClassExport {
         let task_id: Int
     }
 
+    /// Exercism has no status for a test that does not count, so a baseline check is left out.
     public static func exercism(_ grid: ClassGrid, student: String) -> Data {
-        let tests = grid.columns.map { column -> ExercismTest in
+        let tests = grid.countedColumns.map { column -> ExercismTest in
             let standing = grid.standing(student, column)
             let detail = grid.cell(student, column)?.detail
             let (status, message): (String, String?) = switch standing {
             case .fixed: ("pass", nil)
             case .failing, .notStarted: ("fail", detail ?? standing.rawValue)
             case .doesNotCompile: ("error", detail ?? standing.rawValue)
-            case .notRun: ("error", "not run")
+            case .notRun, .baseline: ("error", "not run")
             }
             return ExercismTest(name: "\(column.number) \(column.check)", status: status, message: message,
                                 test_code: "swift run lab exercise see \(column.number) \(column.check)",
@@ -169,18 +185,24 @@ public enum ClassExport {
         let output: String
     }
 
-    /// A point per check that holds.
+    /// A point per check that holds of those the starting code fails; a baseline is listed, out of 0.
     public static func gradescope(_ grid: ClassGrid, student: String) -> Data {
         let tests = grid.columns.enumerated().map { index, column -> GradescopeTest in
             let standing = grid.standing(student, column)
-            let detail = grid.cell(student, column)?.detail ?? ""
-            return GradescopeTest(name: "Exercise \(column.number): \(column.check)", number: "\(Int(column.number) ?? 0).\(index + 1)",
+            let cell = grid.cell(student, column)
+            let detail = cell?.detail ?? ""
+            let name = "Exercise \(column.number): \(column.check)", number = "\(Int(column.number) ?? 0).\(index + 1)"
+            if standing == .baseline {
+                return GradescopeTest(name: name + " (baseline)", number: number, score: 0, max_score: 0,
+                                      status: cell?.status.isHeld == true ? "passed" : "failed", output: baselineLine(cell))
+            }
+            return GradescopeTest(name: name, number: number,
                                   score: standing == .fixed ? 1 : 0, max_score: 1, status: standing == .fixed ? "passed" : "failed",
                                   output: standing.rawValue + (detail.isEmpty ? "" : ": " + detail))
         }
         let score = tests.map(\.score).reduce(0, +)
-        return encoded(GradescopeResults(score: score, output: "\(Int(score)) of \(tests.count) checks hold (Download Lab)",
-                                         tests: tests))
+        return encoded(GradescopeResults(score: score, output: "\(Int(score)) of \(grid.countedColumns.count) checks hold "
+                                         + "of those the starting code fails (Download Lab)", tests: tests))
     }
 
     private static func encoded(_ value: some Encodable) -> Data {

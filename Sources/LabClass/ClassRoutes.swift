@@ -1,4 +1,5 @@
 import Foundation
+import LabCatalogue
 import LabReport
 import LabVocabulary
 import NIOCore
@@ -40,6 +41,10 @@ final class ClassRoutes: Sendable {
             return await submit(Data(body.readableBytesView))
         case (_, "teacher", 2...3):
             guard ClassCredentials.same(parts[1], credentials.teacherToken) else { return .refused("wrong teacher token") }
+            if parts.count == 3, parts[2] == "release" {
+                guard head.method == .POST else { return .text(.methodNotAllowed, "release a name with POST, from the page") }
+                return await release(Data(body.readableBytesView))
+            }
             guard head.method == .GET else { return .text(.methodNotAllowed, "only GET here") }
             return await teacher(parts.count == 3 ? parts[2] : "")
         case (.GET, "", 1):
@@ -60,13 +65,44 @@ final class ClassRoutes: Sendable {
         do {
             let stored = try await store.store(submission, body: body)
             let what = submission.comparison.map { "a comparison of \($0.runs.count) runs" }
-                ?? "\(submission.checks.count) checks, \(submission.checks.filter(\.passed).count) holding"
+                ?? "\(submission.checks.count) checks, \(submission.checks.filter(\.passed).count) holding, \(Self.credited(submission.checks)) of them credited"
             return .text(.ok, (stored == .stored ? "stored: " : "already stored: ") + what)
         } catch let refusal as ClassRefusal {
             return .refused(refusal.description)
         } catch {
             return .text(.serviceUnavailable, "the class server could not store it: \(error)")
         }
+    }
+
+    /// The page's release button: `name=<the name>`, form-encoded. Back to the page after.
+    private func release(_ body: Data) async -> ClassResponse {
+        guard let name = Self.formField("name", in: body) else { return .text(.badRequest, "say which name to release: name=NAME") }
+        do {
+            guard try await store.releaseNow(name) else { return .text(.notFound, "the class has no student named \"\(name)\"") }
+        } catch {
+            return .text(.serviceUnavailable, "the class server could not release it: \(error)")
+        }
+        drawn.withLock { $0 = nil }
+        var back = ClassResponse.text(.seeOther, "released \"\(name)\": the next copy of the lab to submit under it holds it")
+        back.location = "../\(credentials.teacherToken)"
+        return back
+    }
+
+    /// How many of the checks earn credit, by the catalogue's baselines rather than the record's.
+    static func credited(_ checks: [CheckRecord]) -> Int {
+        checks.filter { record in
+            record.passed && Catalogue.lessons.first { $0.id.rawValue == record.exercise }.map { !$0.isBaseline(record.check) } == true
+        }.count
+    }
+
+    /// One field of an `application/x-www-form-urlencoded` body, decoded.
+    static func formField(_ field: String, in body: Data) -> String? {
+        for pair in String(decoding: body, as: UTF8.self).split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            guard parts.count == 2, parts[0] == field else { continue }
+            return String(parts[1]).replacingOccurrences(of: "+", with: " ").removingPercentEncoding.flatMap { $0.isEmpty ? nil : $0 }
+        }
+        return nil
     }
 
     private func teacher(_ what: String) async -> ClassResponse {
@@ -93,7 +129,8 @@ extension ClassRoutes {
         let submissions = try await store.submissionCount()
         if let drawn = drawn.withLock({ $0 }), drawn.submissions == submissions { return drawn.page }
         let grid = try await store.grid()
-        let page = ClassPage(grid: grid, scriptPath: "\(credentials.teacherToken)/live.js").render()
+        let page = ClassPage(grid: grid, scriptPath: "\(credentials.teacherToken)/live.js",
+                             releasePath: "\(credentials.teacherToken)/release").render()
         drawn.withLock { $0 = (grid.submissions, page) }
         return page
     }
@@ -103,6 +140,8 @@ struct ClassResponse: Sendable {
     let status: HTTPResponseStatus
     let contentType: String
     let body: String
+    /// Where a 303 sends the browser.
+    var location: String? = nil
 
     static func text(_ status: HTTPResponseStatus, _ line: String) -> ClassResponse {
         ClassResponse(status: status, contentType: "text/plain; charset=utf-8", body: line + "\n")

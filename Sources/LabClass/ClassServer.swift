@@ -196,6 +196,7 @@ public final class ClassServer: Sendable {
         headers.add(name: "Content-Type", value: response.contentType)
         headers.add(name: "Content-Length", value: String(response.body.utf8.count))
         headers.add(name: "Cache-Control", value: "no-store")
+        if let location = response.location { headers.add(name: "Location", value: location) }
         headers.add(name: "X-Content-Type-Options", value: "nosniff")
         // The page's own script and style, nothing from elsewhere, and no framing by other pages.
         headers.add(name: "Content-Security-Policy",

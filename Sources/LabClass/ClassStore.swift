@@ -82,6 +82,10 @@ public final class ClassStore: Sendable {
         migrator.registerMigration("class/2") { db in
             try db.execute(sql: "ALTER TABLE checkResult ADD COLUMN exchanges BLOB")
         }
+        // How long each check took, for the JUnit export's times; NULL for results kept before.
+        migrator.registerMigration("class/3") { db in
+            try db.execute(sql: "ALTER TABLE checkResult ADD COLUMN seconds REAL")
+        }
         return migrator
     }
 
@@ -129,8 +133,14 @@ public final class ClassStore: Sendable {
                 guard String.fromDatabaseValue(owner[0]) == submission.name else { throw ClassRefusal.idTaken }
                 return .alreadyStored
             }
+            let held = try String.fetchAll(db, sql: "SELECT name FROM student WHERE keyDigest = ?", arguments: [keyDigest])
+            if let other = held.first(where: { $0 != submission.name }) { throw ClassRefusal.copyHoldsAnotherName(other) }
             if let claimed = try String.fetchOne(db, sql: "SELECT keyDigest FROM student WHERE name = ?", arguments: [submission.name]) {
-                guard ClassCredentials.same(claimed, keyDigest) else { throw ClassRefusal.nameTaken(submission.name) }
+                if claimed == Self.released {
+                    try db.execute(sql: "UPDATE student SET keyDigest = ? WHERE name = ?", arguments: [keyDigest, submission.name])
+                } else if !ClassCredentials.same(claimed, keyDigest) {
+                    throw ClassRefusal.nameTaken(submission.name)
+                }
                 let kept = try Int.fetchOne(db, sql: "SELECT SUM(LENGTH(body)) FROM submission WHERE student = ?",
                                             arguments: [submission.name]) ?? 0
                 guard kept + body.count <= limits.bytesPerStudent else { throw ClassRefusal.studentFull(bytes: limits.bytesPerStudent) }
@@ -147,13 +157,33 @@ public final class ClassStore: Sendable {
             let number = db.lastInsertedRowID
             let encoder = JSONEncoder()
             for record in submission.checks {
-                try db.execute(sql: "INSERT INTO checkResult VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                try db.execute(sql: "INSERT INTO checkResult VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                                arguments: [number, submission.name, record.exercise, record.check, record.status.rawValue,
                                            record.passed, record.attempted, record.detail, record.timestamp,
-                                           try record.exchanges.map(encoder.encode)])
+                                           try record.exchanges.map(encoder.encode), record.seconds])
             }
             return .stored
         }
+    }
+
+    /// What a released name's key digest is: no copy holds it, and the next to submit under it will.
+    static let released = ""
+
+    /// Lets the next copy of the lab that submits under `name` hold it, keeping what was
+    /// submitted under it: a student whose copy was lost, or who typed a name by mistake, asks
+    /// the teacher. False when the class has no such name.
+    public func release(_ name: String) throws -> Bool {
+        try database.write { db in try Self.release(name, in: db) }
+    }
+
+    private static func release(_ name: String, in db: Database) throws -> Bool {
+        try db.execute(sql: "UPDATE student SET keyDigest = ? WHERE name = ?", arguments: [released, name])
+        return db.changesCount > 0
+    }
+
+    /// The same, from the server's routes.
+    public func releaseNow(_ name: String) async throws -> Bool {
+        try await database.write { db in try Self.release(name, in: db) }
     }
 
     /// How many submissions the class has: the page's script reloads when it changes.
@@ -191,7 +221,7 @@ public final class ClassStore: Sendable {
             latest AS (
                 SELECT *, ROW_NUMBER() OVER (PARTITION BY student, exercise ORDER BY createdAt DESC, submission DESC) AS rank
                 FROM covering)
-            SELECT c.student, c.exercise, c."check", c.status, c.passed, c.attempted, c.detail, c.exchanges, l.receivedAt
+            SELECT c.student, c.exercise, c."check", c.status, c.passed, c.attempted, c.detail, c.exchanges, c.seconds, l.receivedAt
             FROM checkResult c JOIN latest l ON l.rank = 1 AND l.submission = c.submission AND l.exercise = c.exercise
             """)
         let decoder = JSONDecoder()
@@ -200,7 +230,7 @@ public final class ClassStore: Sendable {
             let run = (row["exchanges"] as Data?).flatMap { try? decoder.decode(ComparisonResults.ExchangeTimeline.self, from: $0) }
             cells.append(ClassGrid.Cell(student: row["student"], exercise: row["exercise"], check: row["check"], status: status,
                                         passed: row["passed"], attempted: row["attempted"], detail: row["detail"],
-                                        submittedAt: row["receivedAt"], run: run))
+                                        submittedAt: row["receivedAt"], seconds: row["seconds"], run: run))
         }
         var comparisons: [ClassGrid.Comparison] = []
         let latestComparisons = try Row.fetchAll(db, sql: """
@@ -216,7 +246,8 @@ public final class ClassStore: Sendable {
             }
         }
         let columns = Catalogue.lessons.flatMap { lesson in
-            lesson.everyCheck.map { ClassGrid.Column(exercise: lesson.id.rawValue, number: lesson.id.number, check: $0.id) }
+            lesson.everyCheck.map { ClassGrid.Column(exercise: lesson.id.rawValue, number: lesson.id.number, check: $0.id,
+                                                     baseline: lesson.isBaseline($0.id)) }
         }
         let submissions = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM submission") ?? 0
         return ClassGrid(students: students, columns: columns, cells: cells, comparisons: comparisons, submissions: submissions)
@@ -236,6 +267,8 @@ public enum ClassStoreError: Error, CustomStringConvertible {
 public enum ClassRefusal: Error, Equatable, CustomStringConvertible {
     /// Another copy of the lab submitted under this name first.
     case nameTaken(String)
+    /// The submitting copy already holds another name in the class: one copy, one student.
+    case copyHoldsAnotherName(String)
     /// The id was stored for another student: not a replay.
     case idTaken
     /// The class has as many names as its limits allow.
@@ -245,7 +278,8 @@ public enum ClassRefusal: Error, Equatable, CustomStringConvertible {
 
     public var description: String {
         switch self {
-        case .nameTaken: "this name is taken by another student's copy of the lab; submit under another --name"
+        case .nameTaken: "this name is taken by another student's copy of the lab; submit under another --name, or ask the teacher to release it"
+        case .copyHoldsAnotherName(let name): "this copy of the lab submits as \"\(name)\" in this class; to submit under another --name, ask the teacher to release \"\(name)\""
         case .idTaken: "this submission id is taken; submit again"
         case .classFull(let students): "the class has \(students) students already, the most it takes; ask the teacher"
         case .studentFull(let bytes): "this student's submissions hold \(bytes >= 1 << 20 ? "\(bytes >> 20) MiB" : "\(bytes) bytes") already, the most a class keeps "

@@ -31,11 +31,14 @@ public struct ClassGrid: Sendable {
         /// "03".
         public let number: String
         public let check: String
+        /// Whether the exercise's starting code passes the check too: it earns no one credit.
+        public let baseline: Bool
 
-        public init(exercise: String, number: String, check: String) {
+        public init(exercise: String, number: String, check: String, baseline: Bool) {
             self.exercise = exercise
             self.number = number
             self.check = check
+            self.baseline = baseline
         }
     }
 
@@ -49,12 +52,15 @@ public struct ClassGrid: Sendable {
         public let detail: String
         /// When the server received the submission, ISO 8601 in UTC.
         public let submittedAt: String
+        /// How long the check's runs took; nil for a result stored before the class kept it.
+        public let seconds: Double?
         /// The failing check's run, when the submission kept it.
         public let run: ComparisonResults.ExchangeTimeline?
 
         public init(student: String, exercise: String, check: String, status: CheckStatus, passed: Bool, attempted: Bool,
-                    detail: String, submittedAt: String, run: ComparisonResults.ExchangeTimeline? = nil) {
+                    detail: String, submittedAt: String, seconds: Double?, run: ComparisonResults.ExchangeTimeline? = nil) {
             self.run = run
+            self.seconds = seconds
             self.student = student
             self.exercise = exercise
             self.check = check
@@ -83,6 +89,8 @@ public struct ClassGrid: Sendable {
         case doesNotCompile = "does not compile"
         /// Checked, but the code is still the starting code.
         case notStarted = "not started"
+        /// A check the starting code passes too: whatever the code, it counts for nothing.
+        case baseline
         case notRun = "not run"
     }
 
@@ -100,12 +108,31 @@ public struct ClassGrid: Sendable {
     }
 
     /// Code identical to the starting code earns nothing: a check it passes, it passes for the
-    /// article's author, not the student.
+    /// article's author, not the student. Nor does any code earn a baseline, which the starting
+    /// code passes: credit is for what the student changed.
     public func standing(_ student: String, _ column: Column) -> Standing {
         guard let cell = cell(student, column) else { return .notRun }
         if cell.status == .notRun { return .notRun }
+        if column.baseline { return .baseline }
         if !cell.attempted { return .notStarted }
         if cell.status == .doesNotCompile { return .doesNotCompile }
         return cell.passed ? .fixed : .failing
+    }
+
+    /// The columns that earn credit: every one that is not a baseline.
+    public var countedColumns: [Column] { columns.filter { !$0.baseline } }
+
+    /// Whether the student has run the exercise's checks on code they changed.
+    public func started(_ student: String, _ exercise: String) -> Bool {
+        columns.contains { $0.exercise == exercise && cell(student, $0).map { $0.attempted && $0.status != .notRun } == true }
+    }
+
+    /// Whether every check of the exercise holds on the student's changed code, baselines too.
+    public func isDone(_ student: String, _ exercise: String) -> Bool {
+        let checks = columns.filter { $0.exercise == exercise }
+        return started(student, exercise) && checks.allSatisfy { column in
+            guard let cell = cell(student, column) else { return false }
+            return cell.attempted && cell.status.isHeld
+        }
     }
 }

@@ -9,15 +9,18 @@ public struct ClassPage {
     let grid: ClassGrid
     /// Where the page's script is, relative to the page.
     let scriptPath: String?
+    /// Where the names' release buttons post, relative to the page; nil draws no buttons.
+    let releasePath: String?
     let now: Date
     /// "14:05" for each submission's time, made once: a page shows thousands of cells, and a
     /// date formatter made for each took most of the page's drawing.
     private let clockTimes: [String: String]
     private let nowOnTheClock: String
 
-    public init(grid: ClassGrid, scriptPath: String?, now: Date = Date()) {
+    public init(grid: ClassGrid, scriptPath: String?, releasePath: String?, now: Date = Date()) {
         self.grid = grid
         self.scriptPath = scriptPath
+        self.releasePath = releasePath
         self.now = now
         let (reader, clock) = (ISO8601DateFormatter(), DateFormatter())
         clock.locale = Locale(identifier: "en_GB")
@@ -43,6 +46,7 @@ public struct ClassPage {
         writeGrid(main)
         writeStuck(main)
         writeComparison(main)
+        writeNames(main)
         return tree.serialized()
     }
 
@@ -75,6 +79,7 @@ public struct ClassPage {
         case .failing: "failing"
         case .doesNotCompile: "broken"
         case .notStarted: "not-started"
+        case .baseline: "baseline"
         case .notRun: "not-run"
         }
     }
@@ -85,6 +90,7 @@ public struct ClassPage {
         case .failing: "✗"
         case .doesNotCompile: "⚠"
         case .notStarted: "○"
+        case .baseline: "–"
         case .notRun: "·"
         }
     }
@@ -103,13 +109,13 @@ public struct ClassPage {
         for column in grid.columns where !exercises.contains(column.exercise) { exercises.append(column.exercise) }
         for exercise in exercises {
             let columns = grid.columns.filter { $0.exercise == exercise }
-            let started = grid.students.filter { student in columns.contains { grid.standing(student, $0) != .notStarted && grid.standing(student, $0) != .notRun } }
-            let done = grid.students.filter { student in columns.allSatisfy { grid.standing(student, $0) == .fixed } }
+            let started = grid.students.filter { grid.started($0, exercise) }
+            let done = grid.students.filter { grid.isDone($0, exercise) }
             let folded = section.add("details", ["class": "exercise", "id": "exercise-\(exercise)", "data-exercise": exercise])
             if current.contains(exercise) { folded.set("open", "open") }
             let summary = folded.add("summary")
             summary.add("strong", text: "\(columns[0].number) \(exercise.drop { $0 != "-" }.dropFirst())")
-            summary.append(" · \(columns.count) checks · started by \(started.count) of \(grid.students.count) · done by \(done.count)")
+            summary.append(" · \(columns.count) checks, \(columns.filter(\.baseline).count) of them baselines · started by \(started.count) of \(grid.students.count) · done by \(done.count)")
             // The students who ran it, not the whole class: on a projector every row counts.
             let ran = grid.students.filter { student in columns.contains { grid.standing(student, $0) != .notRun } }
             guard !ran.isEmpty else {
@@ -120,14 +126,18 @@ public struct ClassPage {
         }
     }
 
-    /// The exercises the class is on: for each student, the one of their latest changed code.
-    /// With none changed yet, the first exercise anyone submitted.
+    /// The exercises the class is on: for each student, every exercise of their latest changed
+    /// code that is not done yet (a `check --all` sends several at one moment), or the last of
+    /// them when all are done. With none changed yet, the first exercise anyone submitted.
     private var currentExercises: Set<String> {
-        var latest: [String: ClassGrid.Cell] = [:]
-        for cell in grid.cells where cell.attempted && latest[cell.student].map({ $0.submittedAt < cell.submittedAt }) ?? true {
-            latest[cell.student] = cell
+        var latest: [String: String] = [:]
+        for cell in grid.cells where cell.attempted { latest[cell.student] = max(latest[cell.student] ?? "", cell.submittedAt) }
+        var current = Set<String>()
+        for (student, moment) in latest {
+            let touched = Set(grid.cells.filter { $0.student == student && $0.attempted && $0.submittedAt == moment }.map(\.exercise))
+            let open = touched.filter { !grid.isDone(student, $0) }
+            current.formUnion(open.isEmpty ? touched.max().map { [$0] } ?? [] : open)
         }
-        let current = Set(latest.values.map(\.exercise))
         if !current.isEmpty { return current }
         return Set(grid.columns.first { column in grid.cells.contains { $0.exercise == column.exercise } }.map { [$0.exercise] } ?? [])
     }
@@ -166,16 +176,22 @@ public struct ClassPage {
         let rates = table.add("tfoot").add("tr", ["class": "pass-rate"])
         rates.add("th", ["scope": "row", "colspan": "2"], text: "fixed by")
         for column in columns {
+            if column.baseline {
+                rates.add("td", ["data-check": "\(column.exercise)/\(column.check)", "class": "baseline",
+                                 "title": "a baseline: the starting code passes it too, so it counts for nothing"], text: "baseline")
+                continue
+            }
             let (fixed, ran) = passRate(column)
             let cell = rates.add("td", ["data-check": "\(column.exercise)/\(column.check)", "data-fixed": String(fixed),
-                                        "data-ran": String(ran), "title": "\(fixed) of \(ran) students who ran it"])
+                                        "data-ran": String(ran), "title": "\(fixed) of \(ran) students who changed the code and ran it"])
             cell.append(ran == 0 ? "–" : "\(fixed)/\(ran)")
         }
     }
 
-    /// Students whose latest run of the check held, of those whose latest run ran it.
+    /// Students whose latest run of the check held, of those whose latest run ran it on code
+    /// they had changed: a student who has not started is not one who failed.
     private func passRate(_ column: ClassGrid.Column) -> (fixed: Int, ran: Int) {
-        let standings: [Standing] = grid.students.map { grid.standing($0, column) }.filter { $0 != Standing.notRun }
+        let standings: [Standing] = grid.students.map { grid.standing($0, column) }.filter { $0 != .notRun && $0 != .notStarted }
         return (standings.filter { $0 == Standing.fixed }.count, standings.count)
     }
 
@@ -184,7 +200,7 @@ public struct ClassPage {
         let section = main.add("section", ["id": "stuck"])
         section.add("h2", text: "Where the class is stuck")
         // Only students who changed the code are stuck on a check: the rest have not started.
-        let rates: [(column: ClassGrid.Column, fixed: Int, ran: Int)] = grid.columns.map { column in
+        let rates: [(column: ClassGrid.Column, fixed: Int, ran: Int)] = grid.countedColumns.map { column in
             let tried = grid.students.map { grid.standing($0, column) }.filter { $0 != .notRun && $0 != .notStarted }
             return (column, tried.filter { $0 == .fixed }.count, tried.count)
         }
@@ -220,6 +236,22 @@ public struct ClassPage {
                                       "viewBox": "0 0 \(Int(ChartFrame.width)) \(Int(chart.height.rounded(.up)))",
                                       "role": "img", "aria-label": "the exchanges of \(student)'s run"])
         chart.draw(in: svg)
+    }
+
+    /// Each name is held by the copy of the lab that first submitted under it; a button lets the
+    /// next copy hold it instead (a student whose copy was lost), keeping what was submitted.
+    private func writeNames(_ main: Element) {
+        guard let releasePath, !grid.students.isEmpty else { return }
+        let section = main.add("details", ["id": "names"])
+        section.add("summary", text: "Names: each held by the copy of the lab that first submitted under it")
+        let list = section.add("ul")
+        for student in grid.students {
+            let form = list.add("li").add("form", ["method": "post", "action": releasePath])
+            form.add("span", ["class": "name"], text: student)
+            form.append(" ")
+            form.add("input", ["type": "hidden", "name": "name", "value": student])
+            form.add("button", ["type": "submit"], text: "release")
+        }
     }
 
     /// How much of a check's detail the page shows, twice per cell at most: the page of a full class

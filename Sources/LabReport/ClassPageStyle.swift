@@ -25,6 +25,7 @@ enum ClassPageStyle {
         td.failing, .mark.failing { background: #fbe3e4; color: #a3161f; }
         td.broken, .mark.broken { background: #fff0c2; color: #7a5400; }
         td.not-started, .mark.not-started { background: #f0f0f3; color: #666; }
+        td.baseline, .mark.baseline { background: #fff; color: #999; }
         td.not-run, .mark.not-run { color: #aaa; }
         ul.legend .mark { display: inline-block; width: 22px; text-align: center; font-weight: 700; border-radius: 3px; }
         tfoot tr.pass-rate th, tfoot tr.pass-rate td { font-weight: 600; padding: 3px 6px; background: #f5f5f7;

@@ -6,8 +6,11 @@ public struct CheckRecord: Codable, Sendable, Equatable {
     /// The check's id ("resumes-after-kill"), or "build" when the code did not compile.
     public var check: String
     public var status: CheckStatus
-    /// Whether the check holds.
+    /// Whether the check holds, on code the student changed.
     public var passed: Bool
+    /// Whether the starting code passes this check too: a baseline, which earns no credit
+    /// whatever the code (credit is `passed` on a check that is not a baseline).
+    public var baseline: Bool
     /// What happened, in one line.
     public var detail: String
     /// The command that shows it by hand.
@@ -28,13 +31,14 @@ public struct CheckRecord: Codable, Sendable, Equatable {
     /// headers, for the teacher's picture of where a student is stuck. Absent otherwise.
     public var exchanges: ComparisonResults.ExchangeTimeline?
 
-    public init(exercise: String, check: String, status: CheckStatus, passed: Bool, detail: String, command: String,
+    public init(exercise: String, check: String, status: CheckStatus, passed: Bool, baseline: Bool, detail: String, command: String,
                 seconds: Double, symptomSeen: Bool?, attempted: Bool, codeSHA256: String, hintsShown: Int,
                 timestamp: String, labVersion: String = LabVersion.current) {
         self.exercise = exercise
         self.check = check
         self.status = status
         self.passed = passed
+        self.baseline = baseline
         self.detail = detail.shortened(to: Self.longestText)
         self.command = command.shortened(to: Self.longestText)
         self.seconds = seconds
@@ -45,6 +49,9 @@ public struct CheckRecord: Codable, Sendable, Equatable {
         self.timestamp = timestamp
         self.labVersion = labVersion
     }
+
+    /// Whether the record earns credit: a check the starting code fails, holding on changed code.
+    public var counts: Bool { passed && !baseline }
 
     /// The id a build failure's record carries in place of a check's.
     public static let buildCheck = "build"

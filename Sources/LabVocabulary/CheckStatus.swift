@@ -14,4 +14,7 @@ public enum CheckStatus: String, Codable, Sendable, CaseIterable, LabName {
     /// stopped it first. Not credited; it is judged once that failure is fixed.
     case notReached = "not-reached"
     case doesNotCompile = "does-not-compile"
+
+    /// Whether the check held: fixed, verifies or holds.
+    public var isHeld: Bool { self == .fixed || self == .verifies || self == .holds }
 }

@@ -24,7 +24,7 @@ struct ClassBoundsTests {
         let repeated = try ClassHTTP.post(server.submissions, ClassFixtures.json(twice))
         #expect(repeated.status == 400 && repeated.body.hasPrefix("the check 03-outputstream/"), "\(repeated)")
 
-        let made = CheckRecord(exercise: "03-outputstream", check: "clean", status: .fixed, passed: true,
+        let made = CheckRecord(exercise: "03-outputstream", check: "clean", status: .fixed, passed: true, baseline: true,
                                detail: String(repeating: "x", count: 5_000), command: "", seconds: 0, symptomSeen: nil,
                                attempted: true, codeSHA256: "", hintsShown: 0, timestamp: "")
         #expect(made.detail.count == CheckRecord.longestText)
@@ -77,8 +77,8 @@ struct ClassBoundsTests {
                 == "this student's submissions hold 3000 bytes already, the most a class keeps for one; ask the teacher")
 
         let studentKey = ClassFixtures.key()
-        for name in ["Ada", "Grace"] {
-            let submission = ClassFixtures.submission(name: name, key: studentKey, checks: ["clean"])
+        for (name, key) in [("Ada", studentKey), ("Grace", ClassFixtures.key())] {
+            let submission = ClassFixtures.submission(name: name, key: key, checks: ["clean"])
             #expect(try await store.store(submission, body: Data()) == .stored)
         }
         let late = ClassFixtures.submission(name: "Late", key: ClassFixtures.key(), checks: ["clean"])

@@ -19,11 +19,11 @@ import Testing
         let server = try ClassServerProcess(data: folder.appendingPathComponent("class"))
         defer { server.stop() }
         let key = ClassFixtures.key()
-        let first = ClassFixtures.submission(name: "Ada", key: key, fixed: { $0 != "resumes-after-kill" },
+        let first = ClassFixtures.submission(name: "Ada", key: key, fixed: { $0 != "no-206-check" },
                                              createdAt: Date().addingTimeInterval(-60))
         let stored = try ClassHTTP.post(server.submissions, ClassFixtures.json(first))
         #expect(stored.status == 200)
-        #expect(stored.body == "stored: \(first.checks.count) checks, \(first.checks.count - 1) holding\n")
+        #expect(stored.body == "stored: \(first.checks.count) checks, \(first.checks.count - 1) holding, \(Catalogue.lesson(named: "03")!.countedChecks.count - 1) of them credited\n")
 
         // Every refusal: its status, one line, and nothing stored.
         var tooLong = first
@@ -40,7 +40,7 @@ import Testing
             ("\(server.base)/class/WRONGCOD/submissions", ClassFixtures.json(ClassFixtures.submission(name: "Eve", key: ClassFixtures.key())),
              403, "wrong class code"),
             (server.submissions, ClassFixtures.json(ClassFixtures.submission(name: "Ada", key: ClassFixtures.key())), 403,
-             "this name is taken by another student's copy of the lab; submit under another --name"),
+             "this name is taken by another student's copy of the lab; submit under another --name, or ask the teacher to release it"),
             (server.submissions, Data("{\"id\": ".utf8), 400, "the body is not JSON"),
             (server.submissions, Data("null".utf8), 400, "the body is not a submission: a JSON object is expected"),
             (server.submissions, Data("[]".utf8), 400, "the body is not a submission: a JSON object is expected"),
@@ -66,7 +66,7 @@ import Testing
         let replay = try ClassHTTP.post(server.submissions, ClassFixtures.json(first))
         #expect(replay.status == 200)
         #expect(replay.body.hasPrefix("already stored: "))
-        let column = ClassGrid.Column(exercise: "03-outputstream", number: "03", check: "resumes-after-kill")
+        let column = ClassGrid.Column(exercise: "03-outputstream", number: "03", check: "no-206-check", baseline: false)
         #expect(try server.stored().grid.standing("Ada", column) == .failing)
         let newer = ClassFixtures.submission(name: "Ada", key: key)
         #expect(try ClassHTTP.post(server.submissions, ClassFixtures.json(newer)).status == 200)
@@ -90,12 +90,13 @@ import Testing
             #expect(Self.checkLines(submitted.stdout) == Self.checkLines(alone.stdout))
             let lesson = Catalogue.lesson(named: "00")!
             // The starting code: its clean run verifies, and earns nothing.
-            #expect(submitted.stderr.contains("submitted to the class: stored: \(lesson.checks.count) checks, 0 holding\n"), "\(submitted.stderr)")
+            #expect(submitted.stderr.contains("submitted to the class: stored: \(lesson.checks.count) checks, 0 holding, 0 of them credited\n"), "\(submitted.stderr)")
             let grid = try server.stored().grid
             #expect(grid.students == ["Grace Hopper"])
-            let cleanColumn = ClassGrid.Column(exercise: lesson.id.rawValue, number: "00", check: "clean")
-            #expect(grid.standing("Grace Hopper", cleanColumn) == .notStarted)
-            #expect(grid.standing("Grace Hopper", ClassGrid.Column(exercise: lesson.id.rawValue, number: "00", check: "status-ignored")) == .notStarted)
+            let cleanColumn = ClassGrid.Column(exercise: lesson.id.rawValue, number: "00", check: "clean", baseline: true)
+            #expect(grid.standing("Grace Hopper", cleanColumn) == .baseline)
+            let statusColumn = ClassGrid.Column(exercise: lesson.id.rawValue, number: "00", check: "status-ignored", baseline: false)
+            #expect(grid.standing("Grace Hopper", statusColumn) == .notStarted)
 
             // A server that does not answer: the same result, one line, and the run waits in the outbox.
             guard let closed = boundLoopbackSocket() else { throw ClassTestError("no free port") }
@@ -123,7 +124,7 @@ import Testing
             try later.start()
             let sent = later.wait(timeout: 60)
             #expect(sent.status == 0, "\(sent.stderr)")
-            #expect(sent.stdout == "waiting.json: stored: \(lesson.checks.count) checks, 0 holding\n")
+            #expect(sent.stdout == "waiting.json: stored: \(lesson.checks.count) checks, 0 holding, 0 of them credited\n")
             #expect(try FileManager.default.contentsOfDirectory(atPath: outbox.path).isEmpty)
             #expect(try server.stored().ids.count == 2)
         }
@@ -204,7 +205,7 @@ import Testing
             ["eval": "[...new Set([...document.querySelectorAll('tbody th.student')].map(e => e.textContent))]"],
             ["eval": "[...document.querySelectorAll('details.exercise')].map(e => e.dataset.exercise + ':' + [...e.querySelectorAll('thead th.check')].map(c => c.dataset.check).join(' '))"],
             ["eval": "document.querySelectorAll('main img, main script').length + ':' + (document.body.dataset.pwned || 'none')"],
-            ["eval": "[...document.querySelectorAll('tfoot td')].filter(e => e.dataset.check === '02-filehandle/clean').map(e => e.title)"],
+            ["eval": "[...document.querySelectorAll('tfoot td')].filter(e => e.dataset.check === '02-filehandle/range-colon').map(e => e.title)"],
             ["post": ["url": server.submissions, "body": String(decoding: ClassFixtures.json(late), as: UTF8.self)]],
             ["waitFor": "[...document.querySelectorAll('tbody th.student')].some(e => e.textContent === 'Late Student')", "seconds": 10],
             ["eval": "document.getElementById('live').textContent"],
@@ -216,7 +217,7 @@ import Testing
         }
         #expect(results[1] as? [String] == sections)
         #expect(results[2] as? String == "0:none")
-        #expect(results[3] as? [String] == ["3 of 5 students who ran it"])
+        #expect(results[3] as? [String] == ["3 of 5 students who changed the code and ran it"])
         #expect(results[4] as? Int == 200)
         #expect(results[5] as? Bool == true, "the page did not show the new submission without a reload")
         #expect(results[6] as? String == " · updates by itself")

@@ -14,7 +14,7 @@ struct Class: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Run a class: students submit their checks, the teacher watches one page, grades leave as CSV, JUnit, Exercism or Gradescope files.",
         discussion: "The teacher's guide is docs/class.md.",
-        subcommands: [ServeClass.self, Submit.self, Export.self]
+        subcommands: [ServeClass.self, Submit.self, Export.self, Release.self]
     )
 
     struct ServeClass: ParsableCommand {
@@ -222,6 +222,36 @@ struct Class: ParsableCommand {
             } catch {
                 throw ClassCommandError(73, "cannot write \(output ?? "the export"): \(systemReason(of: error))")
             }
+        }
+    }
+}
+
+extension Class {
+    struct Release: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Let another copy of the lab submit under a student's name, keeping what was submitted under it.",
+            discussion: "The first copy to submit under a name holds it, and each copy holds one name. A student whose copy was lost, "
+                + "or who typed a name by mistake, asks the teacher: the next copy to submit under the released name holds it.")
+
+        @Argument(help: "The name, as the class's page shows it.")
+        var name: String
+
+        @Option(help: ArgumentHelp("The class's folder, as given to `lab class serve`.", valueName: "FOLDER"))
+        var data = "lab-class"
+
+        func run() throws {
+            let folder = URL(fileURLWithPath: data)
+            guard FileManager.default.fileExists(atPath: folder.appendingPathComponent(ClassStore.fileName).path) else {
+                throw ClassCommandError(66, "no class in \(folder.path): give the --data folder `lab class serve` used")
+            }
+            let released: Bool
+            do {
+                released = try ClassStore(folder: folder).release(name)
+            } catch {
+                throw ClassCommandError(74, "cannot release \"\(name)\" in \(folder.path): \(error)")
+            }
+            guard released else { throw ClassCommandError(65, "the class in \(folder.path) has no student named \"\(name)\"") }
+            Console.output("released \"\(name)\": the next copy of the lab to submit under it holds it")
         }
     }
 }

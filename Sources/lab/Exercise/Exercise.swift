@@ -99,7 +99,7 @@ extension Exercise {
             case doesNotCompile
             case done
             case failing(count: Int, of: Int)
-            case notStarted(checks: Int)
+            case notStarted(checks: Int, baselines: Int)
             case editedNotChecked(checks: Int)
 
             var shown: String {
@@ -108,7 +108,7 @@ extension Exercise {
                 case .doesNotCompile: "does not compile"
                 case .done: "done"
                 case .failing(let count, let total): "failing \(count) of \(total) checks"
-                case .notStarted(let checks): "not started (\(checks) checks)"
+                case .notStarted(let checks, let baselines): "not started (\(checks) checks, \(baselines) of them baselines the starting code passes)"
                 case .editedNotChecked(let checks): "edited, not checked yet (\(checks) checks)"
                 }
             }
@@ -119,7 +119,7 @@ extension Exercise {
             let total = lesson.checks.count
             guard let code = workspace.studentCode(lesson) else { return .missing(number: lesson.id.number) }
             // The starting code is not started, whatever a check of it found.
-            if code == (try workspace.startingCode(lesson)) { return .notStarted(checks: total) }
+            if code == (try workspace.startingCode(lesson)) { return .notStarted(checks: total, baselines: total - lesson.failingAtStart.count) }
             let checked = progress.exercises[lesson.id.rawValue].flatMap { $0.sourceSHA256 == ExerciseWorkspace.sha256(code) ? $0 : nil }
             if let checked {
                 if !checked.compiles { return .doesNotCompile }

@@ -76,9 +76,11 @@ struct ExerciseRun {
                            + "the ✗ lines are where to begin.")
         } else if !json {
             let failing = outcomes.filter { !$0.passed }.count
+            let counted = outcomes.filter { !lesson.isBaseline($0.check) }
+            let credit = "\(counted.filter(\.passed).count) of the \(counted.count) checks the starting code fails now hold"
             Console.output(failing == 0
-                ? "done: every check holds." + (variant == nil ? " `swift run lab exercise` shows the next one." : "")
-                : "\(failing) of \(outcomes.count) checks fail." + (variant == nil ? " A hint: swift run lab exercise hint \(lesson.id.number)" : ""))
+                ? "done: every check holds; \(credit)." + (variant == nil ? " `swift run lab exercise` shows the next one." : "")
+                : "\(failing) of \(outcomes.count) checks fail; \(credit)." + (variant == nil ? " A hint: swift run lab exercise hint \(lesson.id.number)" : ""))
         }
         return records
     }
@@ -158,6 +160,9 @@ struct ExerciseRun {
         let indent = String(repeating: " ", count: width + 3)
         switch outcome.status {
         case .fixed, .verifies, .holds:
+            if lesson.isBaseline(outcome.check) {
+                return Console.output("· \(name) baseline: the starting code \(outcome.status == .verifies ? "verifies" : "holds") here too, so it counts for nothing")
+            }
             Console.output(started ? "✔ \(name) \(outcome.status.rawValue)"
                 : "· \(name) not started: the starting code \(outcome.status == .verifies ? "verifies" : "holds") here too")
         case .notRun, .notReached:
@@ -176,7 +181,7 @@ struct ExerciseRun {
     /// What every JSON line of this check says of the code: whether it was attempted, its digest,
     /// and the hints shown so far.
     private func recordFacts(code: String) -> CodeFacts {
-        CodeFacts(attempted: variant != nil || code != (try? workspace.startingCode(lesson)),
+        CodeFacts(attempted: variant != nil || code != (try? workspace.startingCode(lesson)), baselines: lesson.checks.map(\.id).filter(lesson.isBaseline),
                           codeSHA256: ExerciseWorkspace.sha256(code),
                           hintsShown: workspace.progress().exercises[lesson.id.rawValue]?.hintsShown ?? [:])
     }
@@ -203,6 +208,8 @@ struct ExerciseRun {
 struct CodeFacts {
     /// Whether the code differs from the starting code: an exercise not started is not failing.
     let attempted: Bool
+    /// The checks the starting code passes too, which earn nothing.
+    let baselines: [String]
     /// SHA-256 of the checked file's text.
     let codeSHA256: String
     /// How many hints of each check the student has asked for.
@@ -212,6 +219,7 @@ struct CodeFacts {
     /// yet changed passes nothing: what it holds, the starting code holds.
     func record(_ outcome: ExerciseCheck.Outcome) -> CheckRecord {
         var record = CheckRecord(exercise: outcome.exercise, check: outcome.check, status: outcome.status, passed: attempted && outcome.passed,
+                                 baseline: baselines.contains(outcome.check),
                                  detail: outcome.detail, command: outcome.command, seconds: outcome.seconds, symptomSeen: outcome.symptomSeen,
                                  attempted: attempted, codeSHA256: codeSHA256, hintsShown: hintsShown[outcome.check] ?? 0,
                                  timestamp: ISO8601DateFormatter().string(from: Date()))

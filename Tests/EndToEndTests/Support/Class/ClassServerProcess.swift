@@ -118,6 +118,7 @@ enum ClassFixtures {
         let lesson = Catalogue.lessons.first { $0.id.rawValue == exercise }!
         let records = (checks ?? lesson.everyCheck.map(\.id)).map { check in
             CheckRecord(exercise: exercise, check: check, status: fixed(check) ? .fixed : .stillThere, passed: fixed(check),
+                        baseline: lesson.isBaseline(check),
                         detail: fixed(check) ? "fixed" : "exit 65: the server's error page saved as the file",
                         command: "swift run exercise-\(exercise)", seconds: 1, symptomSeen: !fixed(check), attempted: true,
                         codeSHA256: String(repeating: "0", count: 64), hintsShown: 0,
