@@ -128,7 +128,8 @@ extension Catalogue {
                 "data(from:) returns only when the whole body is in one Data; on Linux it is copied once more on the way.",
                 "Get the body with run.sharedSession.bodyChunks(for:), iterate it with `for try await chunk in chunks` and write each chunk to a FileHandle.",
             ]),
-    ], skills: [resumesAfterKill(brokenBy: [startsOver]), survivesAnIgnoredRange, survivesAChangedFile], tools: partialFileTools(
+    ], skills: [resumesAfterKill(brokenBy: [startsOver]), survivesAnIgnoredRange, survivesAChangedFile, survivesAChangeAcrossAKill],
+       tools: partialFileTools(
         asking: ["run.sharedSession.bodyChunks(for: request)  (chunks, response) once the head is in; `for try await chunk in chunks`"],
         writing: throughAHandle))
 
@@ -223,7 +224,7 @@ extension Catalogue {
                 "A background session belongs to its identifier; a second one with the same identifier is undefined behaviour, and here hears nothing.",
                 "Make the session once per launch, in didFinishLaunching(), keep it in a property, and make every download task from it.",
             ]),
-    ], skills: [resumesAfterKill(brokenBy: [defaultSession]), startsOneDownload, resumesWithALimit])
+    ], skills: [resumesAfterKill(brokenBy: [defaultSession]), startsOneDownload, resumesWithALimit, resumesWhatTheSystemGaveUp])
 
     static let defaultSession = Defect(
         id: "default-session",
@@ -248,6 +249,22 @@ extension Catalogue {
             "The system ended the app at 30%, and at 60% the user opened it and tapped Start: a second download began while the first still ran in the background. What could the app have asked first?",
             "After a relaunch the session's tasks from before may still run in the transfer service; the session lists them.",
             "In startTapped, call session.getAllTasks { tasks in … } and start a download only when tasks is empty.",
+        ],
+        brokenBy: [defaultSession])
+
+    /// The other side of the limit: the system gives up on a task after its five tries, and
+    /// the server then works again. The app must resume from the error's resume data, which
+    /// continues where the file ends; a new task from byte 0 sends 2.5 MiB twice, and an app
+    /// that never resumes has no file.
+    static let resumesWhatTheSystemGaveUp = Skill(
+        id: "resumes-what-the-system-gave-up",
+        summary: "a failure the system gave up on is resumed from its resume data, where the file ends, not started again",
+        trial: Trial(faults: "drop:512KiB*5,ok", size: 4 << 20, arguments: ["--life", "", "--max-attempts", "1"]),
+        symptom: .fetchesAgain(requestsAllowed: nil), fix: .verifies,
+        hints: [
+            "The server cut five transfers in a row, the system's five tries, then worked again. Did the app get the file, and how many bytes came twice?",
+            "When didCompleteWithError reports a failure the system gave up on, the error carries resume data: the bytes so far and where to continue.",
+            "Take (error as? URLError)?.downloadTaskResumeData and, while resumes are left, session.downloadTask(withResumeData:).resume(); a new downloadTask(with:) starts from byte 0.",
         ],
         brokenBy: [defaultSession])
 

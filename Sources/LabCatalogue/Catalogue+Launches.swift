@@ -37,16 +37,19 @@ extension Catalogue {
             "Save the ETag and Last-Modified beside the file; on the next launch send them as If-None-Match and If-Modified-Since. A 304 keeps the file; a 200 replaces it.",
         ])
 
+    /// Judged by the round trips, not by the method: a one-byte `Range` probe before the GET
+    /// costs the same trip as the HEAD. The file changes before the second launch, whose one
+    /// request must both ask and bring the new file.
     static let extraHeadEveryLaunch = Defect(
         id: "extra-head",
         summary: "every launch sends a HEAD before deciding, one more round trip; a conditional GET asks and answers in one",
         source: progress("the HEAD request"),
-        trial: Trial(faults: "", size: medium),
-        symptom: .sendsHEAD, fix: .verifies, matrix: [],
+        trial: Trial(faults: "ok,change", size: medium, generation: 1),
+        symptom: .roundTrips(moreThan: 2), fix: .verifies, matrix: [],
         hints: [
-            "Count the requests of the two launches. Which one does nothing a GET could not do?",
-            "A conditional GET asks \"has it changed?\" and brings the new file in the same answer when it has.",
-            "Drop the HEAD: send one GET per launch, with If-None-Match and If-Modified-Since once you have a file and its validators.",
+            "Count the requests of the two launches: the file changed in between, and the second launch needed one answer. Which request does nothing a GET could not do?",
+            "A conditional GET asks \"has it changed?\" and brings the new file in the same answer when it has; any probe before it (a HEAD, a one-byte Range) is one more round trip.",
+            "Drop the probe: send one GET per launch, with If-None-Match and If-Modified-Since once you have a file and its validators.",
         ])
 
     static let keepsTheCurrentFile = Skill(

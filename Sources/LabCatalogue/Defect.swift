@@ -116,6 +116,12 @@ public enum Symptom: Sendable, Equatable {
     /// sent bodies to `ranges - 1` GETs at once, or one answer carried more than one and a half
     /// ranges' share of the file.
     case notSideBySide(ranges: Int)
+    /// Lesson 11: a range answered 503 with `Retry-After` was asked for again before that time
+    /// had passed, by the server's log.
+    case ignoresRetryAfter
+    /// More requests than `allowed` in the whole run, whatever their method: a probe before the
+    /// answer (a HEAD, a one-byte `Range`) is a round trip too.
+    case roundTrips(moreThan: Int)
 }
 
 /// Apple's rules for background sessions that lesson 09's checks hold an app to, each seen by the

@@ -38,13 +38,15 @@ public struct Observation: Sendable {
     /// The most GETs the server was sending bodies to at one moment, and the largest body it
     /// sent one GET, over all runs; nil for an upload.
     public var mostAtOnce: Int?
+    /// Lesson 11: 503s whose range was asked for again before their `Retry-After` had passed.
+    public var askedBeforeRetryAfter: Int?
     public var largestBody: Int64?
 
     public init(ending: Ending, outcome: Outcome?, file: FileState, fileName: String?, resourceName: String, size: Int64,
                 breakOffset: Int64?, afterTheBreak: AfterTheBreak? = nil, firstEnding: Ending? = nil,
                 memoryGrowth: Double?, sentHEAD: Bool, uploadExtraBytes: Int64?, progress: ProgressRecord? = nil,
                 bytesSent: Int64? = nil, requestsSent: Int? = nil, background: BackgroundRecord? = nil,
-                mostAtOnce: Int? = nil, largestBody: Int64? = nil) {
+                mostAtOnce: Int? = nil, largestBody: Int64? = nil, askedBeforeRetryAfter: Int? = nil) {
         self.ending = ending
         self.outcome = outcome
         self.file = file
@@ -62,6 +64,7 @@ public struct Observation: Sendable {
         self.requestsSent = requestsSent
         self.background = background
         self.mostAtOnce = mostAtOnce
+        self.askedBeforeRetryAfter = askedBeforeRetryAfter
         self.largestBody = largestBody
     }
 
@@ -149,6 +152,10 @@ extension Symptom {
             return observation.verified && observation.afterTheBreak.map { $0.status != 206 } == true
         case .breaksBackgroundRule(let rule):
             return rule.isBroken(in: observation)
+        case .roundTrips(let allowed):
+            return (observation.requestsSent ?? 0) > allowed
+        case .ignoresRetryAfter:
+            return (observation.askedBeforeRetryAfter ?? 0) > 0
         case .notSideBySide(let ranges):
             guard observation.verified, let mostAtOnce = observation.mostAtOnce, let largest = observation.largestBody else { return false }
             // One range may start late (the first GET's answer ends before the last range's GET

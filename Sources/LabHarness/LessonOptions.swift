@@ -44,7 +44,7 @@ struct LessonOptions: ParsableArguments {
     @Option(help: "Lesson 09: what happens to the app while it downloads, e.g. \"suspend@20%,terminate@50%\" (its default); \"\" for nothing. Events: \(LifeScript.syntax).", transform: LifeScript.init(parsing:))
     var life: LifeScript?
 
-    @Flag(name: .customLong("purge-caches"), help: "Lesson 10: between the two launches, empty the app's Library/Caches, as iOS does when storage runs low.")
+    @Flag(name: .customLong("purge-caches"), help: "Lesson 10: between the two launches, empty the app's Library/Caches and tmp, as iOS does when storage runs low.")
     var purgeCaches = false
 
     // Unconditional: "-1" is a value to refuse by its range, not an option that is missing.

@@ -74,9 +74,9 @@ extension LessonProcess {
             default: throw DownloadError.localIO(path: path.path, reason: "it is not a folder; this lesson writes only into folders of its own")
             }
         }
-        // An app's container starts with its Documents and Library/Caches (`LessonRun.containerURL(for:)`).
+        // An app's container starts with its Documents, Library/Caches and tmp (`LessonRun.containerURL(for:)`).
         let made = lesson.id.kind == .downloadIntoContainer
-            ? [AppContainer.documents, AppContainer.caches].map { folder.appendingPathComponent($0, isDirectory: true) } : [folder]
+            ? [AppContainer.documents, AppContainer.caches, AppContainer.tmp].map { folder.appendingPathComponent($0, isDirectory: true) } : [folder]
         do {
             for folder in made { try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true) }
         } catch {

@@ -20,6 +20,7 @@ struct LessonProcess<Way: LessonWay & ExpressibleByArgument> {
     /// `makeStrategy` builds the lesson's object for this run and hands back its attempt: one
     /// press of "Start" (or "Resume").
     func run(_ makeStrategy: (LessonRun) -> () -> AttemptResult) throws -> LessonResult {
+        if let launch = LaterLaunch.inThisProcess { runAsLaterLaunch(launch, makeStrategy) }
         // --max-time counts from here: starting the server and writing an upload's file count too.
         let processStarted = ContinuousClock.now
         TransferLimits.active = options.limits
@@ -28,6 +29,7 @@ struct LessonProcess<Way: LessonWay & ExpressibleByArgument> {
         let source = try DownloadSource(options: options, lesson: lesson, startServer: startServer)
         defer { source.server?.stop() }
         let file = try prepareOutput()
+        if lesson.id.kind == .downloadIntoContainer { useTheContainersTemporaryFolder(file) }
         // Before the lesson makes its first session, which makes Foundation's folders.
         keepFoundationStores(in: try foundationStores(for: file))
         try checkArchivePath()
@@ -116,32 +118,37 @@ struct LessonProcess<Way: LessonWay & ExpressibleByArgument> {
         var lastResult = AttemptResult.finished
         for launch in 1...lesson.id.launches {
             guard case .finished = lastResult else { break }
-            if launch > 1 {
-                console.line("↻ launch \(launch): the app starts again" + (options.purgeCaches ? ", after the system emptied Library/Caches" : ""))
-                run.events.note("launch \(launch)" + (options.purgeCaches ? ", Caches emptied" : ""))
-                if options.purgeCaches { try purgeCaches(in: run.file) }
+            guard launch > 1 else {
+                (attempts, lastResult) = attemptUntilDone(makeStrategy(run), run: run, url: source.url, ending: ending, before: attempts)
+                continue
             }
-            (attempts, lastResult) = attemptUntilDone(makeStrategy(run), run: run, source: source, ending: ending, before: attempts)
+            console.line("↻ launch \(launch): the app starts again, in a new process"
+                         + (options.purgeCaches ? ", after the system emptied Library/Caches and tmp" : ""))
+            run.events.note("launch \(launch)" + (options.purgeCaches ? ", Caches and tmp emptied" : ""))
+            if options.purgeCaches { try purgeCaches(in: run.file) }
+            (attempts, lastResult) = try launchInAProcessOfItsOwn(launch, run: run, before: attempts)
         }
         return (attempts, lastResult)
     }
 
-    /// What iOS does when storage runs low: everything in the app's Library/Caches goes.
+    /// What iOS does when storage runs low: everything in the app's Library/Caches and tmp goes.
     private func purgeCaches(in container: URL) throws {
-        let caches = container.appendingPathComponent(AppContainer.caches, isDirectory: true)
-        do {
-            for item in try FileManager.default.contentsOfDirectory(at: caches, includingPropertiesForKeys: nil) {
-                try FileManager.default.removeItem(at: item)
+        for purged in AppContainer.purgedWhenStorageRunsLow {
+            let folder = container.appendingPathComponent(purged, isDirectory: true)
+            do {
+                for item in try FileManager.default.contentsOfDirectory(at: folder, includingPropertiesForKeys: nil) {
+                    try FileManager.default.removeItem(at: item)
+                }
+            } catch {
+                throw DownloadError.localIO(path: folder.path, reason: "cannot empty it: \(error.localizedDescription)")
             }
-        } catch {
-            throw DownloadError.localIO(path: caches.path, reason: "cannot empty it: \(error.localizedDescription)")
         }
     }
 
     /// Presses Start, then Resume after each resumable failure, up to `--max-attempts` in one
     /// launch; `before` attempts were made by the launches before it.
-    private func attemptUntilDone(_ attempt: () -> AttemptResult, run: LessonRun, source: DownloadSource,
-                                  ending: RunEnding, before: Int) -> (attempts: Int, last: AttemptResult) {
+    func attemptUntilDone(_ attempt: () -> AttemptResult, run: LessonRun, url: URL,
+                          ending: RunEnding, before: Int) -> (attempts: Int, last: AttemptResult) {
         let log = run.exchangeLog
         var attempts = before
         var lastResult = AttemptResult.finished
@@ -162,7 +169,7 @@ struct LessonProcess<Way: LessonWay & ExpressibleByArgument> {
             if fileGrowth > 0, !lesson.uploads, !log.exchanges.dropFirst(exchangesBefore).contains(where: { $0.method == .get }) {
                 // A call such as Data(contentsOf:) shows the lab no request or response; what
                 // landed in the file is all there is to count.
-                log.unobserved(url: source.url, bodyBytes: fileGrowth)
+                log.unobserved(url: url, bodyBytes: fileGrowth)
             }
             if case .failed(let error) = lastResult {
                 let received = log.bodyBytesReceived - receivedBefore
@@ -191,6 +198,7 @@ struct LessonProcess<Way: LessonWay & ExpressibleByArgument> {
         nonisolated(unsafe) let process = self
         let endEarly: @Sendable (DownloadError) -> Void = { error in
             guard ending.claim() else { return }
+            if let launch = LaterLaunch.running.withLock({ $0 }) { kill(launch, SIGKILL) }
             do {
                 let result = try ResultRecorder(
                     lesson: process.lesson, options: process.options, way: process.way, source: source, file: file(),

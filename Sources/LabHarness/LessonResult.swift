@@ -7,7 +7,9 @@ import FoundationNetworking
 
 extension LessonResult.ErrorRecord {
     init(_ error: any Error) {
-        if let error = error as? URLError {
+        if let relayed = error as? RelayedFailure {
+            self = relayed.record
+        } else if let error = error as? URLError {
             self.init(domain: NSURLErrorDomain, code: error.errorCode, message: describe(error))
         } else if let error = error as? DownloadError {
             self.init(domain: "DownloadLab", code: Int(error.exitStatus.rawValue), message: error.description)

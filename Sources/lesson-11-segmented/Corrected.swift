@@ -23,26 +23,6 @@ final class CorrectedDownload: NSObject, LessonDownload, URLSessionDataDelegate,
     /// segments run at once.
     static let savedEvery: Int64 = 512 << 10
 
-    /// What one task fills.
-    private enum Part: Equatable {
-        /// The first range: its answer sets up the plan.
-        case firstRange
-        case segment(Int)
-        /// The whole file from byte 0 in one stream, of a length not known beforehand.
-        case whole
-        /// A plan whose every range is on disk (a kill came before it was removed): one byte
-        /// asked with If-Range says whether the file is still the server's.
-        case check
-        /// Given up (another answer replaced the plan); its bytes go nowhere.
-        case abandoned
-    }
-
-    private struct Transfer {
-        var part: Part
-        /// Its own handle, so its write position is its own: no other segment moves it.
-        var handle: FileHandle?
-    }
-
     private var plan: SegmentPlan?
     /// The plan as last written beside the file.
     private var savedPlan: SegmentPlan?
@@ -56,8 +36,8 @@ final class CorrectedDownload: NSObject, LessonDownload, URLSessionDataDelegate,
     /// Where tasks are made and resumed: not on the delegate queue, whose callback may be what
     /// the session's own queue is waiting for (a deadlock on Linux; see the page).
     private let starter = DispatchQueue(label: "segments.starter")
-    /// Segments the server refused for now (503: too many connections), started as others end.
-    private var refused: [Int] = []
+    /// How often the server has refused each segment for now (503 or 429: too many connections).
+    private var refusals: [Int: Int] = [:]
     private var wholeDone: Int64 = 0
     /// What stops the whole attempt: another version of the file, a refusal, a write that failed.
     private var failure: (any Error)?
@@ -76,7 +56,7 @@ final class CorrectedDownload: NSObject, LessonDownload, URLSessionDataDelegate,
 
     func downloadFile(completion: @escaping @Sendable (AttemptResult) -> Void) {
         session.delegateQueue.addOperation { [self] in
-            (failure, brokenSegment, self.completion, refused) = (nil, nil, completion, [])
+            (failure, brokenSegment, self.completion, refusals) = (nil, nil, completion, [:])
             if plan == nil { readKeptPlan() }
             guard let plan else { return start(.firstRange, range: "bytes=0-\(Self.firstRange - 1)") }
             guard !plan.isComplete else {
@@ -126,6 +106,27 @@ final class CorrectedDownload: NSObject, LessonDownload, URLSessionDataDelegate,
         }
     }
 
+    /// A segment refused for now goes again once the answer's Retry-After has passed, never
+    /// sooner: asked again at once, it meets the same limit, and the server counts it against
+    /// the client. The wait holds the attempt open.
+    private func retryLater(_ index: Int, refusedBy response: HTTPURLResponse) throws {
+        refusals[index, default: 0] += 1
+        guard refusals[index, default: 0] <= Refusal.mostPerSegment else {
+            throw DownloadError.httpStatus(response.statusCode, url: run.url.absoluteString)
+        }
+        let wait = Refusal.retryAfter(response)
+        run.log("segment \(index) refused (\(response.statusCode)): asking again in \(wait) s, as Retry-After says")
+        unfinished += 1
+        let planAsked = planNumber
+        DispatchQueue.global().asyncAfter(deadline: .now() + wait) { [self] in
+            session.delegateQueue.addOperation { [self] in
+                unfinished -= 1
+                if failure == nil, planAsked == planNumber { startSegment(index) }
+                if unfinished == 0 { endAttempt() }
+            }
+        }
+    }
+
     private func startSegment(_ index: Int) {
         guard let plan else { return }
         let segment = plan.segments[index]
@@ -156,9 +157,9 @@ final class CorrectedDownload: NSObject, LessonDownload, URLSessionDataDelegate,
         do {
             switch (part, http.statusCode) {
             case (.segment(let index), 503), (.segment(let index), 429):
-                // The server allows fewer connections: this range waits for one (this task fills nothing).
+                // The server allows fewer connections: this range goes again later (this task fills nothing).
+                try retryLater(index, refusedBy: http)
                 (keepsBody, transfers[dataTask.taskIdentifier]) = (false, Transfer(part: .abandoned))
-                refused.append(index)
             case (.firstRange, 206): keepsBody = try planFromFirstAnswer(http, task: dataTask)
             case (.segment(let index), 206): keepsBody = try continueSegment(index, with: http, task: dataTask)
             case (.check, 206): keepsBody = try checkCompletePlan(http)
@@ -295,9 +296,6 @@ final class CorrectedDownload: NSObject, LessonDownload, URLSessionDataDelegate,
             guard let segment = plan?.segments[index] else { break }
             if !segment.isComplete {
                 brokenSegment = brokenSegment ?? error ?? DownloadError.lengthMismatch(expected: segment.length, received: segment.done)
-            } else if failure == nil, !refused.isEmpty {
-                // A connection the server took is free again: a refused segment gets it.
-                startSegment(refused.removeFirst())
             } else if failure == nil, let plan, plan.oneAtATime, let next = plan.segments.firstIndex(where: { !$0.isComplete }) {
                 startSegment(next)
             }
@@ -313,7 +311,6 @@ final class CorrectedDownload: NSObject, LessonDownload, URLSessionDataDelegate,
     // MARK: The end of an attempt
 
     private func endAttempt() {
-        if failure == nil, !refused.isEmpty { failure = DownloadError.httpStatus(503, url: run.url.absoluteString) }
         if failure == nil, brokenSegment == nil, let plan, !plan.isComplete {
             failure = DownloadError.lengthMismatch(expected: plan.total, received: plan.done)
         }

@@ -104,8 +104,16 @@ extension DownloadError: LocalizedError {
 /// download task says so (`URLError(.cannotWriteToFile)` and its neighbours).
 package func exitStatus(for error: any Error) -> ExitStatus {
     if let error = error as? DownloadError { return error.exitStatus }
+    if let error = error as? any RelayedError { return error.exitStatus }
     let localFileCodes: Set<URLError.Code> = [.cannotCreateFile, .cannotOpenFile, .cannotCloseFile, .cannotWriteToFile,
                                               .cannotRemoveFile, .cannotMoveFile]
     if let error = underlyingURLError(of: error), localFileCodes.contains(error.code) { return .localIOFailed }
     return .transferFailed
+}
+
+/// A failure another process of the run had and told this one (lesson 10's later launch): its
+/// exit status and whether Resume could go on are its own, not guessed from its type.
+package protocol RelayedError: Error {
+    var exitStatus: ExitStatus { get }
+    var isResumable: Bool { get }
 }

@@ -11,9 +11,15 @@ public enum LabFolders {
     public static let mine = systemTemporary.appendingPathComponent("download-lab-\(getuid())", isDirectory: true)
 
     private static var systemTemporary: URL {
-        ProcessInfo.processInfo.environment["TMPDIR"]?.isEmpty == false ? FileManager.default.temporaryDirectory
+        let environment = ProcessInfo.processInfo.environment
+        if let given = environment[runsTemporaryFolder], !given.isEmpty { return URL(fileURLWithPath: given, isDirectory: true) }
+        return environment["TMPDIR"]?.isEmpty == false ? FileManager.default.temporaryDirectory
             : URL(fileURLWithPath: "/tmp", isDirectory: true)
     }
+
+    /// The temporary folder the run was given, kept here when a lesson gives the app's code one
+    /// of its own in `TMPDIR` (lesson 10's container tmp), for the processes it starts.
+    package static let runsTemporaryFolder = "DOWNLOAD_LAB_TMPDIR"
 
     /// Where download tasks keep their temporary files: the app's tmp folder, in iOS terms.
     public static var temporary: URL { mine.appendingPathComponent("tmp", isDirectory: true) }

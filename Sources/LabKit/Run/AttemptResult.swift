@@ -16,6 +16,7 @@ extension AttemptResult {
     /// local write error, cannot.
     package var isResumable: Bool {
         guard case .failed(let error) = self else { return false }
+        if let relayed = error as? any RelayedError { return relayed.isResumable }
         if case DownloadError.partialFileReplaced? = error as? DownloadError { return true }
         // Lesson 09: the app's life ended without the file; the user opens it and taps Start again.
         if case DownloadError.appGaveNoFile? = error as? DownloadError { return true }

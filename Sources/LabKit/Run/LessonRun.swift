@@ -127,8 +127,12 @@ package enum AppContainer {
     package static let caches = "Library/Caches"
     /// Where the run's cookie store goes (an iOS app's cookies are in Library/Cookies).
     package static let cookies = "Library/Cookies"
+    /// The app's temporary folder: `FileManager.default.temporaryDirectory` in a launch of the app.
+    package static let tmp = "tmp"
     /// Every folder of the container a lesson may write into, parents first.
-    package static let folders = ["Library", caches, "Library/Application Support", cookies, documents]
+    package static let folders = ["Library", caches, "Library/Application Support", cookies, documents, tmp]
+    /// What iOS empties when storage runs low (`--purge-caches`).
+    package static let purgedWhenStorageRunsLow = [caches, tmp]
 
     /// Where `directory` is in the container; a directory an app has no use for sits under
     /// Library, by its number.

@@ -23,7 +23,13 @@ extension RequestHandler {
 
     /// As a server refuses a client with too many connections open: 503, and when to try again.
     func refuseBeyondLimit(_ limit: Int, attempt: Int, request: HTTPRequestHead, context: ChannelHandlerContext) {
-        sendText(.serviceUnavailable, "too many downloads of this file at once: at most \(limit); try again in 1 s",
-                 extraHeaders: [("Retry-After", "1")], attempt: attempt, request: request, context: context)
+        let wait = Int(ConnectionLimit.retryAfterSeconds)
+        sendText(.serviceUnavailable, "too many downloads of this file at once: at most \(limit); try again in \(wait) s",
+                 extraHeaders: [("Retry-After", String(wait))], attempt: attempt, request: request, context: context)
     }
+}
+
+/// What a GET past `connections:` is told: the `Retry-After` the lab's checks hold a client to.
+public enum ConnectionLimit {
+    public static let retryAfterSeconds = 1.0
 }

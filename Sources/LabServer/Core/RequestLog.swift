@@ -67,4 +67,29 @@ extension Collection where Element == LoggedRequest {
             sending.filter { $0.arrivedAt <= request.arrivedAt && ($0.lastBodyBytesAt ?? $0.arrivedAt) >= request.arrivedAt }.count
         }.max() ?? 0
     }
+
+    /// How many answers of 503 were followed by a GET for the same range before their
+    /// `Retry-After` had passed, counted from when the 503's head went out. Only a client that
+    /// asks sooner than it was told can add to it: a loaded machine makes a client later, not
+    /// sooner.
+    public func askedAgainBeforeRetryAfter(seconds retryAfter: Double) -> Int {
+        let gets = filter { $0.method == .get }.sorted { $0.arrivedAt < $1.arrivedAt }
+        return gets.enumerated().filter { index, busy in
+            guard busy.status == 503 else { return false }
+            let answeredAt = busy.arrivedAt + busy.firstByteSeconds
+            guard let next = gets[(index + 1)...].first(where: { $0.range == busy.range }) else { return false }
+            return next.arrivedAt - answeredAt < retryAfter
+        }.count
+    }
+
+    /// Once a GET has stopped at its stall and every other that sends the file has stalled or
+    /// sent its whole body, the body bytes sent in all: the moment a run may be killed "at the
+    /// stall", known from the server's log rather than a clock. Nil before.
+    public var bytesSentOnceQuietAfterAStall: Int64? {
+        let sending = filter { $0.method == .get && ($0.status == 200 || $0.status == 206) }
+        guard sending.contains(where: \.stalled),
+              sending.allSatisfy({ request in request.stalled || request.responseLength.map { request.bodyBytesSent >= $0 } ?? false })
+        else { return nil }
+        return sending.reduce(0) { $0 + $1.bodyBytesSent }
+    }
 }

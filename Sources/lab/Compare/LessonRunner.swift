@@ -73,7 +73,7 @@ struct LessonRunner {
         var secondLaunchSeconds: Double?
         var killedRun: (run: ComparisonResults.ExchangeTimeline, at: Double)?
         if runCase.scenario == .killRerun {
-            let killed = try process.run(killWhen: Self.killPoint(stalled: { source.hasStalled(run: token) }, files: folder))
+            let killed = try process.run(killWhen: Self.killPoint(quietAfterAStall: { source.quietAfterAStall(run: token) }, files: folder))
             if runCase.drawsExchanges, killed.signal == SIGKILL, let logged = source.requests(run: token) {
                 killedRun = (ComparisonResults.ExchangeTimeline(killed: killed, logged: logged, server: source.baseURL, faults: faultsText,
                                                                 sizeBytes: runCase.size),
@@ -207,30 +207,38 @@ struct LessonRunner {
 
     /// Kill once the server has stalled (in whichever attempt the script stalls) and the lesson
     /// has written what arrived: its files have stopped growing (for at most 2 s).
-    static func killPoint(stalled: @escaping () -> Bool, files folder: URL) -> () -> Bool {
-        var reachedAt: ContinuousClock.Instant?
-        var lastSize: Int64 = -1
-        var lastGrowth = ContinuousClock.now
+    static func killPoint(quietAfterAStall: @escaping () -> Int64?, files folder: URL) -> () -> Bool {
+        var quietSince: ContinuousClock.Instant?
         return {
-            let now = ContinuousClock.now
-            guard let reached = reachedAt else {
-                if stalled() { reachedAt = now }
+            guard let sent = quietAfterAStall() else {
+                quietSince = nil
                 return false
             }
-            let written = Self.bytesOnDisk(in: folder)
-            if written != lastSize { (lastSize, lastGrowth) = (written, now) }
-            return now - lastGrowth > .milliseconds(150) || now - reached > .seconds(2)
+            let now = ContinuousClock.now
+            let since = quietSince ?? now
+            quietSince = since
+            return Self.bytesOnDisk(in: folder) >= sent || now - since > Self.keptInMemoryPatience
         }
     }
 
-    /// The lesson's files (its output, partial files, resume data, temp files), not the logs.
+    /// How long after the server has gone quiet a run that has not written what it was sent is
+    /// still given: code that keeps the body in memory never will, and is killed all the same.
+    /// Code that writes as it goes is killed as soon as its files hold what was sent, however
+    /// slow the machine.
+    static let keptInMemoryPatience: Duration = .seconds(3)
+
+    /// The bytes the lesson's files (its output, partial files, resume data, temp files, not the
+    /// logs) take on disk: a file made at its full size and filled in ranges counts what has
+    /// been written into it, its allocated blocks.
     private static func bytesOnDisk(in folder: URL) -> Int64 {
         let logs: Set = ["stdout", "stderr", "rusage"]
-        let files = FileManager.default.enumerator(at: folder, includingPropertiesForKeys: [.fileSizeKey])
+        let files = FileManager.default.enumerator(at: folder, includingPropertiesForKeys: nil)
         var total: Int64 = 0
         while let file = files?.nextObject() as? URL {
             if logs.contains(file.lastPathComponent) { continue }
-            total += Int64((try? file.resourceValues(forKeys: [.fileSizeKey]).fileSize) ?? 0)
+            var facts = stat()
+            guard lstat(file.path, &facts) == 0, (facts.st_mode & S_IFMT) == S_IFREG else { continue }
+            total += min(Int64(facts.st_size), Int64(facts.st_blocks) * 512)
         }
         return total
     }
@@ -283,9 +291,10 @@ enum FixtureSource {
         requests(method: .get, run: token)?.reduce(0) { $0 + $1.bodyBytesSent }
     }
 
-    /// Whether a GET of one run token has stopped at its stall; false when the server is not ours.
-    func hasStalled(run token: String) -> Bool {
-        requests(method: .get, run: token)?.contains(where: \.stalled) ?? false
+    /// What the server sent one run token once its GETs went quiet after a stall; nil before,
+    /// and when the server is not ours.
+    func quietAfterAStall(run token: String) -> Int64? {
+        requests(method: .get, run: token)?.bytesSentOnceQuietAfterAStall
     }
 
     /// Request body bytes read for POSTs of one run token; nil when the server is not ours.

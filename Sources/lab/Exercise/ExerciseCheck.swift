@@ -197,6 +197,13 @@ struct ExerciseCheck {
         parts.append("the server sent to at most \(atOnce) GET\(atOnce == 1 ? "" : "s") at once, and one answer carried "
             + "\(ByteFormat.grouped(observation.largestBody ?? 0)) of the \(ByteFormat.grouped(observation.size)) bytes "
             + "(\(ranges) ranges side by side: about \(ByteFormat.grouped(observation.size / Int64(ranges))) each)")
+    case .roundTrips(let allowed)? where Symptom.roundTrips(moreThan: allowed).isShown(in: observation):
+        let requests = observation.requestsSent ?? 0
+        let methods = observation.sentHEAD ? ", HEADs among them" : ""
+        parts.append("\(requests) requests in all\(methods) (at most \(allowed) may: one per launch)")
+    case .ignoresRetryAfter? where Symptom.ignoresRetryAfter.isShown(in: observation):
+        let early = observation.askedBeforeRetryAfter ?? 0
+        parts.append("\(early) range\(early == 1 ? " was" : "s were") asked for again before the 503's Retry-After had passed")
     default:
         break
     }

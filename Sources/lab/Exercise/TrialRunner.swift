@@ -119,7 +119,8 @@ struct TrialRunner {
             sentHEAD: log.contains { $0.method == .head }, uploadExtraBytes: uploadExtra, progress: record?.progress,
             bytesSent: uploads ? nil : gets.reduce(0) { $0 + $1.bodyBytesSent }, requestsSent: uploads ? nil : log.count,
             background: record?.background, mostAtOnce: uploads ? nil : gets.mostSendingAtOnce,
-            largestBody: uploads ? nil : gets.map(\.bodyBytesSent).max() ?? 0)
+            largestBody: uploads ? nil : gets.map(\.bodyBytesSent).max() ?? 0,
+            askedBeforeRetryAfter: uploads ? nil : gets.askedAgainBeforeRetryAfter(seconds: ConnectionLimit.retryAfterSeconds))
         let exchanges = keepsExchanges ? record.map { record in
             let run = ComparisonResults.ExchangeTimeline(origin: finished.startedAt, faults: trial.faults.isNone ? "" : trial.faults.description,
                                                          exchanges: record.requests, disk: finished.disk, events: record.events, sizeBytes: trial.size)
@@ -153,14 +154,15 @@ struct TrialRunner {
         let firstServer = trial.sequel == .killAndRerunAtAnotherURL ? try LabServer.start() : server
         let first = launch(firstServer, 0, true)
         let before = trial.sequel.kills
-            ? try first.run(killWhen: LessonRunner.killPoint(stalled: { firstServer.hasStalled(run: token) }, files: folder))
+            ? try first.run(killWhen: LessonRunner.killPoint(quietAfterAStall: { firstServer.requests(run: token, method: .get).bytesSentOnceQuietAfterAStall },
+                                                             files: folder))
             : try first.run()
         let killed = keepsExchanges && before.signal == SIGKILL ? (
             run: ComparisonResults.ExchangeTimeline(killed: before, logged: firstServer.requests(run: token), server: firstServer.baseURL,
                                                     faults: trial.faults.isNone ? "" : trial.faults.description, sizeBytes: trial.size),
             at: before.startedAt + before.wallSeconds) : nil
         if firstServer !== server { firstServer.stop() }
-        if showing, before.signal == SIGKILL { Console.output("(killed with SIGKILL: the transfer had stalled, and the files had stopped growing)") }
+        if showing, before.signal == SIGKILL { Console.output("(killed with SIGKILL: every transfer had stalled or ended, and the files held what the server had sent)") }
         let firstRecord = try? JSONDecoder().decode(LessonResult.self, from: Data(before.stdout.utf8))
         let firstEnding = before.ending(record: firstRecord, timeout: timeout)
         // A run that ends in a hang or a crash, or that calls a wrong file done, has failed
@@ -191,11 +193,6 @@ extension LabServer {
     /// The requests of one run token, oldest first; `method` keeps only those.
     func requests(run token: String, method: RequestMethod? = nil) -> [LoggedRequest] {
         requestLog.filter { ($0.method == method || method == nil) && $0.target.hasSuffix("run=\(token)") }
-    }
-
-    /// Whether a GET of one run token has stopped at its stall.
-    func hasStalled(run token: String) -> Bool {
-        requests(run: token, method: .get).contains(where: \.stalled)
     }
 }
 
