@@ -49,7 +49,7 @@ extension Catalogue {
         hints: [
             "The server allows two downloads of the file at once, and the program asks for four. What came back for the other two, and where did it go?",
             "A 503 Service Unavailable, a few bytes of text, was allowed through and written as the range.",
-            "Refuse anything but a 206 for the range asked for; keep a range answered 503 for later, and start it when another range has finished.",
+            "Refuse anything but a 206 for the range asked for; keep a range answered 503 for later, and ask for it again once its Retry-After has passed.",
         ])
 
     /// A range refused with 503 and `Retry-After: 1` must not be asked for again sooner: a
@@ -83,23 +83,24 @@ extension Catalogue {
 
     static let rangesSideBySide = Skill(
         id: "ranges-side-by-side",
-        summary: "with --connections \(rangesAsked), the file comes as \(rangesAsked) ranges of about the same size fetched at once, not in one stream",
+        summary: "with --connections \(rangesAsked), the file comes in ranges fetched at once (the first MiB, then the rest split up), not in one stream",
         trial: Trial(faults: paced(.none), size: medium, arguments: ["--connections", String(rangesAsked)]),
         symptom: .notSideBySide(ranges: rangesAsked), fix: .verifies,
         hints: [
             "Every connection is paced, so one stream is as slow as one connection. How many of the file's GETs did the server answer at once?",
             "Only ranges fetched side by side multiply the pace: split the file into --connections ranges and start a task for each, on a session that allows that many connections to the host.",
-            "After the first answer gives the size, make the plan: --connections ranges of about the same length; start them all, with httpMaximumConnectionsPerHost = run.connections.",
+            "After the first answer gives the size, make the plan: the first MiB you asked for, then the rest split into --connections ranges of about the same length (none under 1 MiB); start them all, with httpMaximumConnectionsPerHost = run.connections.",
         ],
         brokenBy: [sharedPosition])
 
     static let resumesEachRange = Skill(
         id: "resumes-each-range",
         summary: "after kill -9 at a stall and a rerun, each range continues where it stopped: at most 1 MiB comes twice",
-        // Every range stops short of its end, past a saved plan's step: a plan saved only when a
-        // range ends loses more than 1 MiB here, one saved as the bytes are written next to none.
+        // Every range, the first included, stops part-way, past a saved plan's step: no range
+        // has ended when the kill comes, so a plan saved only when a range ends has nothing
+        // and loses more than 1 MiB; one saved as the bytes are written loses a little of each.
         // (4 MiB in the default 4 connections: the first MiB, then three ranges of 1 MiB.)
-        trial: Trial(faults: paced("ok,stall:60pct*3"), size: medium, sequel: .killAndRerun),
+        trial: Trial(faults: paced("stall:60pct*4"), size: medium, sequel: .killAndRerun),
         symptom: .fetchesAgain(requestsAllowed: nil), fix: .verifies,
         hints: [
             "Killed at the stall and run again, the program fetched what it already had. What did the killed run leave beside the file?",

@@ -146,6 +146,10 @@ extension Exercise {
         @Option(help: "Check the lesson's own variant (article or corrected) instead of the exercise.")
         var variant: Variant?
 
+        @Option(help: ArgumentHelp("Run only this check, after the clean download (repeat for more); the exercise's state is left as it was.",
+                                   valueName: "CHECK"))
+        var only: [String] = []
+
         @OptionGroup var limit: RunTimeLimit
 
         @OptionGroup var build: ExerciseBuildOptions
@@ -158,6 +162,10 @@ extension Exercise {
             if variant != nil && classSubmission.submit != nil {
                 throw ValidationError("--submit sends your own code's results; it does not go with --variant")
             }
+            if !only.isEmpty {
+                guard let exercise, classSubmission.submit == nil else { throw ValidationError("--only runs checks of one exercise, and sends nothing") }
+                for check in only { _ = try Exercise.check(check, of: try Exercise.lesson(exercise)) }
+            }
         }
 
         func run() throws {
@@ -166,7 +174,7 @@ extension Exercise {
             var records: [CheckRecord] = []
             for lesson in lessons {
                 records += try ExerciseRun(lesson: lesson, workspace: workspace, variant: variant, json: json,
-                                           build: build, timeout: limit.duration)
+                                           build: build, timeout: limit.duration, only: only.isEmpty ? nil : Set(only))
                     .check(continuing: all || classSubmission.submit != nil)
             }
             classSubmission.send(checks: records)

@@ -18,6 +18,8 @@ struct ExerciseRun {
     let json: Bool
     let build: ExerciseBuildOptions
     var timeout = TrialRunner.defaultTimeout
+    /// `--only`: these checks alone, after the clean one; the exercise's state is not touched.
+    var only: Set<String>? = nil
 
     private var product: String { variant == nil ? lesson.id.exerciseExecutable : lesson.id.executable }
 
@@ -41,7 +43,7 @@ struct ExerciseRun {
             let message = error.description
             // For people, the compiler's whole first error: its code excerpt and its notes.
             if !json, case .doesNotCompile(let diagnostic) = error { Console.output(diagnostic.text) }
-            if variant == nil { remember([], code: code, compiles: false) }
+            if variant == nil, only == nil { remember([], code: code, compiles: false) }
             let outcome = ExerciseCheck.Outcome(exercise: lesson.id.rawValue, check: CheckRecord.buildCheck, status: .doesNotCompile,
                                                 detail: message, command: "swift build --product \(product)", seconds: 0, passed: false)
             if json {
@@ -61,16 +63,16 @@ struct ExerciseRun {
         let outcomes = try withChecks(program: program, showing: false) { checks in
             if !json {
                 let what = variant.map { "the lesson's \($0.rawValue) variant (\(product))" } ?? ExerciseSource.path(for: lesson)
-                Console.output("Exercise \(lesson.id.number), \(what): \(lesson.checks.count) checks")
+                Console.output("Exercise \(lesson.id.number), \(what): \(checks.checks.count) checks")
             }
-            let width = lesson.checks.map(\.id.count).max()!
+            let width = checks.checks.map(\.id.count).max()!
             return checks.run { outcome in
                 let record = facts.record(outcome)
                 records.append(record)
                 if json { emit(record) } else { show(outcome, nameWidth: width, started: facts.attempted) }
             }
         }
-        if variant == nil { remember(outcomes.filter { !$0.passed }.map(\.check), code: code, compiles: true, total: outcomes.count) }
+        if variant == nil, only == nil { remember(outcomes.filter { !$0.passed }.map(\.check), code: code, compiles: true, total: outcomes.count) }
         if !json, !facts.attempted {
             Console.output("not started: \(ExerciseSource.path(for: lesson)) is still the starting code, so no check counts yet; "
                            + "the ✗ lines are where to begin.")
@@ -150,7 +152,7 @@ struct ExerciseRun {
         var runner = TrialRunner(server: server, program: program, extraArguments: variant.map { ["--variant", $0.rawValue] } ?? [],
                                  lesson: lesson.id, workFolder: scratch, timeout: timeout)
         runner.showing = showing
-        return try body(ExerciseCheck(lesson: lesson, runner: runner, executable: product, variant: variant))
+        return try body(ExerciseCheck(lesson: lesson, runner: runner, executable: product, variant: variant, only: only))
     }
 
     /// One check's lines for a person: ✔ and the verdict, or ✗ with what the run showed and the
