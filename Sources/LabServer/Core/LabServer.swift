@@ -115,6 +115,13 @@ public final class LabServer: Sendable {
         return URL(string: "\(baseURL.absoluteString)/sealed/\(core.seal(String(target)))/\(fixture.name)")!
     }
 
+    /// After a run was killed at its stall: the later attempts of `token` play no `stall`, so the
+    /// rerun is not stopped where the killed run was, however many attempts the killed run made.
+    /// Every other fault of the script plays as written (a `change` after the kill still comes).
+    public func endStalls(run token: String) {
+        core.endStalls(run: token)
+    }
+
     /// Digest computations under way (see `DigestWork`).
     var digestComputationsUnderWay: Int { core.digests.computationsUnderWay }
 

@@ -157,7 +157,8 @@ final class RequestHandler: ChannelInboundHandler {
 
     private func sendFixture(_ fixtureRequest: FixtureRequest, request: HTTPRequestHead, context: ChannelHandlerContext) {
         let attempt = core.attempt(for: fixtureRequest, advancing: request.method == .GET)
-        let faults = AttemptFaults(fixtureRequest.faults.faults(forAttempt: attempt), seed: Self.seed(request.uri, attempt: attempt))
+        var faults = AttemptFaults(fixtureRequest.faults.faults(forAttempt: attempt), seed: Self.seed(request.uri, attempt: attempt))
+        if core.stallsAreOver(for: fixtureRequest) { faults.stall = nil }
         guard let latency = faults.latency else {
             return answerFixture(fixtureRequest, attempt: attempt, faults: faults, request: request, context: context)
         }

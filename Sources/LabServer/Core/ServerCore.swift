@@ -33,6 +33,19 @@ final class ServerCore: Sendable {
         return attemptCounters.withLock { $0.next(for: request.attemptKey, advancing: advancing) }
     }
 
+    /// Runs whose program was killed at a stall: their later attempts play no `stall`, so the
+    /// rerun is not stopped where the killed run was, whatever attempt it has reached.
+    private let stallsOver = Mutex(Set<String>())
+
+    func endStalls(run token: String) {
+        stallsOver.withLock { _ = $0.insert(token) }
+    }
+
+    func stallsAreOver(for request: FixtureRequest) -> Bool {
+        guard let run = request.run else { return false }
+        return stallsOver.withLock { $0.contains(run) }
+    }
+
     // MARK: GETs at once
 
     /// Counts one more GET of `key` answering, unless `limit` of them already are: false then.

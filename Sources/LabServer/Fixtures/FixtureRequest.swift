@@ -55,6 +55,8 @@ struct FixtureRequest {
     /// Requests with the same key share one attempt counter. `attempt` and `hops` are left
     /// out so the hops of one redirect chain all count as the attempt that started it.
     let attemptKey: String
+    /// The `run=` token: each run of a program counts its attempts, and has its stalls, apart.
+    let run: String?
 
     private let path: String
     /// The query items exactly as the client encoded them, to be echoed in a Location.
@@ -68,6 +70,7 @@ struct FixtureRequest {
 
         self.name = name
         path = components.percentEncodedPath
+        run = value("run")
 
         if let sizeText = value("size") {
             let parsed = try ByteSize.parse(sizeText)

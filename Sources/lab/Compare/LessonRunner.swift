@@ -73,12 +73,13 @@ struct LessonRunner {
         var secondLaunchSeconds: Double?
         var killedRun: (run: ComparisonResults.ExchangeTimeline, at: Double)?
         if runCase.scenario == .killRerun {
-            let killed = try process.run(killWhen: Self.killPoint(quietAfterAStall: { source.quietAfterAStall(run: token) }, files: folder))
+            let killed = try process.run(killWhen: Self.killPoint(log: { source.requests(method: .get, run: token) }, files: folder))
             if runCase.drawsExchanges, killed.signal == SIGKILL, let logged = source.requests(run: token) {
                 killedRun = (ComparisonResults.ExchangeTimeline(killed: killed, logged: logged, server: source.baseURL, faults: faultsText,
                                                                 sizeBytes: runCase.size),
                              killed.startedAt + killed.wallSeconds)
             }
+            if killed.signal == SIGKILL { source.endStalls(run: token) }
             finished = try process.run().after(killed)
         } else if runCase.scenario.relaunches {
             let first = try process.run()
@@ -207,25 +208,24 @@ struct LessonRunner {
 
     /// Kill once the server has stalled (in whichever attempt the script stalls) and the lesson
     /// has written what arrived: its files have stopped growing (for at most 2 s).
-    static func killPoint(quietAfterAStall: @escaping () -> Int64?, files folder: URL) -> () -> Bool {
-        var quietSince: ContinuousClock.Instant?
+    static func killPoint(log: @escaping () -> [LoggedRequest]?, files folder: URL) -> () -> Bool {
+        var stalledSince: ContinuousClock.Instant?
         return {
-            guard let sent = quietAfterAStall() else {
-                quietSince = nil
-                return false
-            }
+            let gets = log() ?? []
+            guard gets.contains(where: \.stalled) else { return false }
             let now = ContinuousClock.now
-            let since = quietSince ?? now
-            quietSince = since
-            return Self.bytesOnDisk(in: folder) >= sent || now - since > Self.keptInMemoryPatience
+            let since = stalledSince ?? now
+            stalledSince = since
+            if let sent = gets.bytesSentOnceQuietAfterAStall, Self.bytesOnDisk(in: folder) >= sent { return true }
+            return now - since > Self.keptInMemoryPatience
         }
     }
 
-    /// How long after the server has gone quiet a run that has not written what it was sent is
-    /// still given: code that keeps the body in memory never will, and is killed all the same.
-    /// Code that writes as it goes is killed as soon as its files hold what was sent, however
-    /// slow the machine.
-    static let keptInMemoryPatience: Duration = .seconds(3)
+    /// How long after the first stall a run that has not written what it was sent (or that
+    /// keeps asking) is still given: code that keeps the body in memory never will, and is
+    /// killed all the same. Code that writes as it goes is killed as soon as its files hold
+    /// what was sent, however slow the machine.
+    static let keptInMemoryPatience: Duration = .seconds(2)
 
     /// The bytes the lesson's files (its output, partial files, resume data, temp files, not the
     /// logs) take on disk: a file made at its full size and filled in ranges counts what has
@@ -291,10 +291,9 @@ enum FixtureSource {
         requests(method: .get, run: token)?.reduce(0) { $0 + $1.bodyBytesSent }
     }
 
-    /// What the server sent one run token once its GETs went quiet after a stall; nil before,
-    /// and when the server is not ours.
-    func quietAfterAStall(run token: String) -> Int64? {
-        requests(method: .get, run: token)?.bytesSentOnceQuietAfterAStall
+    /// The rerun after a kill meets no stall the killed run met (the lab's server only).
+    func endStalls(run token: String) {
+        if case .embedded(let server) = self { server.endStalls(run: token) }
     }
 
     /// Request body bytes read for POSTs of one run token; nil when the server is not ours.

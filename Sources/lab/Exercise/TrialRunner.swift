@@ -154,13 +154,13 @@ struct TrialRunner {
         let firstServer = trial.sequel == .killAndRerunAtAnotherURL ? try LabServer.start() : server
         let first = launch(firstServer, 0, true)
         let before = trial.sequel.kills
-            ? try first.run(killWhen: LessonRunner.killPoint(quietAfterAStall: { firstServer.requests(run: token, method: .get).bytesSentOnceQuietAfterAStall },
-                                                             files: folder))
+            ? try first.run(killWhen: LessonRunner.killPoint(log: { firstServer.requests(run: token, method: .get) }, files: folder))
             : try first.run()
         let killed = keepsExchanges && before.signal == SIGKILL ? (
             run: ComparisonResults.ExchangeTimeline(killed: before, logged: firstServer.requests(run: token), server: firstServer.baseURL,
                                                     faults: trial.faults.isNone ? "" : trial.faults.description, sizeBytes: trial.size),
             at: before.startedAt + before.wallSeconds) : nil
+        if before.signal == SIGKILL { server.endStalls(run: token) }
         if firstServer !== server { firstServer.stop() }
         if showing, before.signal == SIGKILL { Console.output("(killed with SIGKILL: every transfer had stalled or ended, and the files held what the server had sent)") }
         let firstRecord = try? JSONDecoder().decode(LessonResult.self, from: Data(before.stdout.utf8))
