@@ -70,7 +70,7 @@ extension Catalogue {
             ],
             linuxOnly: "libdispatch on Linux adds a worker to the global queue about once a second; Apple's GCD starts "
                 + "more threads when its workers block, so the starvation is not expected there (not checked on a Mac)"),
-    ], skills: [resumesAfterDrop(everyRun: downloadOnly), resumesAfterKill(everyRun: downloadOnly)])
+    ], skills: [resumesAfterDrop(everyRun: downloadOnly), resumesAfterKill(everyRun: downloadOnly), changedAcrossKill(everyRun: downloadOnly)])
 
     /// Lesson 06's download alone: its default run fetches slices for its cases first.
     static let downloadOnly = ["--way", RunLoopThreadWay.runLoop.rawValue]
@@ -128,7 +128,7 @@ extension Catalogue {
                 "data(from:) returns only when the whole body is in one Data; on Linux it is copied once more on the way.",
                 "Get the body with run.sharedSession.bodyChunks(for:), iterate it with `for try await chunk in chunks` and write each chunk to a FileHandle.",
             ]),
-    ], skills: [resumesAfterKill(brokenBy: [startsOver]), survivesAnIgnoredRange, survivesAChangedFile, survivesAChangeAcrossAKill],
+    ], skills: [resumesAfterKill(brokenBy: [startsOver]), survivesAnIgnoredRange, survivesAChangedFile, changedAcrossKill()],
        tools: partialFileTools(
         asking: ["run.sharedSession.bodyChunks(for: request)  (chunks, response) once the head is in; `for try await chunk in chunks`"],
         writing: throughAHandle))

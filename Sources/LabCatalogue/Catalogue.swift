@@ -9,6 +9,10 @@ public enum Catalogue {
     /// In the lessons' order.
     public static let lessons: [LessonDefects] = LessonID.allCases.map(lesson)
 
+    /// The largest file any check downloads: a check's `--max-filesize` is reckoned from it, the
+    /// same for every check, so the limit tells a program nothing about the file it is given.
+    public static let largestTrialSize: Int64 = lessons.flatMap(\.everyCheck).map(\.trial.size).max() ?? 0
+
     /// Accepts any of the names `LessonID(named:)` reads.
     public static func lesson(named name: String) -> LessonDefects? {
         LessonID(named: name).map(lesson)
@@ -183,7 +187,7 @@ public enum Catalogue {
             ]),
         progressPastTheTotal(source: scenarios("§3, NSFileHandle"), total: "totalDataSize"),
         compressedResume(source: scenarios("§3, NSFileHandle")),
-    ], skills: [resumesAfterDrop(brokenBy: [rangeColon]), resumesAfterKill(brokenBy: [rangeColon])],
+    ], skills: [resumesAfterDrop(brokenBy: [rangeColon]), resumesAfterKill(brokenBy: [rangeColon]), changedAcrossKill(brokenBy: [rangeColon])],
        tools: partialFileTools(writing: throughAHandle))
 
     static let rangeColon = Defect(
@@ -224,17 +228,7 @@ public enum Catalogue {
                 "Read Content-Range: bytes <first>-<last>/<total>.",
                 "When <first> differs from the local size, append nothing: cancel the connection and call finish(.failed(DownloadError.contentRangeMismatch(expectedStart:header:))).",
             ]),
-        Defect(
-            id: "no-validator",
-            summary: "no validator is sent: a file that changed on the server is spliced onto the old one",
-            source: progress("the Range request"),
-            trial: Trial(faults: "drop:40pct,change", size: medium, generation: 1),
-            symptom: .claimsDone(.rightSizeWrongBytes), fix: .verifies, matrix: [.entityChanged],
-            hints: [
-                "The file has the right length and the wrong bytes: the start of one version and the rest of another. Between two attempts the file on the server changed: how would the server know which version you hold?",
-                "Keep the ETag of the response that started the file, and send it as If-Range beside Range.",
-                "With If-Range the server answers 200 and the new file when it changed: start over on that 200.",
-            ]),
+        outputStreamNoValidator,
         Defect(
             id: "same-size-is-complete",
             summary: "a local file as big as the remote one is taken as complete, with no validator",
@@ -281,7 +275,7 @@ public enum Catalogue {
             ]),
         progressPastTheTotal(source: progress("the HEAD request"), total: "fileSize"),
         compressedResume(source: progress("the Range request")),
-    ], skills: [resumesAfterDrop(), resumesAfterKill()], tools: partialFileTools(writing: [
+    ], skills: [resumesAfterDrop(), resumesAfterKill(), changedAcrossKill(brokenBy: [outputStreamNoValidator])], tools: partialFileTools(writing: [
         "OutputStream(toFileAtPath: run.file.path, append: true)  after .append(at:); append: false after .replace",
         "try partial.append(data, through: output)   writes all of the bytes (write may take fewer), or throws .localIO",
     ]))
@@ -300,17 +294,7 @@ public enum Catalogue {
                 "206 is a part; 200 is the whole file from byte 0.",
                 "On 200, truncate the file to 0 before the first chunk is written.",
             ]),
-        Defect(
-            id: "no-validator",
-            summary: "no If-Range is sent: a file that changed on the server is spliced onto the old one",
-            source: resuming("the NSURLSessionDataTask listing"),
-            trial: Trial(faults: "drop:40pct,change", size: medium, generation: 1),
-            symptom: .claimsDone(.rightSizeWrongBytes), fix: .verifies, matrix: [.entityChanged, .relaunchChanged],
-            hints: [
-                "The file has the right length and the wrong bytes: the start of one version and the rest of another. How would the server know which version of the file you hold?",
-                "Keep the ETag of the response that started the file, and send it as If-Range beside Range.",
-                "With If-Range the server sends 200 and the new file when it changed: start over on that 200.",
-            ]),
+        dataTaskNoValidator,
         Defect(
             id: "no-content-range-check",
             summary: "nothing checks Content-Range: a 206 that starts elsewhere is appended anyway",
@@ -357,5 +341,29 @@ public enum Catalogue {
                 "-1 means unknown. Adding the bytes on disk to it gives a number that is neither: the file is larger than that.",
                 "Take the total from the 206's Content-Range (bytes N-M/<total>), and report -1 when no response says it; PartialFile(run).append(_:through:) does.",
             ]),
-    ], skills: [resumesAfterDrop(), resumesAfterKill()], tools: partialFileTools(writing: throughAHandle))
+    ], skills: [resumesAfterDrop(), resumesAfterKill(), changedAcrossKill(brokenBy: [dataTaskNoValidator])], tools: partialFileTools(writing: throughAHandle))
+
+    static let outputStreamNoValidator = Defect(
+        id: "no-validator",
+        summary: "no validator is sent: a file that changed on the server is spliced onto the old one",
+        source: progress("the Range request"),
+        trial: Trial(faults: "drop:40pct,change", size: medium, generation: 1),
+        symptom: .claimsDone(.rightSizeWrongBytes), fix: .verifies, matrix: [.entityChanged],
+        hints: [
+            "The file has the right length and the wrong bytes: the start of one version and the rest of another. Between two attempts the file on the server changed: how would the server know which version you hold?",
+            "Keep the ETag of the response that started the file, and send it as If-Range beside Range.",
+            "With If-Range the server answers 200 and the new file when it changed: start over on that 200.",
+        ])
+
+    static let dataTaskNoValidator = Defect(
+        id: "no-validator",
+        summary: "no If-Range is sent: a file that changed on the server is spliced onto the old one",
+        source: resuming("the NSURLSessionDataTask listing"),
+        trial: Trial(faults: "drop:40pct,change", size: medium, generation: 1),
+        symptom: .claimsDone(.rightSizeWrongBytes), fix: .verifies, matrix: [.entityChanged, .relaunchChanged],
+        hints: [
+            "The file has the right length and the wrong bytes: the start of one version and the rest of another. How would the server know which version of the file you hold?",
+            "Keep the ETag of the response that started the file, and send it as If-Range beside Range.",
+            "With If-Range the server sends 200 and the new file when it changed: start over on that 200.",
+        ])
 }

@@ -24,11 +24,18 @@ public struct Check: Sendable {
     public let hints: [String]
     /// Where the defect comes from; nil for the clean download and the skills.
     public let source: ArticleSection?
+    /// The most bytes the server may send a run that holds: the trial's budget and the bytes in
+    /// flight at its breaks (`Trial.bytesNeeded`); nil where bytes are not bounded.
+    public let bytesAllowed: Int64?
 
     /// The clean download's check is named after its scenario.
     public static let cleanID = Scenario.clean.rawValue
 
     static func clean(_ lesson: LessonID) -> Check {
+        clean(lesson, budget: lesson.budget)
+    }
+
+    private static func clean(_ lesson: LessonID, budget: Budget) -> Check {
         let size: Int64 = 1 << 20
         let trial = Trial(faults: lesson.fetchesInSegments ? FaultScript.none.pacedPerConnection(forFileOf: size) : .none, size: size)
         let command = trial.commandLine(executable: lesson.exerciseExecutable)
@@ -40,20 +47,21 @@ public struct Check: Sendable {
                 "Its last line names what went wrong; the lesson's corrected variant (`--variant corrected` on the lesson) shows what a clean run prints.",
                 "A change that refuses or breaks every download makes every other check meaningless: undo it, then fix one check at a time.",
             ],
-            source: nil)
+            source: nil, budget: budget)
     }
 
-    init(_ defect: Defect) {
+    init(_ defect: Defect, budget: Budget) {
         self.init(id: defect.id, kind: .defect, summary: defect.summary, trial: defect.trial, symptom: defect.symptom,
-                  fix: defect.fix, hints: defect.hints, source: defect.source)
+                  fix: defect.fix, hints: defect.hints, source: defect.source, budget: budget)
     }
 
-    init(_ skill: Skill) {
+    init(_ skill: Skill, budget: Budget) {
         self.init(id: skill.id, kind: .skill, summary: skill.summary, trial: skill.trial, symptom: skill.symptom,
-                  fix: skill.fix, hints: skill.hints, source: nil)
+                  fix: skill.fix, hints: skill.hints, source: nil, budget: budget)
     }
 
-    init(id: String, kind: Kind, summary: String, trial: Trial, symptom: Symptom?, fix: Fix, hints: [String], source: ArticleSection?) {
+    init(id: String, kind: Kind, summary: String, trial: Trial, symptom: Symptom?, fix: Fix, hints: [String], source: ArticleSection?,
+         budget: Budget) {
         self.id = id
         self.kind = kind
         self.summary = summary
@@ -62,11 +70,19 @@ public struct Check: Sendable {
         self.fix = fix
         self.hints = hints
         self.source = source
+        bytesAllowed = trial.bytesNeeded(budget).map { $0 + Symptom.wasteAllowed }
     }
 
     /// Whether the run is what the check asks for.
     public func holds(in observation: Observation) -> Bool {
-        fix.holds(in: observation, despite: symptom)
+        fix.holds(in: observation, despite: symptom) && !isOverBudget(observation)
+    }
+
+    /// Whether a run that verified was sent more than the check allows: a right file reached by
+    /// fetching it again until it came out right.
+    public func isOverBudget(_ observation: Observation) -> Bool {
+        guard observation.verified, let allowed = bytesAllowed, let sent = observation.bytesSent else { return false }
+        return sent > allowed
     }
 
     /// What the check found, for a run that ended by itself (not hung, not crashed).
@@ -82,7 +98,7 @@ public struct Check: Sendable {
 extension LessonDefects {
     /// Every check of the exercise, in the order they run: clean, the defects, the skills.
     public var checks: [Check] {
-        [Check.clean(id)] + defects.map(Check.init) + skills.map(Check.init)
+        [Check.clean(id)] + defects.map { Check($0, budget: id.budget) } + skills.map { Check($0, budget: id.budget) }
     }
 
     public func check(named name: String) -> Check? { checks.first { $0.id == name } }
@@ -90,7 +106,7 @@ extension LessonDefects {
     /// Every check on any system, those of defects that show only on Linux too: the columns of
     /// a class's grid, whose students may run the lab on Macs and on Linux.
     public var everyCheck: [Check] {
-        [Check.clean(id)] + everyDefect.map(Check.init) + skills.map(Check.init)
+        [Check.clean(id)] + everyDefect.map { Check($0, budget: id.budget) } + skills.map { Check($0, budget: id.budget) }
     }
 
     /// The check named `name`, or a line for the student that lists the checks there are.

@@ -99,17 +99,18 @@ extension Catalogue {
 
     /// A resume after `kill -9` whose validator lived only in memory: nothing the rerun holds
     /// says which version the partial file is, and the file changed on the server meanwhile.
-    static let survivesAChangeAcrossAKill = Skill(
+    static func changedAcrossKill(brokenBy: [Defect] = [], everyRun: [String] = []) -> Skill { Skill(
         id: "changed-across-kill",
         summary: "the file changed on the server while the program was killed: the rerun gets the new one whole, never spliced onto the old",
-        trial: Trial(faults: "stall:50pct,change", size: 8 << 20, sequel: .killAndRerun, generation: 1),
+        trial: Trial(faults: "stall:50pct,change", size: 8 << 20, everyRun: everyRun, sequel: .killAndRerun, generation: 1),
         symptom: nil, fix: .verifies,
         hints: [
             "After the kill the file changed on the server, and the rerun made one file of the old start and the new rest. What did the rerun know of the version it held?",
             "A kill loses what was in memory: the ETag that proves which version the partial file is must be on disk beside it, written when the first answer came.",
             "PartialFile(run) keeps the URL, ETag and total in a sidecar; nextRequest() sends them back as If-Range, and decide(_:) turns the 200 of a changed file into .replace.",
         ],
-        brokenBy: [])
+        brokenBy: brokenBy)
+    }
 
     /// Resume data names the URL it was made for; for another one it is of no use.
     static let resumeDataForAnotherURL = Skill(

@@ -136,3 +136,30 @@ struct CommentCreditTests {
         return try ExerciseTests.withExercise(lesson, holding: code) { try withACommentInEvery(lessons.dropFirst(), body) }
     }
 }
+
+/// The page opens every exercise a student is on: one `check --all` sends several at the same
+/// moment, and each of them that is not done is open; a done one folds.
+struct ClassPageFoldingTests {
+    @Test func exercisesChangedTogetherAreOpenTogether() {
+        let exercises = [("10-conditional-get", "10", "same-size-is-current"), ("11-segmented", "11", "shared-position"),
+                         ("00-small-file", "00", "status-ignored")]
+        let columns = exercises.map { ClassGrid.Column(exercise: $0.0, number: $0.1, check: $0.2, baseline: false) }
+        let at = "2026-11-27T10:00:00Z"
+        let cells = [
+            ClassGrid.Cell(student: "Ada", exercise: "10-conditional-get", check: "same-size-is-current", status: .stillThere, passed: false,
+                           attempted: true, detail: "", submittedAt: at, seconds: 1),
+            ClassGrid.Cell(student: "Ada", exercise: "11-segmented", check: "shared-position", status: .stillThere, passed: false,
+                           attempted: true, detail: "", submittedAt: at, seconds: 1),
+            ClassGrid.Cell(student: "Ada", exercise: "00-small-file", check: "status-ignored", status: .fixed, passed: true,
+                           attempted: true, detail: "", submittedAt: at, seconds: 1),
+        ]
+        let grid = ClassGrid(students: ["Ada"], columns: columns, cells: cells, comparisons: [], submissions: 1)
+        let html = ClassPage(grid: grid, scriptPath: nil, releasePath: nil, now: Date(timeIntervalSince1970: 0)).render()
+        func opening(_ exercise: String) -> String {
+            html.components(separatedBy: "id=\"exercise-\(exercise)\"").dropFirst().first?.prefix(80).description ?? ""
+        }
+        #expect(html.contains("<details class=\"exercise\" id=\"exercise-10-conditional-get\" data-exercise=\"10-conditional-get\" open"), "\(html.prefix(3000))")
+        #expect(html.contains("<details class=\"exercise\" id=\"exercise-11-segmented\" data-exercise=\"11-segmented\" open"))
+        #expect(!html.contains("id=\"exercise-00-small-file\" data-exercise=\"00-small-file\" open"), "a done exercise folds")
+    }
+}

@@ -68,7 +68,7 @@ struct TrialRunner {
         let mainURL = url(on: server)
         func arguments(_ url: URL, generation: Int, withTrialArguments: Bool) -> [String] {
             var arguments = ["--url", url.absoluteString, "--output", output.path, "--json"] + (showing ? [] : ["--quiet"])
-                + extraArguments + TransferLimits.arguments(forFileOf: trial.size, within: timeout)
+                + extraArguments + TransferLimits.arguments(forFileOf: Catalogue.largestTrialSize, within: timeout)
             if uploads {
                 arguments += ["--size", String(trial.size)]
             } else {

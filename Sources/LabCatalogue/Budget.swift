@@ -1,0 +1,65 @@
+import LabVocabulary
+
+/// What a run that wastes nothing is sent, by lesson: the bound that keeps "download it again
+/// until the digest matches" from passing a check that asks for the answer to be judged before
+/// it is written. A check that verifies holds only within its trial's budget, plus the bytes in
+/// flight when a transfer breaks (`Symptom.wasteAllowed`).
+public enum Budget: Sendable, Equatable {
+    /// A break costs nothing but the bytes in flight: the next request continues the file.
+    case resumes
+    /// As `resumes`, in ranges side by side: when the file changes, the ranges under way are
+    /// given up with their bytes in flight, which no budget can say.
+    case resumesInRanges
+    /// Every break costs what had come: the lesson holds its body in memory and starts over.
+    case startsOver
+    /// The app is launched twice: the file once per version the server has.
+    case oncePerVersion
+    /// Not bounded by bytes: an upload, or an app's life whose own rules count the bytes.
+    case none
+}
+
+extension LessonID {
+    /// How the lesson's checks bound the bytes a run is sent.
+    public var budget: Budget {
+        switch self {
+        case .smallFile, .inMemory: .startsOver
+        case .fileHandle, .outputStream, .sessionDataTask, .downloadTaskResume, .runLoopThread, .asyncAwait: .resumes
+        case .segmented: .resumesInRanges
+        case .conditionalGet: .oncePerVersion
+        case .multipartUpload, .backgroundSession: .none
+        }
+    }
+}
+
+extension Trial {
+    /// The most bytes a run that wastes nothing is sent under this trial, on top of which only
+    /// the bytes in flight at each break may come: the file once; where an attempt breaks and
+    /// the next cannot continue it (a new version, a server that ignores `Range`, a lesson that
+    /// starts over), what had come before the break; and the whole file again for a version
+    /// that comes after the file was whole. Nil where bytes are not the file's (a compressed
+    /// body), not bounded (`Budget.none`), or spent by the first of two runs stopping on its own
+    /// (a full disk: what was in flight then is the server's, not the program's).
+    public func bytesNeeded(_ budget: Budget) -> Int64? {
+        let attempts = faults.attempts
+        let compressed = attempts.joined().contains { if case .gzip = $0 { true } else { false } }
+        guard budget != .none, !compressed, sequel != .rerun || arguments.isEmpty else { return nil }
+        if budget == .resumesInRanges, attempts.joined().contains(.change) { return nil }
+        if budget == .oncePerVersion { return size * Int64(1 + faults.generation(forAttempt: attempts.count)) }
+        var needed = size
+        for (index, attempt) in attempts.enumerated() {
+            let next = faults.faults(forAttempt: index + 2)
+            guard let broke = attempt.lazy.compactMap({ fault -> Int64? in
+                switch fault {
+                case .drop(let offset), .stall(let offset, _): offset.resolved(bodyLength: size)
+                default: nil
+                }
+            }).first else {
+                // A whole answer, then a new version: the file once more.
+                if next.contains(.change), index + 2 <= attempts.count { needed += size }
+                continue
+            }
+            if budget == .startsOver || next.contains(.change) || next.contains(.ignoreRange) { needed += broke }
+        }
+        return needed
+    }
+}
