@@ -7,6 +7,9 @@ import LabVocabulary
 public enum Budget: Sendable, Equatable {
     /// A break costs nothing but the bytes in flight: the next request continues the file.
     case resumes
+    /// As `resumes`, after a Pause the lesson presses itself (lesson 05, at 40%): what was in
+    /// flight when the task was cancelled comes again, as much as the socket's buffers held.
+    case resumesAfterItsOwnPause
     /// As `resumes`, in ranges side by side: when the file changes, the ranges under way are
     /// given up with their bytes in flight, which no budget can say.
     case resumesInRanges
@@ -23,7 +26,8 @@ extension LessonID {
     public var budget: Budget {
         switch self {
         case .smallFile, .inMemory: .startsOver
-        case .fileHandle, .outputStream, .sessionDataTask, .downloadTaskResume, .runLoopThread, .asyncAwait: .resumes
+        case .fileHandle, .outputStream, .sessionDataTask, .runLoopThread, .asyncAwait: .resumes
+        case .downloadTaskResume: .resumesAfterItsOwnPause
         case .segmented: .resumesInRanges
         case .conditionalGet: .oncePerVersion
         case .multipartUpload, .backgroundSession: .none
@@ -32,6 +36,21 @@ extension LessonID {
 }
 
 extension Trial {
+    /// What may come again on top of `bytesNeeded`: the bytes in flight at each break of the
+    /// script (half of a small file at most), and at a Pause the lesson presses itself.
+    public func bytesInFlightAllowed(_ budget: Budget) -> Int64 {
+        let breaks = faults.attempts.filter { attempt in
+            attempt.contains { fault in
+                switch fault {
+                case .drop, .stall: true
+                default: false
+                }
+            }
+        }.count
+        let perBreak = min(Symptom.wasteAllowed, size / 2)
+        return perBreak * Int64(max(1, breaks)) + (budget == .resumesAfterItsOwnPause ? 4 * Symptom.wasteAllowed : 0)
+    }
+
     /// The most bytes a run that wastes nothing is sent under this trial, on top of which only
     /// the bytes in flight at each break may come: the file once; where an attempt breaks and
     /// the next cannot continue it (a new version, a server that ignores `Range`, a lesson that

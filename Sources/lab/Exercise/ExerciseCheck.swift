@@ -140,9 +140,8 @@ struct ExerciseCheck {
         // The check's own figures come first: they say why it fails.
         var parts = symptomFigures(observation, for: check)
         if check.isOverBudget(observation), let allowed = check.bytesAllowed {
-            parts.append("the server sent \(ByteFormat.grouped(observation.bytesSent ?? 0)) bytes where "
-                + "\(ByteFormat.grouped(allowed - Symptom.wasteAllowed)) would do (at most \(Symptom.wasteAllowed >> 20) MiB more may): "
-                + "the file was fetched again rather than each answer judged before it was written")
+            parts.append("the server sent \(ByteFormat.grouped(observation.bytesSent ?? 0)) bytes where at most "
+                + "\(ByteFormat.grouped(allowed)) would do: the file was fetched again rather than each answer judged before it was written")
         }
         if case .stopsThenRerunVerifies(let wanted) = check.fix, let first = observation.firstEnding, first != .exited(wanted.rawValue) {
             parts.append("the first run ended \(ending(first)), wanted \(wanted.described)")
