@@ -54,7 +54,7 @@ extension Trial {
     /// The most bytes a run that wastes nothing is sent under this trial, on top of which only
     /// the bytes in flight at each break may come: the file once; where an attempt breaks and
     /// the next cannot continue it (a new version, a server that ignores `Range`, a lesson that
-    /// starts over), what had come before the break; and the whole file again for a version
+    /// starts over, a 206 that starts elsewhere), what had come before the break; and the whole file again for a version
     /// that comes after the file was whole. Nil where bytes are not the file's (a compressed
     /// body), not bounded (`Budget.none`), or spent by the first of two runs stopping on its own
     /// (a full disk: what was in flight then is the server's, not the program's).
@@ -77,7 +77,9 @@ extension Trial {
                 if next.contains(.change), index + 2 <= attempts.count { needed += size }
                 continue
             }
-            if budget == .startsOver || next.contains(.change) || next.contains(.ignoreRange) { needed += broke }
+            // A 206 that starts elsewhere may be answered by starting over, too.
+            let restarts = next.contains(.change) || next.contains(.ignoreRange) || next.contains { if case .shiftRange = $0 { true } else { false } }
+            if budget == .startsOver || restarts { needed += broke }
         }
         return needed
     }

@@ -152,17 +152,7 @@ public enum Catalogue {
                 "Read the Content-Range header: bytes <first>-<last>/<total>.",
                 "When <first> is not the size on disk, append nothing: cancel the connection and call finish(.failed(DownloadError.contentRangeMismatch(expectedStart:header:))).",
             ]),
-        Defect(
-            id: "no-validator",
-            summary: "no validator is sent: a file that changed on the server is spliced onto the old one",
-            source: resuming("the NSURLConnection listing"),
-            trial: Trial(faults: "drop:40pct,change", size: medium, generation: 1),
-            symptom: .claimsDone(.longer(by: .bytesBeforeTheBreak)), fix: .verifies, matrix: [],
-            hints: [
-                "The file has the right length and the wrong bytes: the start of one version and the rest of another. Between two attempts the file on the server changed: how would the server know which version you hold?",
-                "Keep the first response's ETag (or Last-Modified), and send it back as If-Range with the Range.",
-                "If-Range makes the server answer 200 with the new file when the ETag no longer matches; handle that 200 by starting over.",
-            ]),
+        fileHandleNoValidator,
         Defect(
             id: "write-errors-dropped",
             summary: "write errors are dropped: a full disk ends in \"download finished\" with a short file",
@@ -187,7 +177,7 @@ public enum Catalogue {
             ]),
         progressPastTheTotal(source: scenarios("§3, NSFileHandle"), total: "totalDataSize"),
         compressedResume(source: scenarios("§3, NSFileHandle")),
-    ], skills: [resumesAfterDrop(brokenBy: [rangeColon]), resumesAfterKill(brokenBy: [rangeColon]), changedAcrossKill(brokenBy: [rangeColon])],
+    ], skills: [resumesAfterDrop(brokenBy: [rangeColon]), resumesAfterKill(brokenBy: [rangeColon]), changedAcrossKill(brokenBy: [rangeColon, fileHandleNoValidator])],
        tools: partialFileTools(writing: throughAHandle))
 
     static let rangeColon = Defect(
@@ -365,5 +355,17 @@ public enum Catalogue {
             "The file has the right length and the wrong bytes: the start of one version and the rest of another. How would the server know which version of the file you hold?",
             "Keep the ETag of the response that started the file, and send it as If-Range beside Range.",
             "With If-Range the server sends 200 and the new file when it changed: start over on that 200.",
+        ])
+
+    static let fileHandleNoValidator = Defect(
+        id: "no-validator",
+        summary: "no validator is sent: a file that changed on the server is spliced onto the old one",
+        source: resuming("the NSURLConnection listing"),
+        trial: Trial(faults: "drop:40pct,change", size: medium, generation: 1),
+        symptom: .claimsDone(.longer(by: .bytesBeforeTheBreak)), fix: .verifies, matrix: [],
+        hints: [
+            "The file has the right length and the wrong bytes: the start of one version and the rest of another. Between two attempts the file on the server changed: how would the server know which version you hold?",
+            "Keep the first response's ETag (or Last-Modified), and send it back as If-Range with the Range.",
+            "If-Range makes the server answer 200 with the new file when the ETag no longer matches; handle that 200 by starting over.",
         ])
 }

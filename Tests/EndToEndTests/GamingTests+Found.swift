@@ -104,8 +104,9 @@ extension GamingTests {
         #expect(records.last?.detail.contains("requests in all, and the server sent") == true, "\(records)")
     }
 
-    /// `check NN --only CHECK --json` on the corrected logic with `edits` made: the clean
-    /// check must hold (the cheat still downloads) and `check` must fail.
+    /// `check NN --only CHECK --json` on the corrected logic with `edits` made: the code must
+    /// compile and `check` must fail. (The clean check may fail too: lesson 10's is bounded to
+    /// one download for its two launches.)
     static func checkCheating(_ number: String, only check: String, edits: [(String, String)]) async throws -> [CheckRecord] {
         try await ExerciseTests.takingTurns {
             let lesson = try #require(Catalogue.lesson(named: number))
@@ -121,7 +122,6 @@ extension GamingTests {
             }
             let records = try ExerciseTests.records(finished.stdout)
             #expect(records.map(\.check) == [Check.cleanID, check], "\(finished.stderr)")
-            #expect(records.first?.status == .verifies, "\(records)")
             #expect(records.last?.passed == false && records.last?.status != .doesNotCompile, "\(records)")
             return records
         }

@@ -189,7 +189,8 @@ struct GamingTests {
         try await ExerciseTests.takingTurns {
             let records = try ExerciseTests.checkCorrected("10", replacing: "        if let kept = keptValidators() {",
                                                            with: "        if let kept = Optional<Validators>.none {")
-            #expect(Set(records.filter { !$0.passed }.map(\.check)) == ["purged-home", "keeps-the-current-file"], "\(records)")
+            // The clean run's two launches may download the file once: this one downloads it twice.
+            #expect(Set(records.filter { !$0.passed }.map(\.check)) == ["clean", "purged-home", "keeps-the-current-file"], "\(records)")
         }
     }
 

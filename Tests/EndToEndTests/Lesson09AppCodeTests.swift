@@ -342,9 +342,10 @@ struct Lesson09AppCodeTests {
         ("no-session-at-launch", "background(withIdentifier: App.sessionIdentifier)", "background(withIdentifier: App.sessionIdentifier + UUID().uuidString)",
          ["no-session-at-launch", "handler-never-called", "default-session", "starts-one-download"]),
         ("handler-never-called", "self.backgroundCompletionHandler?()", "_ = self.backgroundCompletionHandler", ["handler-never-called"]),
-        // Retrying every failure retries one the system gave up on for ever, too.
+        // Retrying every failure retries one the system gave up on for ever, too, and from byte 0.
         ("retries-force-quit", "if error.backgroundTaskCancelledReason == .userForceQuitApplication {",
-         "if true { return session.downloadTask(with: run.url).resume() }\n        if false {", ["retries-force-quit", "resumes-with-a-limit"]),
+         "if true { return session.downloadTask(with: run.url).resume() }\n        if false {",
+         ["retries-force-quit", "resumes-with-a-limit", "resumes-what-the-system-gave-up"]),
         ("session-per-download", "self.session.downloadTask(with: self.run.url).resume()",
          "self.run.makeSession(configuration: .background(withIdentifier: App.sessionIdentifier), delegate: self, delegateQueue: nil).downloadTask(with: self.run.url).resume()",
          ["session-per-download"]),

@@ -82,7 +82,8 @@ struct TrialRunner {
             process.passesStderrThrough = showing
             if keepsExchanges { process.watchedOutput = output }
             // As a student pastes it: `swift run`, and each word quoted where the shell would split it.
-            if showing { Console.output("$ swift run \(program.lastPathComponent) \(ShellWord.line(arguments))") }
+            // The URL is this run's server, gone when `see` ends: the line says so, for whoever pastes it later.
+            if showing { Console.output("$ swift run \(program.lastPathComponent) \(ShellWord.line(arguments))   # against this run's server, which ends with `see`") }
             return process
         }
 
