@@ -21,9 +21,13 @@ struct LaterLaunch: Codable {
 
     static let environmentKey = "DOWNLOAD_LAB_LATER_LAUNCH"
 
-    /// The launch this process is, when it is a later one.
+    /// The launch this process is, when it is a later one. Its report goes into the lab's own
+    /// folder, never elsewhere, whatever the environment says.
     static var inThisProcess: LaterLaunch? {
-        ProcessInfo.processInfo.environment[environmentKey].flatMap { try? JSONDecoder().decode(LaterLaunch.self, from: Data($0.utf8)) }
+        guard let launch = ProcessInfo.processInfo.environment[environmentKey]
+            .flatMap({ try? JSONDecoder().decode(LaterLaunch.self, from: Data($0.utf8)) }) else { return nil }
+        let ownFolder = LabFolders.mine.standardizedFileURL.path + "/"
+        return launch.report.standardizedFileURL.path.hasPrefix(ownFolder) && !launch.report.path.contains("/../") ? launch : nil
     }
 
     /// What the first launch's record needs of a later one.

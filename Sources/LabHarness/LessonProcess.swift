@@ -20,7 +20,7 @@ struct LessonProcess<Way: LessonWay & ExpressibleByArgument> {
     /// `makeStrategy` builds the lesson's object for this run and hands back its attempt: one
     /// press of "Start" (or "Resume").
     func run(_ makeStrategy: (LessonRun) -> () -> AttemptResult) throws -> LessonResult {
-        if let launch = LaterLaunch.inThisProcess { runAsLaterLaunch(launch, makeStrategy) }
+        if lesson.id.launches > 1, let launch = LaterLaunch.inThisProcess { runAsLaterLaunch(launch, makeStrategy) }
         // --max-time counts from here: starting the server and writing an upload's file count too.
         let processStarted = ContinuousClock.now
         TransferLimits.active = options.limits
