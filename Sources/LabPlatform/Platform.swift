@@ -1,3 +1,4 @@
+import CLabPlatform
 import Foundation
 
 // Download Lab's one platform seam. Everything the lab needs from the operating system that
@@ -35,6 +36,13 @@ public struct ToolchainFloor: Sendable {
 }
 
 extension Platform {
+    /// The label of the dispatch queue whose work the calling thread is running: a worker of
+    /// GCD's global queue says "com.apple.root.default-qos" (or another QoS), even inside a run
+    /// loop it runs from that work; a thread of its own says the default overcommit root queue's.
+    /// libdispatch's `dispatch_queue_get_label(DISPATCH_CURRENT_QUEUE_LABEL)`, the same source on
+    /// both systems (seen on Linux).
+    public static var currentDispatchQueueLabel: String { String(cString: lab_current_dispatch_queue_label()) }
+
     /// User plus system CPU time this process has used, in seconds.
     public static func cpuSeconds() -> Double {
         let usage = ownUsage()

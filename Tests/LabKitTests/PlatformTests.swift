@@ -1,6 +1,7 @@
 import Foundation
 import LabKit
 import LabPlatform
+import Synchronization
 import Testing
 
 /// The platform seam on the system the tests run on: the values the lab records come out as
@@ -17,6 +18,29 @@ struct PlatformTests {
         #expect(peak >= Int64(touched), "peak \(peak) after touching \(touched) bytes")
         #expect(peak < 64 << 30, "peak \(peak): a unit off by 1,024 would show here")
         #expect(now.map { $0 >= Int64(touched) && $0 <= peak } == true, "now \(String(describing: now)), peak \(peak)")
+    }
+
+    /// Lesson 06 tells a parked GCD worker from a thread of its own by the queue whose work the
+    /// thread runs, from inside the run loop that work runs too.
+    @Test func aGlobalQueueWorkerIsToldFromAThreadOfItsOwn() {
+        func seen(_ start: (@escaping @Sendable () -> Void) -> Void) -> String? {
+            let label = SeenLabel()
+            let done = DispatchSemaphore(value: 0)
+            start {
+                // In the run loop, from a timer, as a connection's callbacks run.
+                let timer = Timer(timeInterval: 0, repeats: false) { _ in label.value.withLock { $0 = globalQueueWorker() } }
+                RunLoop.current.add(timer, forMode: .default)
+                RunLoop.current.run(until: Date(timeIntervalSinceNow: 0.05))
+                done.signal()
+            }
+            done.wait()
+            return label.value.withLock { $0 }
+        }
+        #expect(seen { DispatchQueue.global().async(execute: $0) } == "com.apple.root.default-qos")
+        #expect(seen { DispatchQueue.global(qos: .background).async(execute: $0) } == "com.apple.root.background-qos")
+        #expect(seen { Thread(block: $0).start() } == nil)
+        #expect(seen { DispatchQueue(label: "lab.own").async(execute: $0) } == nil)
+        #expect(seen { job in DispatchQueue.global().async { Thread(block: job).start() } } == nil)
     }
 
     @Test func threadIDsTellThreadsApartAndSeeThemEnd() {
@@ -79,6 +103,11 @@ struct PlatformTests {
         #expect(!FileManager.default.createFile(atPath: file, contents: Data("x".utf8)))
         #expect(!FileManager.default.fileExists(atPath: file))
     }
+}
+
+/// The queue a thread ran for, written by that thread and read by the test's.
+private final class SeenLabel: Sendable {
+    let value = Mutex<String?>("not seen")
 }
 
 /// A value written by one thread and read by another.

@@ -13,4 +13,7 @@ static inline mach_port_t lab_mach_task_self(void) {
 }
 #endif
 
+// The label of the dispatch queue running the calling thread's work (shim.c says why in C).
+const char *_Nonnull lab_current_dispatch_queue_label(void);
+
 #endif

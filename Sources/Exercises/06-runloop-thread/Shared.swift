@@ -35,6 +35,8 @@ final class Deliveries: URLConnectionDataDelegate, Sendable {
         var queues: [String] = []
         var ended = false
         var failure: String?
+        var globalWorker: String?
+        var onMainThread = false
     }
     private let state = Mutex(State())
     let ended = DispatchSemaphore(value: 0)
@@ -48,10 +50,16 @@ final class Deliveries: URLConnectionDataDelegate, Sendable {
     var queues: [String] { state.withLock { $0.queues } }
     var hasEnded: Bool { state.withLock { $0.ended } }
     var failure: String? { state.withLock { $0.failure } }
+    /// The global queue whose worker ran a callback, if one did.
+    var globalWorker: String? { state.withLock { $0.globalWorker } }
+    /// Whether a callback ran on the main thread.
+    var ranOnMainThread: Bool { state.withLock { $0.onMainThread } }
 
     private func note(bytes: Int = 0, end: Bool = false, failure: String? = nil) {
-        let thread = currentThread(), queue = OperationQueue.current?.name
+        let thread = currentThread(), queue = OperationQueue.current?.name, worker = globalQueueWorker()
         let endsNow = state.withLock { state in
+            state.globalWorker = state.globalWorker ?? worker
+            state.onMainThread = state.onMainThread || Thread.isMainThread
             state.callbacks += 1
             state.bytes += bytes
             if !state.threads.contains(thread) { state.threads.append(thread) }
@@ -114,6 +122,16 @@ final class CrowdedDownload: LessonDownload {
                 guard waited <= Self.patience else {
                     return completion(.failed(DownloadError.unresponsive(waited: waited, patience: Self.patience)))
                 }
+                // The job may have found a worker free this time (the transfers started late, on
+                // another QoS, or fewer than the workers): a parked worker is the defect anyway.
+                let parked = others.compactMap(\.globalWorker) + [transfer.globalWorker].compactMap { $0 }
+                if let queue = parked.first {
+                    return completion(.failed(DownloadError.parkedGlobalWorkers(parked: parked.count, transfers: others.count + 1, queue: queue)))
+                }
+                let onMain = others.filter(\.ranOnMainThread).count + (transfer.ranOnMainThread ? 1 : 0)
+                if onMain > 0 {
+                    return completion(.failed(DownloadError.callbacksOnTheMainThread(count: onMain, transfers: others.count + 1)))
+                }
                 completion(transfer.outcome ?? .failed(URLError(.cannotConnectToHost)))
             }
         }
@@ -146,6 +164,10 @@ final class Transfer: URLConnectionDataDelegate, @unchecked Sendable {
     private(set) var outcome: AttemptResult?
     private(set) var threads: [String] = []
     private(set) var threadIDs: [Int] = []
+    /// The global queue whose worker ran a callback, if one did.
+    private(set) var globalWorker: String?
+    /// Whether a callback ran on the main thread.
+    private(set) var ranOnMainThread = false
     private var seenThreads: [pthread_t] = []
     private var callbacks = 0
     private let whenEnded: @Sendable (AttemptResult) -> Void
@@ -231,6 +253,8 @@ final class Transfer: URLConnectionDataDelegate, @unchecked Sendable {
             seenThreads.append(thread)
             threads.append(currentThread())
             threadIDs.append(ThreadCensus.currentID)
+            globalWorker = globalWorker ?? globalQueueWorker()
+            ranOnMainThread = ranOnMainThread || Thread.isMainThread
         }
     }
 

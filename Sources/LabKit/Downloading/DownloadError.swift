@@ -25,6 +25,11 @@ public enum DownloadError: Error, CustomStringConvertible, Sendable {
     case unusableResumeData(path: String, reason: String)
     /// Work sent to GCD's global queue waited longer than an app may: its threads were all taken.
     case unresponsive(waited: Double, patience: Double)
+    /// Transfers whose callbacks ran in the run loop of a worker of GCD's global queue: each
+    /// keeps that worker from the app's jobs while it lasts, whether or not a job waited this time.
+    case parkedGlobalWorkers(parked: Int, transfers: Int, queue: String)
+    /// Transfers whose callbacks ran on the main thread: the app's UI waits for each of them.
+    case callbacksOnTheMainThread(count: Int, transfers: Int)
     /// The server answered a resume for another version of the file: the partial file was
     /// deleted, and the next attempt starts from byte 0.
     case partialFileReplaced(reason: String)
@@ -64,6 +69,11 @@ public enum DownloadError: Error, CustomStringConvertible, Sendable {
             "\(path) is not usable resume data (\(reason)); nothing was touched: remove it to start over"
         case .unresponsive(let waited, let patience):
             String(format: "the app froze: a job sent to GCD's global queue waited %.2f s (patience %.2f s)", waited, patience)
+        case .parkedGlobalWorkers(let parked, let transfers, let queue):
+            "\(parked) of the \(transfers) transfers ran their callbacks in the run loop of a worker of GCD's global queue "
+                + "(\(queue)): while each lasts, that worker is lost to the app's jobs, and one more than the cores freezes the app"
+        case .callbacksOnTheMainThread(let count, let transfers):
+            "\(count) of the \(transfers) transfers ran their callbacks on the main thread: the app's screen waits while each runs"
         case .partialFileReplaced(let reason):
             "\(reason); the partial file was deleted, to be downloaded again from byte 0"
         case .answerTooLong(let bytes, let limit, let seconds):
@@ -86,7 +96,7 @@ public enum DownloadError: Error, CustomStringConvertible, Sendable {
         switch self {
         case .localIO, .cannotRead: .localIOFailed
         case .unusableResumeData: .verificationFailed
-        case .unresponsive: .unresponsive
+        case .unresponsive, .parkedGlobalWorkers, .callbacksOnTheMainThread: .unresponsive
         case .misuse: .misuse
         default: .transferFailed
         }

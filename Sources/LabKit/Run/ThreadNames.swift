@@ -13,6 +13,14 @@ public func currentThread() -> String {
     return "'\(name.isEmpty ? "unnamed" : name)' (tid \(ThreadCensus.currentID))"
 }
 
+/// The global queue whose worker is running the calling thread's work, such as
+/// "com.apple.root.default-qos", even from inside a run loop that work runs; nil on the main
+/// thread, on a thread of its own, and on a queue of the app's own.
+public func globalQueueWorker() -> String? {
+    let label = Platform.currentDispatchQueueLabel
+    return label.hasPrefix("com.apple.root.") && !label.hasSuffix(".overcommit") ? label : nil
+}
+
 /// The process's threads, as the kernel knows them.
 public enum ThreadCensus {
     /// The calling thread's kernel id.
