@@ -18,10 +18,15 @@ final class CorrectedDownload: NSObject, LessonDownload, URLSessionDataDelegate,
     private let run: LessonRun
     /// The first GET asks for this much; a segment is never smaller, so a small file is one stream.
     static let firstRange: Int64 = 1 << 20
-    /// The plan is written beside the file each time a segment has this much more on disk than
-    /// the written plan says: a kill costs each segment at most this much again, however many
-    /// segments run at once.
-    static let savedEvery: Int64 = 512 << 10
+    /// With up to four segments at once, a kill costs less than this again in all: the plan is
+    /// written beside the file each time a segment has its share of it more on disk than the
+    /// written plan says (`savedEvery`).
+    static let lostAtAKill: Int64 = 1 << 20
+    /// A segment's share of `lostAtAKill`, 256 KiB with four connections, and never less: each
+    /// save costs a write and a rename, and at 64 KiB a gigabyte over 8 connections took 15 s,
+    /// not 6.
+    static let leastSavedEvery: Int64 = 256 << 10
+    private var savedEvery: Int64 { max(Self.leastSavedEvery, Self.lostAtAKill / Int64(max(1, run.connections))) }
 
     private var plan: SegmentPlan?
     /// The plan as last written beside the file.
@@ -362,7 +367,7 @@ final class CorrectedDownload: NSObject, LessonDownload, URLSessionDataDelegate,
     }
 
     private func saveWhenDue(segment index: Int) throws {
-        guard let plan, plan.segments[index].done - (savedPlan?.segments[index].done ?? 0) >= Self.savedEvery else { return }
+        guard let plan, plan.segments[index].done - (savedPlan?.segments[index].done ?? 0) >= savedEvery else { return }
         try savePlan()
     }
 
