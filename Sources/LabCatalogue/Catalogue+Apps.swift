@@ -30,12 +30,12 @@ extension Catalogue {
             ]),
         Defect(
             id: "status-ignored",
-            summary: "the response is never looked at: the download task saves a 404's error page, and it is kept as the file",
+            summary: "the response is never looked at: the download task saves an error status's page, and it is kept as the file",
             source: sessionVersusConnection("didFinishDownloadingToURL:"),
             trial: Trial(faults: "status:404", size: medium),
             symptom: .claimsDone(.errorPage), fix: .verifiesOrStops(.transferFailed), matrix: [],
             hints: [
-                "Under a 404 the error page is kept as the file. A 404 is not an error to a download task: didFinishDownloadingTo gets the error page. What else does the task know?",
+                "Under an error status (a 404, a 410: the ✗ line names the one played) the error page is kept as the file. A 404 is not an error to a download task: didFinishDownloadingTo gets the error page. What else does the task know?",
                 "downloadTask.response is an HTTPURLResponse; read its statusCode before moving the file.",
                 "Outside 200...299, set a failure (DownloadError.httpStatus(status, url: ...)) instead of moving the file, and report it in didCompleteWithError.",
             ]),
@@ -52,7 +52,22 @@ extension Catalogue {
             ]),
         progressPastTheTotal(source: resuming("the NSURLSessionDownloadTask listing"), total: "totalBytesExpectedToWrite",
                              faults: "gzip,gzip"),
-    ], skills: [resumeDataForAnotherURL])
+    ], skills: [changedWhilePaused, resumeDataForAnotherURL])
+
+    /// Resume data carries the first answer's ETag, and the resumed task sends it as If-Range: a
+    /// file that changed during the Pause comes whole, never spliced. A resume by hand from the
+    /// size on disk, without the validator, splices it.
+    static let changedWhilePaused = Skill(
+        id: "changed-while-paused",
+        summary: "the file changed on the server during the Pause: the resumed download gets the new one whole, never spliced onto the old",
+        trial: Trial(faults: "ok,change", size: 16 << 20, generation: 1),
+        symptom: nil, fix: .verifies,
+        hints: [
+            "The file has the right length and the wrong bytes: the start of one version and the rest of another. It changed on the server during the Pause: how would the resume know which version you hold?",
+            "Resume data holds more than an offset: the answer's validator too, which the resumed task sends back as If-Range.",
+            "Resume with downloadTask(withResumeData:), from the blob cancel(byProducingResumeData:) gave; a Range of your own needs the ETag as If-Range, and a 200 starts the file again.",
+        ],
+        brokenBy: [])
 
     // MARK: - 06
 
@@ -107,12 +122,12 @@ extension Catalogue {
     static let asyncAwait = LessonDefects(.asyncAwait, defects: [
         Defect(
             id: "status-ignored",
-            summary: "the response is never looked at: a 404's error page is saved as the file",
+            summary: "the response is never looked at: an error status's page is saved as the file",
             source: asyncTutorials("let (data, _) = try await data(from:)"),
             trial: Trial(faults: "status:404", size: small),
             symptom: .claimsDone(.errorPage), fix: .verifiesOrStops(.transferFailed), matrix: [],
             hints: [
-                "Under a 404 the error page is saved as the file. A 404 is not an error to URLSession: data(from:) returns normally. What else does it return?",
+                "Under an error status (a 404, a 410: the ✗ line names the one played) the error page is saved as the file. A 404 is not an error to URLSession: data(from:) returns normally. What else does it return?",
                 "The response it returns is an HTTPURLResponse; read its statusCode before writing anything.",
                 "Outside 200...299, return .failed(DownloadError.httpStatus(status, url: run.url.absoluteString)) and write nothing.",
             ]),
@@ -193,9 +208,10 @@ extension Catalogue {
             ]),
         Defect(
             id: "handler-never-called",
-            summary: "the completion handler of a launch for background events is never called (or not on the main queue)",
+            summary: "the completion handler of a launch for background events is never called (or not on the main queue, or before the events are in)",
             source: sessionVersusConnection("the session delegate"),
-            trial: Trial(faults: "", size: 4 << 20),
+            // The events come late, as a busy phone hands them over: only the session says when they are in.
+            trial: Trial(faults: "", size: 4 << 20, arguments: ["--slow-events"]),
             symptom: .breaksBackgroundRule(.completionHandlerCalled), fix: .verifies, matrix: [],
             hints: [
                 "The system relaunched the app for its events, and the completion handler it gave was never called. What tells the app that every event is in?",

@@ -19,7 +19,7 @@ extension Catalogue {
                 "With Library/Caches emptied between the launches, the second one downloaded the whole file again. Where does the file live, and who may delete it?",
                 "Caches is for what the app can fetch again and does not mind losing; a file the app means to keep goes to Application Support (excluded from backup when it can be downloaded again).",
                 "Save into run.containerURL(for: .applicationSupportDirectory), creating the folder first: iOS does not make it for you.",
-            ]),
+            ], cause: .fileKeptIn(["Library/Caches", "tmp"])),
     ], skills: [keepsTheCurrentFile], tools: [
         "run.containerURL(for: .applicationSupportDirectory)   the app's folder for files it keeps (create it first)",
         "request.setValue(etag, forHTTPHeaderField: \"If-None-Match\")   304 Not Modified: the file on disk is current",
@@ -55,8 +55,10 @@ extension Catalogue {
     static let keepsTheCurrentFile = Skill(
         id: "keeps-the-current-file",
         summary: "a second launch with nothing changed sends one request at most, and no body comes",
-        trial: Trial(faults: "", size: medium),
-        symptom: .fetchesAgain(requestsAllowed: 2), fix: .verifies,
+        // The second launch's server honours conditional requests and ignores Range, as many
+        // dynamic ones do: only If-None-Match gets its "nothing changed" with no body.
+        trial: Trial(faults: "ok,ignore-range", size: medium),
+        symptom: .bodyWhenCurrent(requestsAllowed: 2), fix: .verifies,
         hints: [
             "Count the requests of the two launches, and the bytes the server sent: the file had not changed. What did the second launch need to know?",
             "One question answers it: \"has the version I hold changed?\", a GET with If-None-Match (the kept ETag) and If-Modified-Since.",

@@ -50,7 +50,7 @@ extension Catalogue {
             "The server allows two downloads of the file at once, and the program asks for four. What came back for the other two, and where did it go?",
             "A 503 Service Unavailable, a few bytes of text, was allowed through and written as the range.",
             "Refuse anything but a 206 for the range asked for; keep a range answered 503 for later, and ask for it again once its Retry-After has passed.",
-        ])
+        ], cause: .busyPageInTheFile)
 
     /// A range refused with 503 and `Retry-After: 1` must not be asked for again sooner: a
     /// server that limits connections is not helped by a client that hammers it.

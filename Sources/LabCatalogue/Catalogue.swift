@@ -11,7 +11,9 @@ public enum Catalogue {
 
     /// The largest file any check downloads: a check's `--max-filesize` is reckoned from it, the
     /// same for every check, so the limit tells a program nothing about the file it is given.
-    public static let largestTrialSize: Int64 = lessons.flatMap(\.everyCheck).map(\.trial.size).max() ?? 0
+    /// A seed may make a file larger, never smaller (`CheckSeed.sizeSixteenths`).
+    public static let largestTrialSize: Int64 = (lessons.flatMap(\.everyCheck).map(\.trial.size).max() ?? 0)
+        * CheckSeed.sizeSixteenths.max()! / 16
 
     /// Accepts any of the names `LessonID(named:)` reads.
     public static func lesson(named name: String) -> LessonDefects? {
@@ -54,12 +56,12 @@ public enum Catalogue {
     static let smallFile = LessonDefects(.smallFile, correctedRefusesAbove: 64 << 20, defects: [
         Defect(
             id: "status-ignored",
-            summary: "the status code is never read: a 404's error page is saved as the file",
+            summary: "the status code is never read: an error status's page is saved as the file",
             source: scenarios("§1, the completion handler"),
             trial: Trial(faults: "status:404", size: small),
             symptom: .claimsDone(.errorPage), fix: .verifiesOrStops(.transferFailed), matrix: [],
             hints: [
-                "Under a 404 the program calls the server's error page the file. The completion handler gets a response as well as the data: what does a 404 look like there?",
+                "Under an error status (a 404, a 410: the ✗ line names the one played) the program calls the server's error page the file. The completion handler gets a response as well as the data: what does a 404 look like there?",
                 "Cast the response to HTTPURLResponse and look at statusCode before writing anything.",
                 "Outside 200...299, return .failed(DownloadError.httpStatus(status, url: ...)) and write nothing.",
             ]),
@@ -78,10 +80,12 @@ public enum Catalogue {
             id: "length-unchecked",
             summary: "the body's length is never compared with Content-Length: a short body is saved as the file",
             source: scenarios("§1, the completion handler"),
-            trial: Trial(faults: "bad-length:-100", size: small),
-            symptom: .claimsDone(.shorter(by: .bytes(100))), fix: .verifiesOrStops(.transferFailed), matrix: [],
+            // A whole number of 4 KiB blocks short, as a body cut at a buffer's edge is: the
+            // length, not the body's shape, tells that it is short.
+            trial: Trial(faults: "bad-length:-4096", size: small),
+            symptom: .claimsDone(.shorter(by: .bytes(4096))), fix: .verifiesOrStops(.transferFailed), matrix: [],
             hints: [
-                "The file is 100 bytes short, and the program calls it done. The server announced a length: did the body have it?",
+                "The file is 4,096 bytes short, and the program calls it done. The server announced a length: did the body have it?",
                 "response.expectedContentLength is the announced length; data.count is what came.",
                 "When they differ, return .failed(DownloadError.lengthMismatch(expected:received:)) and save nothing.",
             ]),
@@ -103,12 +107,12 @@ public enum Catalogue {
     static let inMemory = LessonDefects(.inMemory, defects: [
         Defect(
             id: "status-ignored",
-            summary: "the status code is never read: a 404's error page becomes the file",
+            summary: "the status code is never read: an error status's page becomes the file",
             source: urlGuide("the NSURLConnection delegate with NSMutableData"),
             trial: Trial(faults: "status:404", size: small),
             symptom: .claimsDone(.errorPage), fix: .verifiesOrStops(.transferFailed), matrix: [],
             hints: [
-                "Under a 404 the error page becomes the file. didReceive response: is the first callback: what could it tell you about a 404?",
+                "Under an error status (a 404, a 410: the ✗ line names the one played) the error page becomes the file. didReceive response: is the first callback: what could it tell you about a 404?",
                 "Cast the response to HTTPURLResponse and keep its statusCode.",
                 "Outside 200...299, cancel the connection and call finish(.failed(DownloadError.httpStatus(status, url: ...))).",
             ]),
@@ -166,12 +170,12 @@ public enum Catalogue {
             ]),
         Defect(
             id: "status-ignored",
-            summary: "the status code is never read: a 404's error page is written as the file",
+            summary: "the status code is never read: an error status's page is written as the file",
             source: scenarios("§3, NSFileHandle"),
             trial: Trial(faults: "status:404", size: medium),
             symptom: .claimsDone(.errorPage), fix: .verifiesOrStops(.transferFailed), matrix: [],
             hints: [
-                "Under a 404 the error page is written as the file. didReceive response: comes before any data: what does it say about a 404?",
+                "Under an error status (a 404, a 410: the ✗ line names the one played) the error page is written as the file. didReceive response: comes before any data: what does it say about a 404?",
                 "Cast the response to HTTPURLResponse and look at statusCode.",
                 "Anything other than 200 or 206: cancel the connection and call finish(.failed(DownloadError.httpStatus(status, url: ...))).",
             ]),
@@ -243,12 +247,12 @@ public enum Catalogue {
             ]),
         Defect(
             id: "status-ignored",
-            summary: "the status code is never read, and the HEAD's errors are ignored: a 404's page is saved",
+            summary: "the status code is never read, and the HEAD's errors are ignored: an error status's page is saved",
             source: progress("the HEAD request"),
             trial: Trial(faults: "status:404", size: medium),
             symptom: .claimsDone(.errorPage), fix: .verifiesOrStops(.transferFailed), matrix: [],
             hints: [
-                "Under a 404 the error page is saved as the file. What does the code do with the status of either response?",
+                "Under an error status (a 404, a 410: the ✗ line names the one played) the error page is saved as the file. What does the code do with the status of either response?",
                 "Cast each response to HTTPURLResponse and look at statusCode.",
                 "Anything other than 200 or 206: cancel the connection and call finish(.failed(DownloadError.httpStatus(status, url: ...))).",
             ]),
@@ -298,12 +302,12 @@ public enum Catalogue {
             ]),
         Defect(
             id: "status-ignored",
-            summary: "the status code is never read: a 404's error page becomes the file",
+            summary: "the status code is never read: an error status's page becomes the file",
             source: resuming("the NSURLSessionDataTask listing"),
             trial: Trial(faults: "status:404", size: medium),
             symptom: .claimsDone(.errorPage), fix: .verifiesOrStops(.transferFailed), matrix: [],
             hints: [
-                "Under a 404 the error page becomes the file. What does didReceive response: do with a 404?",
+                "Under an error status (a 404, a 410: the ✗ line names the one played) the error page becomes the file. What does didReceive response: do with a 404?",
                 "Cast the response to HTTPURLResponse and look at statusCode.",
                 "Outside 200 and 206, answer .cancel and finish with .failed(DownloadError.httpStatus(status, url: ...)).",
             ]),

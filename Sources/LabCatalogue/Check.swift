@@ -27,6 +27,9 @@ public struct Check: Sendable {
     /// The most bytes the server may send a run that holds: the trial's budget and the bytes in
     /// flight at its breaks (`Trial.bytesNeeded`); nil where bytes are not bounded.
     public let bytesAllowed: Int64?
+    /// What shows the run failed by the check's defect (`Defect.cause`); nil for the others.
+    public let cause: Cause?
+    private let budget: Budget
 
     /// The clean download's check is named after its scenario.
     public static let cleanID = Scenario.clean.rawValue
@@ -48,7 +51,7 @@ public struct Check: Sendable {
 
     init(_ defect: Defect, budget: Budget) {
         self.init(id: defect.id, kind: .defect, summary: defect.summary, trial: defect.trial, symptom: defect.symptom,
-                  fix: defect.fix, hints: defect.hints, source: defect.source, budget: budget)
+                  fix: defect.fix, hints: defect.hints, source: defect.source, cause: defect.cause, budget: budget)
     }
 
     init(_ skill: Skill, budget: Budget) {
@@ -57,7 +60,8 @@ public struct Check: Sendable {
     }
 
     init(id: String, kind: Kind, summary: String, trial: Trial, symptom: Symptom?, fix: Fix, hints: [String], source: ArticleSection?,
-         budget: Budget) {
+         cause: Cause? = nil, budget: Budget) {
+        self.cause = cause
         self.id = id
         self.kind = kind
         self.summary = summary
@@ -66,7 +70,14 @@ public struct Check: Sendable {
         self.fix = fix
         self.hints = hints
         self.source = source
+        self.budget = budget
         bytesAllowed = trial.bytesNeeded(budget).map { $0 + trial.bytesInFlightAllowed(budget) }
+    }
+
+    /// This check with its trial as `seed` varies it, and the bytes allowed reckoned again.
+    public func varied(by seed: CheckSeed) -> Check {
+        Check(id: id, kind: kind, summary: summary, trial: trial.varied(by: seed, for: id), symptom: symptom, fix: fix, hints: hints,
+              source: source, cause: cause, budget: budget)
     }
 
     /// Whether the run is what the check asks for.

@@ -22,6 +22,9 @@ public struct Defect: Sendable {
     /// Why the defect shows only on Linux, where it was measured; nil when it shows everywhere.
     /// On other systems the checks and `lab compare` leave it out.
     public var linuxOnly: String? = nil
+    /// What shows that a failed run failed by this defect and not by another that looks alike;
+    /// nil where the symptom says it alone.
+    public var cause: Cause? = nil
 }
 
 /// An article, by title, and the part of it the defect is in.
@@ -96,6 +99,10 @@ public enum Symptom: Sendable, Equatable {
     /// `Symptom.wasteAllowed`), or answered more than `requestsAllowed` requests: a launch that
     /// had the current file fetched it again, or asked twice.
     case fetchesAgain(requestsAllowed: Int?)
+    /// The file verifies, but the server sent more body bytes than the file once, or answered
+    /// more than `requestsAllowed` requests: a launch whose file was current got a body, cut
+    /// short or not, where a 304 has none.
+    case bodyWhenCurrent(requestsAllowed: Int)
     /// The file verifies, but under a name other than the resource's.
     case misnamesTheFile
     /// The server received the uploaded file this many bytes longer (the program exits 65).

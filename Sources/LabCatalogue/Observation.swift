@@ -41,12 +41,24 @@ public struct Observation: Sendable {
     /// Lesson 11: 503s whose range was asked for again before their `Retry-After` had passed.
     public var askedBeforeRetryAfter: Int?
     public var largestBody: Int64?
+    /// Lesson 06's crowd: the other transfers the server sent the whole file to, and how many the
+    /// crowd has (one per core); nil where no crowd was asked for.
+    public var crowd: (fetched: Int, wanted: Int)?
+    /// The folder of the file the run reported, relative to its output folder (lesson 10's app
+    /// container); nil when the file is not inside it.
+    public var keptIn: String?
+    /// Lesson 11: whether the file holds the text of a 503 page; nil where not looked for.
+    public var busyPageInTheFile: Bool?
 
     public init(ending: Ending, outcome: Outcome?, file: FileState, fileName: String?, resourceName: String, size: Int64,
                 breakOffset: Int64?, afterTheBreak: AfterTheBreak? = nil, firstEnding: Ending? = nil,
                 memoryGrowth: Double?, sentHEAD: Bool, uploadExtraBytes: Int64?, progress: ProgressRecord? = nil,
                 bytesSent: Int64? = nil, requestsSent: Int? = nil, background: BackgroundRecord? = nil,
-                mostAtOnce: Int? = nil, largestBody: Int64? = nil, askedBeforeRetryAfter: Int? = nil) {
+                mostAtOnce: Int? = nil, largestBody: Int64? = nil, askedBeforeRetryAfter: Int? = nil,
+                crowd: (fetched: Int, wanted: Int)? = nil, keptIn: String? = nil, busyPageInTheFile: Bool? = nil) {
+        self.crowd = crowd
+        self.keptIn = keptIn
+        self.busyPageInTheFile = busyPageInTheFile
         self.ending = ending
         self.outcome = outcome
         self.file = file
@@ -137,12 +149,16 @@ extension Symptom {
             guard observation.verified else { return false }
             return (observation.bytesSent ?? 0) > observation.size + Symptom.wasteAllowed
                 || requestsAllowed.map { (observation.requestsSent ?? 0) > $0 } == true
+        case .bodyWhenCurrent(let requestsAllowed):
+            guard observation.verified else { return false }
+            return (observation.bytesSent ?? 0) > observation.size || (observation.requestsSent ?? 0) > requestsAllowed
         case .misnamesTheFile:
             return observation.verified && observation.fileName != observation.resourceName
         case .uploadArrivesLonger(let bytes):
             return observation.ending == .exited(65) && observation.uploadExtraBytes == bytes
         case .starvesTheGlobalQueue:
-            return observation.outcome == .unresponsive
+            // A crowd never started cannot starve anything: the check's scenario was dodged.
+            return observation.outcome == .unresponsive || observation.crowd.map { $0.fetched < $0.wanted } == true
         case .misreportsProgress(let totalAnnounced):
             guard let progress = observation.progress else { return false }
             return progress.reports == 0 || (progress.highestPercent ?? 0) > 100 || progress.totals.contains { $0 != observation.size }

@@ -158,6 +158,9 @@ public struct Lesson<Way: LessonWay & ExpressibleByArgument> {
             if options.life != nil, id != .backgroundSession {
                 throw ValidationError("--life is lesson 09's: it scripts what happens to the app")
             }
+            if options.slowEvents, id != .backgroundSession {
+                throw ValidationError("--slow-events is lesson 09's: it holds back a launch's background events")
+            }
             if options.purgeCaches, id.launches < 2 {
                 throw ValidationError("--purge-caches is lesson 10's: it empties Library/Caches between its two launches")
             }

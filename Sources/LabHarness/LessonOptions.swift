@@ -44,6 +44,9 @@ struct LessonOptions: ParsableArguments {
     @Option(help: "Lesson 09: what happens to the app while it downloads, e.g. \"suspend@20%,terminate@50%\" (its default); \"\" for nothing. Events: \(LifeScript.syntax).", transform: LifeScript.init(parsing:))
     var life: LifeScript?
 
+    @Flag(name: .customLong("slow-events"), help: "Lesson 09: a launch for background events gets its events \(Int(BackgroundRun.slowEventsSeconds)) s after it starts, as a busy phone hands them over.")
+    var slowEvents = false
+
     @Flag(name: .customLong("purge-caches"), help: "Lesson 10: between the two launches, empty the app's Library/Caches and tmp, as iOS does when storage runs low.")
     var purgeCaches = false
 

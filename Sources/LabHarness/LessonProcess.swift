@@ -47,7 +47,8 @@ struct LessonProcess<Way: LessonWay & ExpressibleByArgument> {
             console.line("  life: \(life.events.isEmpty ? "nothing happens to the app" : life.description)")
             run.background = BackgroundRun(life: life, storyToStandardError: options.json, quiet: options.quiet,
                                            writeDelayMicroseconds: options.writeDelayMicroseconds, limits: options.limits,
-                                           diskCapacity: options.diskFullAfter?.bytes)
+                                           diskCapacity: options.diskFullAfter?.bytes,
+                                           eventsDelaySeconds: options.slowEvents ? BackgroundRun.slowEventsSeconds : 0)
         }
         if let connections = options.connections { run.connections = connections }
         if lesson.id.fetchesInSegments { console.line("  connections: \(run.connections) at once") }

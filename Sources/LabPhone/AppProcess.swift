@@ -46,6 +46,10 @@ final class AppProcess: @unchecked Sendable {
     }
 
     var launchHasReturned: Bool { returned.load(ordering: .acquiring) }
+    /// A launch for background events whose events the phone still holds (`--slow-events`).
+    var eventsHeldBack: Bool {
+        !settings.backgroundEventsFor.isEmpty && Date().timeIntervalSince(launched) < settings.eventsDelaySeconds
+    }
     /// The system has woken the app for events that its delegate has not yet heard of.
     var wakePending: Bool { FileManager.default.fileExists(atPath: phone.appReports.appendingPathComponent("wake.json").path) }
     var inBackground: Bool { settings.inBackground }

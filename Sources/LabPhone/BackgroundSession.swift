@@ -205,7 +205,7 @@ final class BackgroundSession: LabURLSession, @unchecked Sendable {
     /// One round: progress of running tasks, then each ended task's events. False once the
     /// session is invalidated and has nothing left to tell.
     private func deliverEvents() -> Bool {
-        guard app.launchHasReturned, !app.wakePending else { return true }
+        guard app.launchHasReturned, !app.wakePending, !app.eventsHeldBack else { return true }
         adoptEarlierTasks()
         let records = Dictionary(phone.records().filter { $0.session == identifier }.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
         let live = tasks.withLock { $0.byID.values.filter { !$0.core.told }.sorted { $0.taskIdentifier < $1.taskIdentifier } }

@@ -335,6 +335,8 @@ struct PhoneSettings: Codable, Sendable {
     var maxFileSize: Int64?
     /// `--disk-full-after`: what the service's simulated disk takes.
     var diskCapacity: Int64?
+    /// A launch for background events gets its events this long after it starts.
+    var eventsDelaySeconds: Double
     // The app's:
     var url: String?
     var file: String?

@@ -39,7 +39,7 @@ final class PhoneSystem: @unchecked Sendable {
         settings = PhoneSettings(phone: phone.root.path, storyToStandardError: background.storyToStandardError, quiet: background.quiet,
                                  writeDelayMicroseconds: background.writeDelayMicroseconds,
                                  idleSeconds: background.limits.idleSeconds, maxFileSize: background.limits.maxFileSize,
-                                 diskCapacity: background.diskCapacity)
+                                 diskCapacity: background.diskCapacity, eventsDelaySeconds: background.eventsDelaySeconds)
         eventsLeft = background.life.events
         record = BackgroundRecord(life: background.life.description)
     }

@@ -82,4 +82,19 @@ struct CatalogueTests {
         #expect(!outputStream.predicts(appended, in: .dropResume))
         #expect(outputStream.predicts(spliced(.rightSizeWrongBytes), in: .entityChanged))
     }
+
+    /// Lesson 06's crowd must have run: a run that never started the other transfers cannot
+    /// show their starvation, whatever it printed.
+    @Test func aCrowdTheServerNeverSawStarvesNothingAndFails() throws {
+        let parked = try #require(Catalogue.lesson(named: "06")?.checks.first { $0.id == "parked-workers" })
+        func crowd(_ fetched: Int, of wanted: Int, outcome: Outcome = .verified) -> Observation {
+            Observation(ending: .exited(0), outcome: outcome, file: .right, fileName: "f.bin", resourceName: "f.bin",
+                        size: 1 << 20, breakOffset: nil, memoryGrowth: nil, sentHEAD: false, uploadExtraBytes: nil,
+                        crowd: (fetched, wanted))
+        }
+        #expect(parked.holds(in: crowd(2, of: 2)))
+        #expect(!parked.holds(in: crowd(0, of: 2)))
+        #expect(!parked.holds(in: crowd(1, of: 2)))
+        #expect(!parked.holds(in: crowd(2, of: 2, outcome: .unresponsive)))
+    }
 }

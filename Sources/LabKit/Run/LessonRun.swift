@@ -108,11 +108,18 @@ package final class BackgroundRun: Sendable {
     package let writeDelayMicroseconds: Int
     package let limits: TransferLimits
     package let diskCapacity: Int64?
+    /// How long a launch for background events waits for its events (`--slow-events`, or 0).
+    package let eventsDelaySeconds: Double
     package let record = Mutex<BackgroundRecord?>(nil)
 
+    /// `--slow-events`' wait: past any fixed guess of when the events are in, within the
+    /// phone's patience for the completion handler (5 s from the launch).
+    package static let slowEventsSeconds = 3.0
+
     package init(life: LifeScript, storyToStandardError: Bool, quiet: Bool, writeDelayMicroseconds: Int, limits: TransferLimits,
-         diskCapacity: Int64?) {
+         diskCapacity: Int64?, eventsDelaySeconds: Double) {
         self.diskCapacity = diskCapacity
+        self.eventsDelaySeconds = eventsDelaySeconds
         self.life = life
         self.storyToStandardError = storyToStandardError
         self.quiet = quiet

@@ -24,7 +24,7 @@ extension RequestHandler {
     /// As a server refuses a client with too many connections open: 503, and when to try again.
     func refuseBeyondLimit(_ limit: Int, attempt: Int, request: HTTPRequestHead, context: ChannelHandlerContext) {
         let wait = Int(ConnectionLimit.retryAfterSeconds)
-        sendText(.serviceUnavailable, "too many downloads of this file at once: at most \(limit); try again in \(wait) s",
+        sendText(.serviceUnavailable, "\(ConnectionLimit.pageOpening): at most \(limit); try again in \(wait) s",
                  extraHeaders: [("Retry-After", String(wait))], attempt: attempt, request: request, context: context)
     }
 }
@@ -32,4 +32,6 @@ extension RequestHandler {
 /// What a GET past `connections:` is told: the `Retry-After` the lab's checks hold a client to.
 public enum ConnectionLimit {
     public static let retryAfterSeconds = 1.0
+    /// How the 503's page begins: a file that holds it had the page written as a range.
+    public static let pageOpening = "too many downloads of this file at once"
 }

@@ -68,6 +68,17 @@ struct RunTimeLimit: ParsableArguments {
     var duration: Duration { .seconds(timeout) }
 }
 
+/// The seed a round of checks varies its trials by: printed by `check`, given back with `--seed`.
+struct SeedOption: ParsableArguments {
+    @Option(help: ArgumentHelp("Vary the checks' sizes, break points and error statuses by this seed, as an earlier round printed it, "
+                               + "to see that round's runs again; 0 plays them as the catalogue declares them. Without it, a new seed each time.",
+                               valueName: "N"))
+    var seed: UInt32?
+
+    /// Chosen once per command: every exercise of a `--all` round shares it.
+    var chosen: CheckSeed { seed.map(CheckSeed.init) ?? CheckSeed.random() }
+}
+
 extension Exercise {
     struct List: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Every exercise, its state, and which one to do next.")
@@ -152,6 +163,8 @@ extension Exercise {
 
         @OptionGroup var limit: RunTimeLimit
 
+        @OptionGroup var seed: SeedOption
+
         @OptionGroup var build: ExerciseBuildOptions
 
         @OptionGroup var classSubmission: ClassSubmitOptions
@@ -172,9 +185,10 @@ extension Exercise {
             let lessons = try exercise.map { [try Exercise.lesson($0)] } ?? Catalogue.lessons
             let workspace = try ExerciseWorkspace.find()
             var records: [CheckRecord] = []
+            let seed = seed.chosen
             for lesson in lessons {
                 records += try ExerciseRun(lesson: lesson, workspace: workspace, variant: variant, json: json,
-                                           build: build, timeout: limit.duration, only: only.isEmpty ? nil : Set(only))
+                                           build: build, seed: seed, timeout: limit.duration, only: only.isEmpty ? nil : Set(only))
                     .check(continuing: all || classSubmission.submit != nil)
             }
             classSubmission.send(checks: records)
@@ -208,7 +222,7 @@ extension Exercise {
                 var checked = progress.exercises[lesson.id.rawValue]
                 if checked?.sourceSHA256 != ExerciseWorkspace.sha256(code) {
                     Console.output("Checking exercise \(lesson.id.number) first:")
-                    _ = try ExerciseRun(lesson: lesson, workspace: workspace, variant: nil, json: false, build: build).check()
+                    _ = try ExerciseRun(lesson: lesson, workspace: workspace, variant: nil, json: false, build: build, seed: .random()).check()
                     progress = workspace.progress()
                     checked = progress.exercises[lesson.id.rawValue]
                 }
@@ -251,6 +265,7 @@ extension Exercise {
         @Option(help: "Run the lesson's own variant (article or corrected) instead of the exercise.")
         var variant: Variant?
         @OptionGroup var limit: RunTimeLimit
+        @OptionGroup var seed: SeedOption
         @OptionGroup var build: ExerciseBuildOptions
 
         func validate() throws { _ = try Exercise.check(check, of: try exercise.lesson()) }
@@ -260,7 +275,7 @@ extension Exercise {
             let check = try Exercise.check(self.check, of: lesson)
             let workspace = try ExerciseWorkspace.find()
             let run = ExerciseRun(lesson: lesson, workspace: workspace, variant: variant, json: false, build: build,
-                                  timeout: limit.duration)
+                                  seed: seed.chosen, timeout: limit.duration)
             let outcome = try run.see(check)
             if !outcome.passed { throw ExitCode.failure }
         }
@@ -283,7 +298,7 @@ extension Exercise {
                     checked = code
                     Console.output("── \(Self.clock()) checking \(ExerciseSource.path(for: lesson))")
                     do {
-                        _ = try ExerciseRun(lesson: lesson, workspace: workspace, variant: nil, json: false, build: build).check()
+                        _ = try ExerciseRun(lesson: lesson, workspace: workspace, variant: nil, json: false, build: build, seed: .random()).check()
                     } catch {
                         Console.error("lab exercise watch: \(error)")
                     }
@@ -307,9 +322,13 @@ extension Exercise {
 
         @OptionGroup var exercise: ExerciseName
 
+        @Flag(help: "Put back every file of the exercise but Article.swift, which stays as it is.")
+        var keepArticle = false
+
         func run() throws {
             let lesson = try exercise.lesson()
             let workspace = try ExerciseWorkspace.find()
+            if keepArticle { return try putBackSupport(lesson, workspace) }
             let files = try workspace.startingFiles(lesson)
             let starting = files.first { $0.name == ExerciseSource.studentFile }!.text
             var kept = ""
@@ -334,6 +353,31 @@ extension Exercise {
                 throw ExerciseError.failure("cannot write \(ExerciseSource.path(for: lesson)): \(error.localizedDescription)")
             }
             Console.output("\(ExerciseSource.path(for: lesson)) is back to its starting code\(kept).")
+        }
+
+        /// Writes the exercise's files but Article.swift as `reset` makes them, and removes Swift
+        /// files `reset` does not make: they are the lab's, not the student's.
+        private func putBackSupport(_ lesson: LessonDefects, _ workspace: ExerciseWorkspace) throws {
+            let folder = workspace.exerciseFolder(lesson)
+            let altered = try workspace.alteredSupportFiles(lesson)
+            let files = try workspace.startingFiles(lesson).filter { $0.name != ExerciseSource.studentFile }
+            do {
+                for file in files {
+                    try file.text.write(to: folder.appendingPathComponent(file.name), atomically: true, encoding: .utf8)
+                }
+                let made = Set(files.map { "\(ExerciseSource.folder(for: lesson))/\($0.name)" })
+                for path in altered where !made.contains(path) {
+                    let added = workspace.root.appendingPathComponent(path)
+                    let backup = workspace.root.appendingPathComponent(".build/lab-exercises/\(lesson.id.rawValue)-\(added.lastPathComponent)")
+                    try OutputFile.makeOwnFolder(backup.deletingLastPathComponent())
+                    try? FileManager.default.removeItem(at: backup)
+                    try FileManager.default.moveItem(at: added, to: backup)
+                }
+            } catch {
+                throw ExerciseError.failure("cannot put back the files of \(ExerciseSource.folder(for: lesson)): \(error.localizedDescription)")
+            }
+            Console.output(altered.isEmpty ? "\(ExerciseSource.folder(for: lesson)): every file but \(ExerciseSource.studentFile) was already as it started"
+                : "put back \(altered.joined(separator: ", ")); \(ExerciseSource.path(for: lesson)) is as you left it")
         }
     }
 }

@@ -14,11 +14,15 @@ struct ExerciseCheck {
     let executable: String
     /// `--variant`, when a lesson's own variant is checked: `see` commands name it too.
     var variant: Variant?
+    /// What every check's trial is varied by.
+    let seed: CheckSeed
     /// `--only`: the checks run, after the clean one; nil for every one.
     var only: Set<String>? = nil
 
-    /// The checks this run makes, in order: the clean one always first.
-    var checks: [Check] { lesson.checks.filter { check in check.kind == .clean || only.map { $0.contains(check.id) } ?? true } }
+    /// The checks this run makes, in order, as the seed varies them: the clean one always first.
+    var checks: [Check] {
+        lesson.checks.filter { check in check.kind == .clean || only.map { $0.contains(check.id) } ?? true }.map { $0.varied(by: seed) }
+    }
 
     struct Outcome: Codable {
         var exercise: String
@@ -115,6 +119,9 @@ struct ExerciseCheck {
             if holds, let symptom = check.symptom, !symptom.isReached(in: observation) {
                 return (.notReached, false, "not reached: \(symptom.notReachedBecause); \(detail)", seen)
             }
+            if !holds, check.kind == .defect, let cause = check.cause, !cause.isEvident(in: observation) {
+                return (.fails, false, "\(cause.absentBecause(in: observation)); \(detail)", seen)
+            }
             return (check.status(holding: holds), holds, detail, seen)
         }
     }
@@ -125,7 +132,7 @@ struct ExerciseCheck {
     /// see` does both and shows each command it runs.
     func command(for check: Check) -> String {
         guard check.trial.sequel.runsTwice else { return check.trial.commandLine(executable: executable) }
-        return "swift run lab exercise see \(lesson.id.number) \(check.id)" + (variant.map { " --variant \($0.rawValue)" } ?? "")
+        return "swift run lab exercise see \(lesson.id.number) \(check.id) --seed \(seed)" + (variant.map { " --variant \($0.rawValue)" } ?? "")
     }
 
     /// What a run did, for the check at hand, with what fails first: "the request after the drop
@@ -182,6 +189,11 @@ struct ExerciseCheck {
         let requests = observation.requestsSent ?? 0
         parts.append("\(requests) request\(requests == 1 ? "" : "s") in all\(requestsAllowed.map { " (at most \($0) may)" } ?? ""), "
             + "and the server sent \(ByteFormat.grouped(observation.bytesSent ?? 0)) bytes for a \(ByteFormat.grouped(observation.size))-byte file")
+    case .bodyWhenCurrent(let requestsAllowed)? where Symptom.bodyWhenCurrent(requestsAllowed: requestsAllowed).isShown(in: observation):
+        let requests = observation.requestsSent ?? 0
+        parts.append("\(requests) request\(requests == 1 ? "" : "s") in all (at most \(requestsAllowed) may), and the server sent "
+            + "\(ByteFormat.grouped(observation.bytesSent ?? 0)) body bytes for a \(ByteFormat.grouped(observation.size))-byte file it had "
+            + "to send once: a current file gets a 304, with no body")
     case .misnamesTheFile? where observation.file == .right && observation.fileName != observation.resourceName:
         parts.append("saved as \(observation.fileName ?? "?"), not \(observation.resourceName)")
     case .misreportsProgress(let totalAnnounced)? where Symptom.misreportsProgress(totalAnnounced: totalAnnounced).isShown(in: observation):
@@ -210,6 +222,10 @@ struct ExerciseCheck {
         let requests = observation.requestsSent ?? 0
         let methods = observation.sentHEAD ? ", HEADs among them" : ""
         parts.append("\(requests) requests in all\(methods) (at most \(allowed) may: one per launch)")
+    case .starvesTheGlobalQueue? where observation.crowd.map { $0.fetched < $0.wanted } == true:
+        let crowd = observation.crowd!
+        parts.append("the server sent the whole file to \(crowd.fetched) of the crowd's \(crowd.wanted) other transfers: "
+            + "under --way crowd the download and one more transfer per core run at once")
     case .ignoresRetryAfter? where Symptom.ignoresRetryAfter.isShown(in: observation):
         let early = observation.askedBeforeRetryAfter ?? 0
         parts.append("\(early) range\(early == 1 ? " was" : "s were") asked for again before the 503's Retry-After had passed")

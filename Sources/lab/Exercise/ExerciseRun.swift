@@ -17,6 +17,8 @@ struct ExerciseRun {
     let variant: Variant?
     let json: Bool
     let build: ExerciseBuildOptions
+    /// What the checks' trials are varied by, printed so that `--seed` plays them again.
+    let seed: CheckSeed
     var timeout = TrialRunner.defaultTimeout
     /// `--only`: these checks alone, after the clean one; the exercise's state is not touched.
     var only: Set<String>? = nil
@@ -38,6 +40,7 @@ struct ExerciseRun {
         let facts = recordFacts(code: code)
         let program: URL
         do {
+            if variant == nil, let problem = try workspace.alteredSupportProblem(lesson) { throw ExerciseError.failure(problem) }
             program = try ExerciseBuild.build(product: product, in: workspace.root, ignoringLock: build.ignoringLock)
         } catch let error as ExerciseError {
             let message = error.description
@@ -63,7 +66,8 @@ struct ExerciseRun {
         let outcomes = try withChecks(program: program, showing: false) { checks in
             if !json {
                 let what = variant.map { "the lesson's \($0.rawValue) variant (\(product))" } ?? ExerciseSource.path(for: lesson)
-                Console.output("Exercise \(lesson.id.number), \(what): \(checks.checks.count) checks")
+                Console.output("Exercise \(lesson.id.number), \(what): \(checks.checks.count) checks, seed \(seed) "
+                    + "(`--seed \(seed)` plays these runs again)")
             }
             let width = checks.checks.map(\.id.count).max()!
             return checks.run { outcome in
@@ -89,16 +93,18 @@ struct ExerciseRun {
 
     /// `lab exercise see`: one check, with each command and the program's story shown as it runs.
     /// On the starting code it holds nothing, as in `check`.
-    func see(_ check: LabCatalogue.Check) throws -> ExerciseCheck.Outcome {
+    func see(_ declared: LabCatalogue.Check) throws -> ExerciseCheck.Outcome {
+        let check = declared.varied(by: seed)
         let started = recordFacts(code: code).attempted
         var picture: URL?
+        if variant == nil, let problem = try workspace.alteredSupportProblem(lesson) { throw ExerciseError.failure(problem) }
         let program = try ExerciseBuild.build(product: product, in: workspace.root, ignoringLock: build.ignoringLock)
         let outcome = try withChecks(program: program, showing: true) { checks in
             Console.output("\(check.id): \(check.trial.commandLine(executable: product).dropFirst("swift run ".count)), "
-                + "against the lab's server on 127.0.0.1")
+                + "against the lab's server on 127.0.0.1, seed \(seed)")
             // A memory check compares with a clean run's peak: that run comes first, unshown.
             let cleanPeak = check.symptom?.measuresMemory == true
-                ? try checks.run(lesson.checks[0], cleanPeak: nil, showing: false).peakRSSBytes : nil
+                ? try checks.run(lesson.checks[0].varied(by: seed), cleanPeak: nil, showing: false).peakRSSBytes : nil
             let ran = try checks.run(check, cleanPeak: cleanPeak, drawing: true)
             let (status, passed, detail, seen) = ExerciseCheck.judge(ran.observation, by: check)
             let outcome = ExerciseCheck.Outcome(exercise: lesson.id.rawValue, check: check.id, status: status, detail: detail,
@@ -152,7 +158,7 @@ struct ExerciseRun {
         var runner = TrialRunner(server: server, program: program, extraArguments: variant.map { ["--variant", $0.rawValue] } ?? [],
                                  lesson: lesson.id, workFolder: scratch, timeout: timeout)
         runner.showing = showing
-        return try body(ExerciseCheck(lesson: lesson, runner: runner, executable: product, variant: variant, only: only))
+        return try body(ExerciseCheck(lesson: lesson, runner: runner, executable: product, variant: variant, seed: seed, only: only))
     }
 
     /// One check's lines for a person: ✔ and the verdict, or ✗ with what the run showed and the

@@ -55,6 +55,30 @@ struct ExerciseWorkspace {
         }
     }
 
+    /// The exercise's files besides Article.swift that are not what `reset` makes: changed,
+    /// missing, or added. They are the lab's (the crowd and its watchdog, the wiring), so a check
+    /// of changed ones would judge the lab's code, not the student's.
+    func alteredSupportFiles(_ lesson: LessonDefects) throws -> [String] {
+        let folder = exerciseFolder(lesson)
+        let starting = try startingFiles(lesson).filter { $0.name != ExerciseSource.studentFile }
+        var altered = starting.filter { file in
+            (try? String(contentsOf: folder.appendingPathComponent(file.name), encoding: .utf8)) != file.text
+        }.map(\.name)
+        let known = Set(starting.map(\.name) + [ExerciseSource.studentFile])
+        let present = FileManager.default.enumerator(atPath: folder.path)?.compactMap { $0 as? String } ?? []
+        altered += present.filter { $0.hasSuffix(".swift") && !known.contains($0) }.sorted()
+        return altered.map { "\(ExerciseSource.folder(for: lesson))/\($0)" }
+    }
+
+    /// One line for a student whose support files changed: which, and how to put them back.
+    func alteredSupportProblem(_ lesson: LessonDefects) throws -> String? {
+        let altered = try alteredSupportFiles(lesson)
+        guard let first = altered.first else { return nil }
+        let more = altered.count > 1 ? " (and \(altered.count - 1) more)" : ""
+        return "\(first)\(more) is not what the exercise started with: only \(ExerciseSource.studentFile) is yours to change; "
+            + "`swift run lab exercise reset \(lesson.id.number) --keep-article` puts the rest back"
+    }
+
     /// The starting code of the student's file.
     func startingCode(_ lesson: LessonDefects) throws -> String {
         try startingFiles(lesson).first { $0.name == ExerciseSource.studentFile }!.text

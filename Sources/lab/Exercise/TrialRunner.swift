@@ -121,13 +121,42 @@ struct TrialRunner {
             bytesSent: uploads ? nil : gets.reduce(0) { $0 + $1.bodyBytesSent }, requestsSent: uploads ? nil : log.count,
             background: record?.background, mostAtOnce: uploads ? nil : gets.mostSendingAtOnce,
             largestBody: uploads ? nil : gets.map(\.bodyBytesSent).max() ?? 0,
-            askedBeforeRetryAfter: uploads ? nil : gets.askedAgainBeforeRetryAfter(seconds: ConnectionLimit.retryAfterSeconds))
+            askedBeforeRetryAfter: uploads ? nil : gets.askedAgainBeforeRetryAfter(seconds: ConnectionLimit.retryAfterSeconds),
+            crowd: crowd(of: trial, token: token), keptIn: Self.folder(of: written, within: output),
+            busyPageInTheFile: lesson.fetchesInSegments ? Self.holdsABusyPage(written) : nil)
         let exchanges = keepsExchanges ? record.map { record in
             let run = ComparisonResults.ExchangeTimeline(origin: finished.startedAt, faults: trial.faults.isNone ? "" : trial.faults.description,
                                                          exchanges: record.requests, disk: finished.disk, events: record.events, sizeBytes: trial.size)
             return played.killed.map { $0.run.followed(by: run, killedAt: $0.at) } ?? run
         } : nil
         return Ran(observation: observation, peakRSSBytes: finished.peakRSSBytes, seconds: finished.wallSeconds, exchanges: exchanges)
+    }
+
+    /// Lesson 06's crowd, from the server's log: how many of its other transfers (`companion=N`
+    /// after the run's token) got the whole file, and how many a crowd has on this machine.
+    private func crowd(of trial: Trial, token: String) -> (fetched: Int, wanted: Int)? {
+        guard lesson == .runLoopThread, trial.arguments.contains(RunLoopThreadWay.crowd.rawValue) else { return nil }
+        let marker = "run=\(token)&companion="
+        let fetched = Set(server.requestLog.compactMap { request -> Substring? in
+            guard request.method == .get, request.status == 200, request.bodyBytesSent == trial.size,
+                  let range = request.target.range(of: marker) else { return nil }
+            return request.target[range.upperBound...]
+        })
+        return (fetched.count, ProcessInfo.processInfo.activeProcessorCount)
+    }
+
+    /// The folder of `file` relative to `output`: "Library/Application Support"; nil outside it.
+    static func folder(of file: URL, within output: URL) -> String? {
+        let root = output.standardizedFileURL.path + "/"
+        let path = file.standardizedFileURL.deletingLastPathComponent().path + "/"
+        guard path.hasPrefix(root) else { return nil }
+        return String(path.dropFirst(root.count).dropLast())
+    }
+
+    /// Whether the file holds the server's 503 page, read up to the largest trial's size.
+    private static func holdsABusyPage(_ file: URL) -> Bool {
+        guard let data = OutputFile.readBounded(file, limit: Int(Catalogue.largestTrialSize)) else { return false }
+        return data.range(of: Data(ConnectionLimit.pageOpening.utf8)) != nil
     }
 
     private struct Played {
