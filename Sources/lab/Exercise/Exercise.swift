@@ -368,7 +368,9 @@ extension Exercise {
                 let made = Set(files.map { "\(ExerciseSource.folder(for: lesson))/\($0.name)" })
                 for path in altered where !made.contains(path) {
                     let added = workspace.root.appendingPathComponent(path)
-                    let backup = workspace.root.appendingPathComponent(".build/lab-exercises/\(lesson.id.rawValue)-\(added.lastPathComponent)")
+                    // Named by its path in the folder, so two added files of one name keep apart.
+                    let inFolder = path.dropFirst(ExerciseSource.folder(for: lesson).count + 1).replacingOccurrences(of: "/", with: "-")
+                    let backup = workspace.root.appendingPathComponent(".build/lab-exercises/\(lesson.id.rawValue)-\(inFolder)")
                     try OutputFile.makeOwnFolder(backup.deletingLastPathComponent())
                     try? FileManager.default.removeItem(at: backup)
                     try FileManager.default.moveItem(at: added, to: backup)
