@@ -20,7 +20,7 @@ extension Catalogue {
                 "Caches is for what the app can fetch again and does not mind losing; a file the app means to keep goes to Application Support (excluded from backup when it can be downloaded again).",
                 "Save into run.containerURL(for: .applicationSupportDirectory), creating the folder first: iOS does not make it for you.",
             ], cause: .fileKeptIn(["Library/Caches", "tmp"])),
-    ], skills: [keepsTheCurrentFile], tools: [
+    ], skills: [keepsTheCurrentFile, changedWithinTheSecond], tools: [
         "run.containerURL(for: .applicationSupportDirectory)   the app's folder for files it keeps (create it first)",
         "request.setValue(etag, forHTTPHeaderField: \"If-None-Match\")   304 Not Modified: the file on disk is current",
     ])
@@ -65,4 +65,19 @@ extension Catalogue {
             "Answer 304 with the file kept as it is: nothing to download, nothing to write.",
         ],
         brokenBy: [extraHeadEveryLaunch])
+
+    /// An HTTP-date has whole seconds: a file changed within the second it was dated keeps its
+    /// Last-Modified, and only the ETag, a strong validator, says it changed. Code that keeps
+    /// only the date (the file's own modification time, `wget -N`'s way) is told "not modified".
+    static let changedWithinTheSecond = Skill(
+        id: "changed-within-the-second",
+        summary: "a file changed within the second it was dated is fetched again: only its ETag says it changed",
+        trial: Trial(faults: "ok,change+same-date", size: medium, generation: 1),
+        symptom: .claimsDone(.rightSizeWrongBytes), fix: .verifies,
+        hints: [
+            "The second launch kept a file of the right size with the wrong bytes: the server's file had changed, and its Last-Modified had not. What told your code that nothing changed?",
+            "A Last-Modified has whole seconds, so a file changed twice in one second keeps its date. The ETag names the content: it is the validator that cannot miss a change.",
+            "Keep the ETag beside the file and send it as If-None-Match (with If-Modified-Since); a server reads If-None-Match first and answers 200 with the new file.",
+        ],
+        brokenBy: [sameSizeIsCurrent])
 }

@@ -49,13 +49,20 @@ public struct Observation: Sendable {
     public var keptIn: String?
     /// Lesson 11: whether the file holds the text of a 503 page; nil where not looked for.
     public var busyPageInTheFile: Bool?
+    /// The error status the trial's script played, when the server answered a request with it.
+    public var statusAnswered: Int?
+    /// The message of the program's error, from its record.
+    public var errorMessage: String?
 
     public init(ending: Ending, outcome: Outcome?, file: FileState, fileName: String?, resourceName: String, size: Int64,
                 breakOffset: Int64?, afterTheBreak: AfterTheBreak? = nil, firstEnding: Ending? = nil,
                 memoryGrowth: Double?, sentHEAD: Bool, uploadExtraBytes: Int64?, progress: ProgressRecord? = nil,
                 bytesSent: Int64? = nil, requestsSent: Int? = nil, background: BackgroundRecord? = nil,
                 mostAtOnce: Int? = nil, largestBody: Int64? = nil, askedBeforeRetryAfter: Int? = nil,
-                crowd: (fetched: Int, wanted: Int)? = nil, keptIn: String? = nil, busyPageInTheFile: Bool? = nil) {
+                crowd: (fetched: Int, wanted: Int)? = nil, keptIn: String? = nil, busyPageInTheFile: Bool? = nil,
+                statusAnswered: Int? = nil, errorMessage: String? = nil) {
+        self.statusAnswered = statusAnswered
+        self.errorMessage = errorMessage
         self.crowd = crowd
         self.keptIn = keptIn
         self.busyPageInTheFile = busyPageInTheFile
@@ -85,13 +92,21 @@ public struct Observation: Sendable {
     public var verified: Bool { ending == .exited(0) && file == .right }
 
     /// A stop of its own with `status`, and nothing wrong left behind: no file, or the start of
-    /// the right one to resume from.
+    /// the right one to resume from. A stop after an error status names it, as the user is told:
+    /// code that never read the status cannot.
     public func stopped(with status: ExitStatus) -> Bool {
-        guard ending == .exited(status.rawValue) else { return false }
+        guard ending == .exited(status.rawValue), !stopMissesTheStatus else { return false }
         switch file {
         case .missing, .startOfTheFile: return true
         default: return false
         }
+    }
+
+    /// Whether the program stopped on a transfer failure after the server answered an error
+    /// status, with a message that does not say `HTTP <status>`.
+    public var stopMissesTheStatus: Bool {
+        guard ending == .exited(ExitStatus.transferFailed.rawValue), let statusAnswered else { return false }
+        return errorMessage?.contains("HTTP \(statusAnswered)") != true
     }
 }
 

@@ -4,7 +4,8 @@ import LabVocabulary
 /// points where its transfers break and the size of its file, so code tuned to one run's numbers
 /// (a hard-coded 404, a cut expected at 40%) meets others, while `--seed` plays a failure again
 /// exactly. The variation keeps every trial's meaning: a status is still an error, a break still
-/// comes before the end and in the same attempt, and a file is never smaller than declared.
+/// comes before the end and in the same attempt, and a file is never smaller than declared. An
+/// error status that ends a script is kept for the GETs after it, as a real server's is.
 public struct CheckSeed: Sendable, Hashable, CustomStringConvertible {
     public let value: UInt32
 
@@ -22,6 +23,9 @@ public struct CheckSeed: Sendable, Hashable, CustomStringConvertible {
     /// meaning a client acts on by itself (no 3xx, no 416, no 429 or 503 with their Retry-After),
     /// and never the 404 the catalogue declares, which code that knows only 404 would pass.
     public static let errorStatuses = [400, 403, 410, 451]
+    /// A status that ends a trial's script answers this many GETs: a file that is gone stays
+    /// gone, so a throwaway request made first does not use the status up.
+    public static let statusLasts = 8
     /// How far a break given as a share of the body moves, in points, and the bounds it stays in.
     public static let breakShifts = [-10, -5, 0, 5, 10]
     public static let breakBounds = 10...90
@@ -65,9 +69,13 @@ extension Trial {
         let shift = numbers.pick(CheckSeed.breakShifts)
         let sixteenths = numbers.pick(CheckSeed.sizeSixteenths)
         var trial = self
-        trial.faults = FaultScript(attempts: faults.attempts.map { attempt in
+        var attempts = faults.attempts.map { attempt in
             attempt.map { fault in Self.varied(fault, status: status, shift: shift) }
-        })
+        }
+        if let last = attempts.last, last.contains(where: \.isStatus) {
+            attempts += Array(repeating: last, count: max(0, CheckSeed.statusLasts - attempts.count))
+        }
+        trial.faults = FaultScript(attempts: attempts)
         trial.size = max(size, size * sixteenths / 16 / CheckSeed.sizeStep * CheckSeed.sizeStep)
         return trial
     }
@@ -85,3 +93,4 @@ extension Trial {
         }
     }
 }
+

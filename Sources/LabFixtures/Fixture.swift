@@ -51,7 +51,9 @@ public struct Fixture: Hashable, Sendable {
 
     /// Each generation is one hour "newer" than the previous one, starting at 2024-01-01,
     /// so a changed entity also fails an If-Range date comparison.
-    public var lastModified: String {
+    public var lastModified: String { Self.lastModified(ofGeneration: generation) }
+
+    public static func lastModified(ofGeneration generation: Int) -> String {
         HTTPDate.format(secondsSince1970: HTTPDate.epochOfGenerationZero + Int64(generation) * 3600)
     }
 

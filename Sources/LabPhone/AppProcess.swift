@@ -50,6 +50,13 @@ final class AppProcess: @unchecked Sendable {
     var eventsHeldBack: Bool {
         !settings.backgroundEventsFor.isEmpty && Date().timeIntervalSince(launched) < settings.eventsDelaySeconds
     }
+    /// Whether the phone (`--slow-events`) still holds `urlSessionDidFinishEvents` back after a
+    /// task's end was told at `told`: the events' end comes a while after the last of them, so
+    /// a handler called on a guess from the last task event comes too early.
+    func holdsFinishEvents(after told: Date?) -> Bool {
+        guard let told, !settings.backgroundEventsFor.isEmpty, settings.eventsDelaySeconds > 0 else { return false }
+        return Date().timeIntervalSince(told) < settings.eventsDelaySeconds / 2
+    }
     /// The system has woken the app for events that its delegate has not yet heard of.
     var wakePending: Bool { FileManager.default.fileExists(atPath: phone.appReports.appendingPathComponent("wake.json").path) }
     var inBackground: Bool { settings.inBackground }

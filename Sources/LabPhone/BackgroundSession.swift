@@ -50,6 +50,9 @@ final class BackgroundSession: LabURLSession, @unchecked Sendable {
         var toldInvalid = false
         /// `urlSessionDidFinishEvents` is due once, in a launch for background events.
         var finishEventsDue: Bool
+        /// When a task's end was last told: a busy phone (`--slow-events`) tells that the
+        /// events are in only a while after it.
+        var lastEndToldAt: Date?
     }
     private let tasks: Mutex<Tasks>
 
@@ -172,9 +175,17 @@ final class BackgroundSession: LabURLSession, @unchecked Sendable {
         return tasks.withLock { $0.byID.values.filter { $0.state == .running }.sorted { $0.taskIdentifier < $1.taskIdentifier } }
     }
 
-    /// Whether anything is left for this session to do: a task not yet ended and told, or an
-    /// event still due.
+    /// Whether nothing is left for this session to do: every task ended and told, and no
+    /// `urlSessionDidFinishEvents` that the phone still holds back.
     var isIdle: Bool {
+        guard hearsEvents else { return true }
+        if tasks.withLock({ $0.finishEventsDue && app.holdsFinishEvents(after: $0.lastEndToldAt) }) { return false }
+        return everyTaskTold
+    }
+
+    /// No task is left that has not ended and been told. An invalidated session is let go of
+    /// then, whether or not its events' end was told.
+    private var everyTaskTold: Bool {
         guard hearsEvents else { return true }
         if tasks.withLock({ $0.byID.values.contains { !$0.core.told } }) { return false }
         return !phone.records().contains { $0.session == identifier && !isTold($0.id) }
@@ -234,8 +245,9 @@ final class BackgroundSession: LabURLSession, @unchecked Sendable {
             if record.state == .downloaded { HandOverStep.taskForgotten.reached(in: phone) }
         }
         let finishEvents: Bool = tasks.withLock { tasks in
-            guard tasks.finishEventsDue, !tasks.byID.values.contains(where: { !$0.core.told && $0.state != .running }) else { return false }
-            let anythingEnded = !tasks.byID.values.contains { $0.state == .running } || toldSomething
+            if toldSomething { tasks.lastEndToldAt = Date() }
+            guard tasks.finishEventsDue, !app.holdsFinishEvents(after: tasks.lastEndToldAt), !tasks.byID.values.contains(where: { !$0.core.told && $0.state != .running }) else { return false }
+            let anythingEnded = !tasks.byID.values.contains { $0.state == .running } || tasks.lastEndToldAt != nil
             guard anythingEnded else { return false }
             tasks.finishEventsDue = false
             return true
@@ -252,7 +264,7 @@ final class BackgroundSession: LabURLSession, @unchecked Sendable {
     /// Once invalidated with nothing left to tell: `didBecomeInvalidWithError(nil)`, once, and the
     /// delegate let go of, as Apple's session does. True when that is done.
     private func tellInvalidOnceIdle() -> Bool {
-        guard tasks.withLock({ $0.invalidated }), isIdle else { return false }
+        guard tasks.withLock({ $0.invalidated }), everyTaskTold else { return false }
         let first = tasks.withLock { tasks in
             defer { tasks.toldInvalid = true }
             return !tasks.toldInvalid

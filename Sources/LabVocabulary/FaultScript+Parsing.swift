@@ -69,7 +69,7 @@ extension FaultScript {
             throw fail("unknown fault (known: \(Name.allCases.map(\.rawValue).joined(separator: ", ")))")
         }
         switch name {
-        case .ok, .ignoreRange, .change, .chunked, .gzip, .ignoreConditionals, .noValidators:
+        case .ok, .ignoreRange, .change, .chunked, .gzip, .ignoreConditionals, .noValidators, .sameDate:
             guard arguments.isEmpty else { throw fail("\(name.rawValue) takes no value") }
             return bareFault(name)
         case .stall:
@@ -89,6 +89,7 @@ extension FaultScript {
         case .gzip: .gzip
         case .ignoreConditionals: .ignoreConditionals
         case .noValidators: .noValidators
+        case .sameDate: .sameDate
         default: nil
         }
     }

@@ -47,6 +47,7 @@ public struct FaultScript: Hashable, Sendable, CustomStringConvertible {
         case ignoreConditionals = "ignore-conditionals"
         case connections
         case noValidators = "no-validators"
+        case sameDate = "same-date"
     }
 
     public enum Fault: Hashable, Sendable, CustomStringConvertible {
@@ -98,6 +99,10 @@ public struct FaultScript: Hashable, Sendable, CustomStringConvertible {
         /// entity tags does, or a dynamic endpoint: `Range` is still honoured, but no `If-Range`
         /// can match and no conditional request gets a 304.
         case noValidators
+        /// Keep the `Last-Modified` of the generation before this attempt's: the file changed
+        /// within the second it was dated (an HTTP-date has whole seconds), so only the ETag
+        /// tells the two apart.
+        case sameDate
 
         public var description: String {
             switch self {
@@ -110,7 +115,7 @@ public struct FaultScript: Hashable, Sendable, CustomStringConvertible {
             case .redirect(let hops): "redirect:\(hops)"
             case .badLength(let delta): "bad-length:\(FaultScript.signed(delta))"
             case .shiftRange(let offset): "shift-range:\(FaultScript.signed(offset))"
-            case .chunked, .gzip, .ignoreConditionals, .noValidators: kind.rawValue
+            case .chunked, .gzip, .ignoreConditionals, .noValidators, .sameDate: kind.rawValue
             case .cacheControl(let value): "cache-control:\(FaultScript.percentEncoded(value, keeping: "="))"
             case .disposition(let filename): "disposition:\(FaultScript.percentEncoded(filename))"
             case .latency(let duration): "latency:\(FaultScript.milliseconds(duration))ms"
@@ -118,6 +123,9 @@ public struct FaultScript: Hashable, Sendable, CustomStringConvertible {
             case .connections(let limit): "connections:\(limit)"
             }
         }
+
+        /// An error status in place of the file.
+        public var isStatus: Bool { kind == .status }
 
         /// Faults of the same kind cannot be combined in one attempt (two drops would be ambiguous).
         var kind: Name {
@@ -140,6 +148,7 @@ public struct FaultScript: Hashable, Sendable, CustomStringConvertible {
             case .ignoreConditionals: .ignoreConditionals
             case .connections: .connections
             case .noValidators: .noValidators
+            case .sameDate: .sameDate
             }
         }
     }

@@ -84,6 +84,23 @@ struct NotModifiedTests {
         }
     }
 
+    @Test("same-date: a file changed within its second keeps its date, so only If-None-Match sees the change")
+    func sameDate() throws {
+        try withLabServer { server in
+            let path = fixturePath(Self.fixture, faults: "ok,change+same-date,same-date*2")
+            let first = try fetch(server, "GET", path)
+            let (etag, date) = (try #require(first.header("ETag")), try #require(first.header("Last-Modified")))
+            let byDate = try fetch(server, "GET", path, headers: [("If-Modified-Since", date)])
+            #expect(byDate.status == 304 && byDate.header("Last-Modified") == date && byDate.header("ETag") != etag)
+            let byTag = try fetch(server, "GET", path, headers: [("If-None-Match", etag), ("If-Modified-Since", date)])
+            #expect(byTag.status == 200 && byTag.header("Last-Modified") == date)
+            #expect(byTag.body == expectedBytes(Fixture(name: "current", size: 1000, generation: 1)))
+            // An If-Range by the date still matches, and brings bytes of the new file.
+            let ranged = try fetch(server, "GET", path, headers: [("Range", "bytes=10-19"), ("If-Range", date)])
+            #expect(ranged.status == 206 && ranged.body == expectedBytes(Fixture(name: "current", size: 1000, generation: 1), from: 10, count: 10))
+        }
+    }
+
     @Test("ignore-conditionals sends the whole file again; cache-control goes on the 200 and the 304")
     func faults() throws {
         try withLabServer { server in

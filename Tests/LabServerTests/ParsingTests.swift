@@ -89,7 +89,7 @@ struct ParsingTests {
     @Test("bad fault scripts name the bad token in one line", arguments: [
         ("drop:abc", #"bad fault "drop:abc": expected bytes or Npct"#),
         ("ok,drop:101pct", #"bad fault "drop:101pct": expected bytes or Npct"#),
-        ("explode", #"bad fault "explode": unknown fault (known: ok, drop, throttle, stall, ignore-range, change, status, redirect, bad-length, shift-range, chunked, disposition, latency, profile, gzip, cache-control, ignore-conditionals, connections, no-validators)"#),
+        ("explode", #"bad fault "explode": unknown fault (known: ok, drop, throttle, stall, ignore-range, change, status, redirect, bad-length, shift-range, chunked, disposition, latency, profile, gzip, cache-control, ignore-conditionals, connections, no-validators, same-date)"#),
         ("profile:5g", #"bad fault "profile:5g": unknown profile (known: edge, 3g, lte, dsl, wifi)"#),
         ("profile", #"bad fault "profile": expected profile:<name> (known: edge, 3g, lte, dsl, wifi)"#),
         ("profile:3g+throttle:1MiB", #"bad fault "throttle:1MiB": profile and throttle do not go together (a profile sets its own rate and latency)"#),

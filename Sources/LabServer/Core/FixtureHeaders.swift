@@ -48,10 +48,15 @@ extension RequestHandler {
         compressed ? "W/" + fixture.etag : fixture.etag
     }
 
+    /// The file's date; under `same-date` the one it had before it changed.
+    static func lastModified(of fixture: Fixture, faults: AttemptFaults) -> String {
+        faults.sameDate ? Fixture.lastModified(ofGeneration: max(0, fixture.generation - 1)) : fixture.lastModified
+    }
+
     /// What describes the file on every answer about it, a 304 included (RFC 9110 §15.4.5): its
     /// validators, its Cache-Control, and Vary when the answer depends on Accept-Encoding.
     static func describing(_ fixture: Fixture, compressed: Bool, faults: AttemptFaults) -> [(String, String)] {
-        var fields = faults.noValidators ? [] : [("ETag", etag(of: fixture, compressed: compressed)), ("Last-Modified", fixture.lastModified)]
+        var fields = faults.noValidators ? [] : [("ETag", etag(of: fixture, compressed: compressed)), ("Last-Modified", lastModified(of: fixture, faults: faults))]
         if let cacheControl = faults.cacheControl { fields.append(("Cache-Control", cacheControl)) }
         // The same URL answers differently by Accept-Encoding: a cache must key on it.
         if faults.gzip { fields.append(("Vary", "Accept-Encoding")) }

@@ -45,6 +45,9 @@ public enum HelpText {
           no-validators            no ETag and no Last-Modified: Range is still
                                    honoured, but If-Range never matches and
                                    no conditional request gets a 304
+          same-date                Last-Modified as before the last change (a
+                                   file changed within the second it was
+                                   dated): only the ETag says it changed
           connections:<n>          allow n GETs of the URL at once; one more
                                    gets 503 and Retry-After: 1, as a server's
                                    per-client connection limit answers

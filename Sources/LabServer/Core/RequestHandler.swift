@@ -206,7 +206,7 @@ final class RequestHandler: ChannelInboundHandler {
         // Before Range: a client whose copy is current gets no body at all (RFC 9110 §13.2.2).
         if !faults.ignoreConditionals, !faults.noValidators, ConditionalRequest.notModified(
             ifNoneMatch: request.headers["If-None-Match"], ifModifiedSince: request.headers["If-Modified-Since"],
-            etag: Self.etag(of: fixture, compressed: compressed), lastModified: fixture.lastModified) {
+            etag: Self.etag(of: fixture, compressed: compressed), lastModified: Self.lastModified(of: fixture, faults: faults)) {
             // No body, and the fields that describe the file.
             let headers = HTTPHeaders(Self.describing(fixture, compressed: compressed, faults: faults))
             _ = writeHead(.notModified, headers: headers, attempt: attempt, request: request, context: context)
@@ -219,7 +219,7 @@ final class RequestHandler: ChannelInboundHandler {
         var selection = faults.ignoreRange
             ? .full
             : RangeSelection(range: request.headers.first(name: "Range"), ifRange: request.headers.first(name: "If-Range"),
-                             etag: fixture.etag, lastModified: fixture.lastModified, size: fixture.size,
+                             etag: fixture.etag, lastModified: Self.lastModified(of: fixture, faults: faults), size: fixture.size,
                              validatorsSent: !faults.noValidators)
         // Decided here, before HEAD and GET part ways, so a HEAD previews the same shifted headers.
         if let shift = faults.rangeShift {

@@ -22,6 +22,7 @@ struct AttemptFaults {
     var cacheControl: String?
     var ignoreConditionals = false
     var noValidators = false
+    var sameDate = false
     var connectionLimit: Int?
 
     /// `seed` makes a profile's jitter, pauses and resets the same each time the same URL plays
@@ -45,6 +46,7 @@ struct AttemptFaults {
             case .cacheControl(let value): cacheControl = value
             case .ignoreConditionals: ignoreConditionals = true
             case .noValidators: noValidators = true
+            case .sameDate: sameDate = true
             case .connections(let limit): connectionLimit = limit
             case .profile(let network):
                 let link = LossyLink(network, seed: seed)

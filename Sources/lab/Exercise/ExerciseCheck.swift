@@ -150,6 +150,10 @@ struct ExerciseCheck {
             parts.append("the server sent \(ByteFormat.grouped(observation.bytesSent ?? 0)) bytes where at most "
                 + "\(ByteFormat.grouped(allowed)) would do: the file was fetched again rather than each answer judged before it was written")
         }
+        if observation.stopMissesTheStatus, let status = observation.statusAnswered {
+            parts.append("the server answered HTTP \(status) and the program's error does not say so (\"\(observation.errorMessage ?? "no message")\"): "
+                + "a stop on an error status names it, which only code that read the status can")
+        }
         if case .stopsThenRerunVerifies(let wanted) = check.fix, let first = observation.firstEnding, first != .exited(wanted.rawValue) {
             parts.append("the first run ended \(ending(first)), wanted \(wanted.described)")
         }

@@ -123,7 +123,8 @@ struct TrialRunner {
             largestBody: uploads ? nil : gets.map(\.bodyBytesSent).max() ?? 0,
             askedBeforeRetryAfter: uploads ? nil : gets.askedAgainBeforeRetryAfter(seconds: ConnectionLimit.retryAfterSeconds),
             crowd: crowd(of: trial, token: token), keptIn: Self.folder(of: written, within: output),
-            busyPageInTheFile: lesson.fetchesInSegments ? Self.holdsABusyPage(written) : nil)
+            busyPageInTheFile: lesson.fetchesInSegments ? Self.holdsABusyPage(written) : nil,
+            statusAnswered: Self.statusAnswered(of: trial, in: log), errorMessage: record?.error?.message)
         let exchanges = keepsExchanges ? record.map { record in
             let run = ComparisonResults.ExchangeTimeline(origin: finished.startedAt, faults: trial.faults.isNone ? "" : trial.faults.description,
                                                          exchanges: record.requests, disk: finished.disk, events: record.events, sizeBytes: trial.size)
@@ -143,6 +144,14 @@ struct TrialRunner {
             return request.target[range.upperBound...]
         })
         return (fetched.count, ProcessInfo.processInfo.activeProcessorCount)
+    }
+
+    /// The error status the trial's script plays, when the server answered a request with it.
+    static func statusAnswered(of trial: Trial, in log: [LoggedRequest]) -> Int? {
+        let played = trial.faults.attempts.joined().compactMap { fault -> Int? in
+            if case .status(let code) = fault { code } else { nil }
+        }
+        return log.map(\.status).first { played.contains($0) }
     }
 
     /// The folder of `file` relative to `output`: "Library/Application Support"; nil outside it.
