@@ -55,7 +55,7 @@ extension Trial {
     /// the bytes in flight at each break may come: the file once; where an attempt breaks and
     /// the next cannot continue it (a new version, a server that ignores `Range`, a lesson that
     /// starts over, a 206 that starts elsewhere), what had come before the break; and the whole file again for a version
-    /// that comes after the file was whole. Nil where bytes are not the file's (a compressed
+    /// that comes after the file was whole; twice the file for two installs. Nil where bytes are not the file's (a compressed
     /// body), not bounded (`Budget.none`), or spent by the first of two runs stopping on its own
     /// (a full disk: what was in flight then is the server's, not the program's).
     public func bytesNeeded(_ budget: Budget) -> Int64? {
@@ -64,6 +64,8 @@ extension Trial {
         guard budget != .none, !compressed, sequel != .rerun || arguments.isEmpty else { return nil }
         if budget == .resumesInRanges, attempts.joined().contains(.change) { return nil }
         if budget == .oncePerVersion { return size * Int64(1 + faults.generation(forAttempt: attempts.count)) }
+        // Each install fetches the file once: the new one has nothing to resume from.
+        if sequel == .killAndRerunAsANewInstall { return 2 * size }
         var needed = size
         for (index, attempt) in attempts.enumerated() {
             let next = faults.faults(forAttempt: index + 2)
@@ -82,5 +84,20 @@ extension Trial {
             if budget == .startsOver || restarts { needed += broke }
         }
         return needed
+    }
+}
+
+extension LessonID {
+    /// Whether the lesson's checks hold it to naming the file only once it is whole. Lesson 05
+    /// teaches it: a download task writes into a temporary file of its own and hands it over at
+    /// the end, so a kill leaves nothing under the name. Lessons 02 to 04, 06, 08, 10 and 11 write
+    /// in place as the bytes come, to resume from; 00 and 01 write once at the end, and their
+    /// lessons are about memory; 09's app is killed by its phone, not at a check's stall.
+    public var namesOnlyWholeFiles: Bool {
+        switch self {
+        case .downloadTaskResume: true
+        case .smallFile, .inMemory, .fileHandle, .outputStream, .sessionDataTask, .runLoopThread, .multipartUpload, .asyncAwait,
+             .backgroundSession, .conditionalGet, .segmented: false
+        }
     }
 }

@@ -52,7 +52,7 @@ extension Catalogue {
             ]),
         progressPastTheTotal(source: resuming("the NSURLSessionDownloadTask listing"), total: "totalBytesExpectedToWrite",
                              faults: "gzip,gzip"),
-    ], skills: [changedWhilePaused, resumeDataForAnotherURL])
+    ], skills: [changedWhilePaused, resumeDataForAnotherURL, newInstallStartsOver])
 
     /// Resume data carries the first answer's ETag, and the resumed task sends it as If-Range: a
     /// file that changed during the Pause comes whole, never spliced. A resume by hand from the

@@ -30,6 +30,8 @@ public struct Check: Sendable {
     /// What shows the run failed by the check's defect (`Defect.cause`); nil for the others.
     public let cause: Cause?
     private let budget: Budget
+    /// Whether the lesson names its file only once it is whole (`LessonID.namesOnlyWholeFiles`).
+    private let namesOnlyWholeFiles: Bool
 
     /// The clean download's check is named after its scenario.
     public static let cleanID = Scenario.clean.rawValue
@@ -46,21 +48,23 @@ public struct Check: Sendable {
                 "Its last line names what went wrong; the lesson's corrected variant (`--variant corrected` on the lesson) shows what a clean run prints.",
                 "A change that refuses or breaks every download makes every other check meaningless: undo it, then fix one check at a time.",
             ],
-            source: nil, budget: budget)
+            source: nil, budget: budget, namesOnlyWholeFiles: lesson.namesOnlyWholeFiles)
     }
 
-    init(_ defect: Defect, budget: Budget) {
+    init(_ defect: Defect, of lesson: LessonID) {
         self.init(id: defect.id, kind: .defect, summary: defect.summary, trial: defect.trial, symptom: defect.symptom,
-                  fix: defect.fix, hints: defect.hints, source: defect.source, cause: defect.cause, budget: budget)
+                  fix: defect.fix, hints: defect.hints, source: defect.source, cause: defect.cause, budget: lesson.budget,
+                  namesOnlyWholeFiles: lesson.namesOnlyWholeFiles)
     }
 
-    init(_ skill: Skill, budget: Budget) {
+    init(_ skill: Skill, of lesson: LessonID) {
         self.init(id: skill.id, kind: .skill, summary: skill.summary, trial: skill.trial, symptom: skill.symptom,
-                  fix: skill.fix, hints: skill.hints, source: nil, budget: budget)
+                  fix: skill.fix, hints: skill.hints, source: nil, budget: lesson.budget, namesOnlyWholeFiles: lesson.namesOnlyWholeFiles)
     }
 
     init(id: String, kind: Kind, summary: String, trial: Trial, symptom: Symptom?, fix: Fix, hints: [String], source: ArticleSection?,
-         cause: Cause? = nil, budget: Budget) {
+         cause: Cause? = nil, budget: Budget, namesOnlyWholeFiles: Bool) {
+        self.namesOnlyWholeFiles = namesOnlyWholeFiles
         self.cause = cause
         self.id = id
         self.kind = kind
@@ -77,12 +81,17 @@ public struct Check: Sendable {
     /// This check with its trial as `seed` varies it, and the bytes allowed reckoned again.
     public func varied(by seed: CheckSeed) -> Check {
         Check(id: id, kind: kind, summary: summary, trial: trial.varied(by: seed, for: id), symptom: symptom, fix: fix, hints: hints,
-              source: source, cause: cause, budget: budget)
+              source: source, cause: cause, budget: budget, namesOnlyWholeFiles: namesOnlyWholeFiles)
     }
 
     /// Whether the run is what the check asks for.
     public func holds(in observation: Observation) -> Bool {
-        fix.holds(in: observation, despite: symptom) && !isOverBudget(observation)
+        fix.holds(in: observation, despite: symptom) && !isOverBudget(observation) && !leavesAPartUnderTheName(observation)
+    }
+
+    /// Whether a lesson that names only whole files left part of one under its name at a kill.
+    public func leavesAPartUnderTheName(_ observation: Observation) -> Bool {
+        namesOnlyWholeFiles && observation.partUnderTheNameAtTheKill
     }
 
     /// Whether a run that verified was sent more than the check allows: a right file reached by
@@ -105,7 +114,7 @@ public struct Check: Sendable {
 extension LessonDefects {
     /// Every check of the exercise, in the order they run: clean, the defects, the skills.
     public var checks: [Check] {
-        [cleanCheck] + defects.map { Check($0, budget: id.budget) } + skills.map { Check($0, budget: id.budget) }
+        [cleanCheck] + defects.map { Check($0, of: id) } + skills.map { Check($0, of: id) }
     }
 
     /// The clean download: bounded by bytes unless the lesson's default run also tells side
@@ -117,7 +126,7 @@ extension LessonDefects {
     /// Every check on any system, those of defects that show only on Linux too: the columns of
     /// a class's grid, whose students may run the lab on Macs and on Linux.
     public var everyCheck: [Check] {
-        [cleanCheck] + everyDefect.map { Check($0, budget: id.budget) } + skills.map { Check($0, budget: id.budget) }
+        [cleanCheck] + everyDefect.map { Check($0, of: id) } + skills.map { Check($0, of: id) }
     }
 
     /// The check named `name`, or a line for the student that lists the checks there are.

@@ -65,14 +65,19 @@ public struct Trial: Sendable {
         /// The program is killed (SIGKILL) once the server has stalled at its break, then run
         /// again as with `rerun`.
         case killAndRerun = "kill-and-rerun"
-        /// As `killAndRerun`, but the first run's server is gone by the rerun, which fetches the
-        /// same file from another URL: what happens to resume data saved for an embedded server,
-        /// which listens on a new port every run.
+        /// As `killAndRerun`, but the rerun fetches the same file from another URL, as an app does
+        /// from an embedded server, which listens on a new port every run. The first URL still
+        /// answers, with its file changed: the old port taken by another server.
         case killAndRerunAtAnotherURL = "kill-and-rerun-at-another-url"
+        /// As `killAndRerun`, but the rerun is a new install: the same URL and another output
+        /// folder, with the same TMPDIR (on a Mac a command-line program's TMPDIR is the user's,
+        /// shared by all). What the first install kept with its output is not there; what it kept
+        /// elsewhere on the machine is.
+        case killAndRerunAsANewInstall = "kill-and-rerun-as-a-new-install"
 
         /// The program runs twice.
         public var runsTwice: Bool { self != .none }
-        public var kills: Bool { self == .killAndRerun || self == .killAndRerunAtAnotherURL }
+        public var kills: Bool { self == .killAndRerun || self == .killAndRerunAtAnotherURL || self == .killAndRerunAsANewInstall }
     }
 
     /// The command a student types to see a one-run trial, less `--output` and the server.
@@ -129,6 +134,9 @@ public enum Symptom: Sendable, Equatable {
     /// More requests than `allowed` in the whole run, whatever their method: a probe before the
     /// answer (a HEAD, a one-byte `Range`) is a round trip too.
     case roundTrips(moreThan: Int)
+    /// The rerun, a new install, asked for a `Range`: it resumed from something the first install
+    /// kept outside its own folders.
+    case resumesAnotherInstall
 }
 
 /// Apple's rules for background sessions that lesson 09's checks hold an app to, each seen by the

@@ -53,6 +53,8 @@ public struct Observation: Sendable {
     public var statusAnswered: Int?
     /// The message of the program's error, from its record.
     public var errorMessage: String?
+    /// For a trial that kills: what the file under the resource's name held at the kill.
+    public var fileAtTheKill: FileState?
 
     public init(ending: Ending, outcome: Outcome?, file: FileState, fileName: String?, resourceName: String, size: Int64,
                 breakOffset: Int64?, afterTheBreak: AfterTheBreak? = nil, firstEnding: Ending? = nil,
@@ -60,7 +62,8 @@ public struct Observation: Sendable {
                 bytesSent: Int64? = nil, requestsSent: Int? = nil, background: BackgroundRecord? = nil,
                 mostAtOnce: Int? = nil, largestBody: Int64? = nil, askedBeforeRetryAfter: Int? = nil,
                 crowd: (fetched: Int, wanted: Int)? = nil, keptIn: String? = nil, busyPageInTheFile: Bool? = nil,
-                statusAnswered: Int? = nil, errorMessage: String? = nil) {
+                statusAnswered: Int? = nil, errorMessage: String? = nil, fileAtTheKill: FileState? = nil) {
+        self.fileAtTheKill = fileAtTheKill
         self.statusAnswered = statusAnswered
         self.errorMessage = errorMessage
         self.crowd = crowd
@@ -100,6 +103,12 @@ public struct Observation: Sendable {
         case .missing, .startOfTheFile: return true
         default: return false
         }
+    }
+
+    /// Whether the file under the resource's name held only part of the file, or another file,
+    /// when the program was killed.
+    public var partUnderTheNameAtTheKill: Bool {
+        fileAtTheKill.map { $0 != .missing && $0 != .right } == true
     }
 
     /// Whether the program stopped on a transfer failure after the server answered an error
@@ -185,6 +194,8 @@ extension Symptom {
             return rule.isBroken(in: observation)
         case .roundTrips(let allowed):
             return (observation.requestsSent ?? 0) > allowed
+        case .resumesAnotherInstall:
+            return observation.afterTheBreak?.range != nil
         case .ignoresRetryAfter:
             return (observation.askedBeforeRetryAfter ?? 0) > 0
         case .notSideBySide(let ranges):

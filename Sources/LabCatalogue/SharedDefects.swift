@@ -119,9 +119,23 @@ extension Catalogue {
         trial: Trial(faults: "ok,stall:512KiB", size: 16 << 20, sequel: .killAndRerunAtAnotherURL),
         symptom: nil, fix: .verifies,
         hints: [
-            "The first run's server is gone by the second run, and the file comes from another URL. What does the resume data you kept point at?",
+            "The second run is asked for the file at another URL; the first run's address now answers with another file. What does the resume data you kept point at?",
             "A download task made from resume data goes to the URL inside the blob, not to the one you are asked for: task.originalRequest?.url says which.",
             "Before resuming, compare the resumed task's originalRequest?.url with run.url; when they differ, cancel it, delete the blob and start with downloadTask(with: run.url).",
+        ],
+        brokenBy: [])
+
+    /// An app keeps its resume data with its own files. A new install has none of them, so it
+    /// starts over; one that resumes found something kept elsewhere on the machine.
+    static let newInstallStartsOver = Skill(
+        id: "new-install-starts-over",
+        summary: "a new install, with folders of its own, starts the download over: nothing it finds outside them is its to resume",
+        trial: Trial(faults: "ok,stall:512KiB", size: 16 << 20, sequel: .killAndRerunAsANewInstall),
+        symptom: .resumesAnotherInstall, fix: .verifies,
+        hints: [
+            "The rerun was a new install, with another output folder, and it resumed all the same. Where did it find the resume data?",
+            "An app keeps its files in its own folder (on iOS, its container): the output folder here. TMPDIR, /tmp or your home folder is shared by every program of the user, and belongs to no install.",
+            "Keep the blob beside the output (run.file.appendingPathComponent(...)), never at a fixed path or in NSTemporaryDirectory().",
         ],
         brokenBy: [])
 }

@@ -247,21 +247,20 @@ final class PhoneSystem: @unchecked Sendable {
 
     private func eventsCanStillHappen() -> Bool { !eventsLeft.isEmpty }
 
-    /// When the phone asked the app to tap Start (`start@N%`), until the app has: the point in
-    /// the file is held meanwhile, so the tap comes while the download still runs.
-    private var startTapSince: Date?
-    private var heldPoint: Int?
+    /// The tap on Start the phone asked for, while the file is held for it.
+    private var startTap: StartTap?
 
-    /// Whether a tap of Start is still awaited; when it is in (or waited for too long), the held
-    /// point is released.
+    /// Whether a tap of Start is still awaited, or its answer held; after that (or a wait too
+    /// long), the held point is released.
     private func awaitingStartTap() -> Bool {
-        guard let since = startTapSince else { return false }
+        guard var tap = startTap else { return false }
         let answered = FileManager.default.fileExists(atPath: AppProcess.startAnsweredFile(in: phone).path)
-        guard answered || Date().timeIntervalSince(since) > 10 else { return true }
-        if !answered { run.log("the app did not answer the tap on Start within 10 s") }
-        startTapSince = nil
-        if let heldPoint, eventsLeft.first?.percent != heldPoint { LifePoints.release(heldPoint, in: phone) }
-        heldPoint = nil
+        let step = tap.step(now: Date(), answered: answered)
+        startTap = tap
+        guard case .release(let answered) = step else { return true }
+        if !answered { run.log("the app did not answer the tap on Start within \(Int(StartTap.answerPatience)) s") }
+        startTap = nil
+        if let point = tap.point, eventsLeft.first?.percent != point { LifePoints.release(point, in: phone) }
         return false
     }
 
@@ -277,7 +276,7 @@ final class PhoneSystem: @unchecked Sendable {
             stalledSince = nil
             eventsLeft.removeFirst()
             play(event)
-            if event.action == .start { heldPoint = percent; return }
+            if event.action == .start { startTap?.point = percent; return }
             if eventsLeft.first?.percent != percent { LifePoints.release(percent, in: phone) }
             return
         }
@@ -332,10 +331,10 @@ final class PhoneSystem: @unchecked Sendable {
             userOpensTheApp(at)
         case .start:
             userOpensTheApp(at)
-            // The app taps Start once it is up; the transfer waits at this point until it has.
+            // The app taps Start once it is up; the transfer waits at this point until it has, and a while after.
             try? FileManager.default.removeItem(at: AppProcess.startAnsweredFile(in: phone))
             try? writeWhole(true, to: AppProcess.startTapFile(in: phone))
-            startTapSince = Date()
+            startTap = StartTap(askedAt: Date())
         }
     }
 

@@ -97,4 +97,39 @@ struct CatalogueTests {
         #expect(!parked.holds(in: crowd(1, of: 2)))
         #expect(!parked.holds(in: crowd(2, of: 2, outcome: .unresponsive)))
     }
+
+    /// Lesson 05 names only whole files: a part under the file's name at a kill fails every one
+    /// of its checks that kills, however the rerun ends. Lesson 03, which writes in place, is not
+    /// held to it.
+    @Test func aPartUnderTheFileNameAtAKillFailsLesson05Only() throws {
+        func killed(leaving file: FileState?) -> Observation {
+            Observation(ending: .exited(0), outcome: .verified, file: .right, fileName: "f.bin", resourceName: "f.bin",
+                        size: 16 << 20, breakOffset: nil, afterTheBreak: AfterTheBreak(reached: 7 << 20, range: "bytes=7340032-", status: 206),
+                        memoryGrowth: nil, sentHEAD: false, uploadExtraBytes: nil, bytesSent: 16 << 20, fileAtTheKill: file)
+        }
+        let inMemory = try #require(Catalogue.lesson(named: "05")?.check(named: "resume-data-in-memory"))
+        #expect(inMemory.holds(in: killed(leaving: .missing)))
+        #expect(inMemory.holds(in: killed(leaving: nil)))
+        #expect(!inMemory.holds(in: killed(leaving: .startOfTheFile(bytes: 7 << 20))))
+        #expect(!inMemory.holds(in: killed(leaving: .shorter(bytes: 7 << 20))))
+        let outputStream = try #require(Catalogue.lesson(named: "03")?.checks.first { $0.trial.sequel.kills })
+        #expect(!outputStream.leavesAPartUnderTheName(killed(leaving: .startOfTheFile(bytes: 7 << 20))))
+    }
+
+    /// A new install that asks for a Range found resume data outside its own folder; one that
+    /// starts over holds, and may be sent the file twice, once per install.
+    @Test func aNewInstallThatResumesFails() throws {
+        let check = try #require(Catalogue.lesson(named: "05")?.check(named: "new-install-starts-over"))
+        let size = check.trial.size
+        func rerun(range: String?, sent: Int64) -> Observation {
+            Observation(ending: .exited(0), outcome: .verified, file: .right, fileName: "f.bin", resourceName: "f.bin",
+                        size: size, breakOffset: nil, afterTheBreak: AfterTheBreak(reached: size / 2, range: range, status: range == nil ? 200 : 206),
+                        memoryGrowth: nil, sentHEAD: false, uploadExtraBytes: nil, bytesSent: sent, fileAtTheKill: .missing)
+        }
+        #expect(check.holds(in: rerun(range: nil, sent: size + size / 2)))
+        #expect(!check.holds(in: rerun(range: "bytes=\(size / 2)-", sent: size)))
+        #expect(check.bytesAllowed.map { $0 >= 2 * size } == true)
+        #expect(!check.holds(in: rerun(range: nil, sent: 3 * size + (8 << 20))))
+    }
 }
+

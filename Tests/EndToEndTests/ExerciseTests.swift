@@ -98,13 +98,26 @@ import Testing
     }
 
     /// Exercise 05 solved, except that it resumes from any blob on disk: the run at another URL
-    /// follows the blob to a server that is gone, and fails.
+    /// follows the blob back to the first address, which now serves another file, and fails.
     @Test func resumeDataForAnotherURLIsSetAside() async throws {
         try await ExerciseTests.takingTurns {
             let records = try Self.checkCorrected("05", replacing: "guard url == run.url else {", with: "guard url == url else {")
             #expect(Set(records.filter { !$0.passed }.map(\.check)) == ["resume-data-for-another-url"], "\(records)")
             let record = try #require(records.first { $0.check == "resume-data-for-another-url" })
-            #expect(record.detail.hasPrefix("ok,stall:512KiB, killed at the stall and run again at another URL: exit 69 (transfer-failed)"), "\(record.detail)")
+            // The blob goes back to the first URL, which now serves another file.
+            #expect(record.detail.hasPrefix("ok,stall:512KiB, killed at the stall and run again at another URL (the first one still answering, "
+                + "with its file changed): exit 65"), "\(record.detail)")
+        }
+    }
+
+    /// A blob kept in TMPDIR, which every program of the user shares, is found by a new install.
+    @Test func aNewInstallDoesNotResumeFromTheSharedTMPDIR() async throws {
+        try await ExerciseTests.takingTurns {
+            let records = try Self.checkCorrected("05", replacing: "resumeDataFile = run.file.appendingPathComponent(",
+                                                  with: "resumeDataFile = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent(")
+            #expect(Set(records.filter { !$0.passed }.map(\.check)) == ["new-install-starts-over"], "\(records)")
+            let record = try #require(records.first { $0.check == "new-install-starts-over" })
+            #expect(record.detail.contains("the new install's first request asked for bytes="), "\(record.detail)")
         }
     }
 

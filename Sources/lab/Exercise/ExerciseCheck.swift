@@ -150,6 +150,10 @@ struct ExerciseCheck {
             parts.append("the server sent \(ByteFormat.grouped(observation.bytesSent ?? 0)) bytes where at most "
                 + "\(ByteFormat.grouped(allowed)) would do: the file was fetched again rather than each answer judged before it was written")
         }
+        if check.leavesAPartUnderTheName(observation) {
+            parts.append("at the kill, \(observation.resourceName) held \(observation.fileAtTheKill.map { $0.described(size: observation.size) } ?? "?"): "
+                + "a download task keeps its bytes in a temporary file of its own, and the file's name is given only to the whole file")
+        }
         if observation.stopMissesTheStatus, let status = observation.statusAnswered {
             parts.append("the server answered HTTP \(status) and the program's error does not say so (\"\(observation.errorMessage ?? "no message")\"): "
                 + "a stop on an error status names it, which only code that read the status can")
@@ -168,7 +172,8 @@ struct ExerciseCheck {
         case .none: ""
         case .rerun: ", run twice"
         case .killAndRerun: ", killed at the stall and run again"
-        case .killAndRerunAtAnotherURL: ", killed at the stall and run again at another URL"
+        case .killAndRerunAtAnotherURL: ", killed at the stall and run again at another URL (the first one still answering, with its file changed)"
+        case .killAndRerunAsANewInstall: ", killed at the stall and run again as a new install (another output folder, the same TMPDIR)"
         }
         return "\(fault)\(sequel): " + parts.joined(separator: "; ")
     }
@@ -230,6 +235,9 @@ struct ExerciseCheck {
         let crowd = observation.crowd!
         parts.append("the server sent the whole file to \(crowd.fetched) of the crowd's \(crowd.wanted) other transfers: "
             + "under --way crowd the download and one more transfer per core run at once")
+    case .resumesAnotherInstall? where Symptom.resumesAnotherInstall.isShown(in: observation):
+        parts.append("the new install's first request asked for \(observation.afterTheBreak?.range ?? "a Range"): "
+            + "it found what the first install kept outside its own folders")
     case .ignoresRetryAfter? where Symptom.ignoresRetryAfter.isShown(in: observation):
         let early = observation.askedBeforeRetryAfter ?? 0
         parts.append("\(early) range\(early == 1 ? " was" : "s were") asked for again before the 503's Retry-After had passed")

@@ -45,28 +45,34 @@ struct TrialRunner {
     func run(_ trial: Trial, cleanPeakRSS: Int64?) throws -> Ran {
         // Nothing the program can read names the check or its faults: not the URL (sealed), the
         // file's name or its folder. A program that looked for them could dodge the fault.
-        let token = String(UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(12))
+        let token = Self.newToken()
         let folder = workFolder.appendingPathComponent(token)
-        let temporary = folder.appendingPathComponent("tmp")
-        try FileManager.default.createDirectory(at: temporary, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-
         var trial = trial
         if paces { trial.faults = trial.faults.paced(bytesPerSecond: max(trial.size * 4, 64 << 10), attempts: TransferLimits.defaultAttempts) }
         let fixture = Fixture(name: "\(token).bin", size: trial.size, content: trial.faults.content)
-        let output = folder.appendingPathComponent(fixture.name)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let install = try Install(output: folder.appendingPathComponent(fixture.name), temporary: folder.appendingPathComponent("tmp"))
+        // A new install's folder is not inside the first one's, and says nothing of it. Its
+        // TMPDIR is the first one's: on a Mac a command-line program's is the user's, shared.
+        let newInstallFolder = workFolder.appendingPathComponent(Self.newToken())
+        defer { try? FileManager.default.removeItem(at: newInstallFolder) }
+        let newInstall = trial.sequel == .killAndRerunAsANewInstall
+            ? try Install(output: newInstallFolder.appendingPathComponent(fixture.name), temporary: install.temporary) : nil
+
         // The rerun at another URL is another server's first request: the script, which counts
-        // attempts per server, is the first run's alone.
+        // attempts per server, is the first run's alone. There one more attempt changes the file,
+        // so that a rerun that goes back to the first URL gets another file.
         func url(on server: LabServer) -> URL {
-            let faults = trial.faults.isNone || (trial.sequel == .killAndRerunAtAnotherURL && server === self.server)
-                ? nil : trial.faults.description
+            let anotherURL = trial.sequel == .killAndRerunAtAnotherURL
+            let faults = trial.faults.isNone || (anotherURL && server === self.server) ? nil
+                : anotherURL ? FaultScript(attempts: trial.faults.attempts + [[.change]]).description : trial.faults.description
             return uploads
                 ? URL(string: server.baseURL.absoluteString + "/upload?run=\(token)")!
                 : server.sealedURL(for: fixture, faults: faults, run: token)
         }
         // Sealed once: a rerun fetches the same URL, as an app that resumes does.
         let mainURL = url(on: server)
-        func arguments(_ url: URL, generation: Int, withTrialArguments: Bool) -> [String] {
+        func arguments(_ url: URL, output: URL, generation: Int, withTrialArguments: Bool) -> [String] {
             var arguments = ["--url", url.absoluteString, "--output", output.path, "--json"] + (showing ? [] : ["--quiet"])
                 + extraArguments + TransferLimits.arguments(forFileOf: Catalogue.largestTrialSize, within: timeout)
             if uploads {
@@ -76,21 +82,50 @@ struct TrialRunner {
             }
             return arguments + trial.everyRun + (withTrialArguments ? trial.arguments : [])
         }
-        func process(_ arguments: [String]) -> MeasuredProcess {
+        func process(_ arguments: [String], in install: Install) -> MeasuredProcess {
             var process = MeasuredProcess(program: program, arguments: arguments, outputFolder: folder, timeout: timeout)
-            process.environment["TMPDIR"] = temporary.path
+            process.environment["TMPDIR"] = install.temporary.path
             process.passesStderrThrough = showing
-            if keepsExchanges { process.watchedOutput = output }
+            if keepsExchanges { process.watchedOutput = install.output }
             // As a student pastes it: `swift run`, and each word quoted where the shell would split it.
             // The URL is this run's server, gone when `see` ends: the line says so, for whoever pastes it later.
             if showing { Console.output("$ swift run \(program.lastPathComponent) \(ShellWord.line(arguments))   # against this run's server, which ends with `see`") }
             return process
         }
 
-        let played = try play(trial, token: token, folder: folder) { server, generation, withTrialArguments in
-            process(arguments(server === self.server ? mainURL : url(on: server), generation: generation, withTrialArguments: withTrialArguments))
+        let played = try play(trial, token: token, folder: folder, install: install, rerunInstall: newInstall ?? install,
+                              fixture: fixture) { server, install, generation, withTrialArguments in
+            process(arguments(server === self.server ? mainURL : url(on: server), output: install.output, generation: generation,
+                              withTrialArguments: withTrialArguments), in: install)
         }
-        return observe(played, of: trial, token: token, output: output, fixture: fixture, cleanPeakRSS: cleanPeakRSS)
+        return observe(played, of: trial, token: token, output: played.install.output, fixture: fixture, cleanPeakRSS: cleanPeakRSS)
+    }
+
+    /// Twelve random hex digits: a name that says nothing.
+    private static func newToken() -> String {
+        String(UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(12))
+    }
+
+    /// Where one install of the program keeps its files: the output path it is given, and its
+    /// TMPDIR.
+    private struct Install {
+        let output: URL
+        let temporary: URL
+
+        init(output: URL, temporary: URL) throws {
+            self.output = output
+            self.temporary = temporary
+            try FileManager.default.createDirectory(at: output.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(at: temporary, withIntermediateDirectories: true)
+        }
+
+        /// The file under the resource's name: the output itself, or, where the program made the
+        /// output a folder (lesson 05's), the file of that name in it.
+        func fileUnderItsName(_ name: String) -> URL {
+            var isFolder: ObjCBool = false
+            let exists = FileManager.default.fileExists(atPath: output.path, isDirectory: &isFolder)
+            return exists && isFolder.boolValue ? output.appendingPathComponent(name) : output
+        }
     }
 
     /// What the run showed: how it ended, the file it left, what it asked for after the break,
@@ -124,7 +159,8 @@ struct TrialRunner {
             askedBeforeRetryAfter: uploads ? nil : gets.askedAgainBeforeRetryAfter(seconds: ConnectionLimit.retryAfterSeconds),
             crowd: crowd(of: trial, token: token), keptIn: Self.folder(of: written, within: output),
             busyPageInTheFile: lesson.fetchesInSegments ? Self.holdsABusyPage(written) : nil,
-            statusAnswered: Self.statusAnswered(of: trial, in: log), errorMessage: record?.error?.message)
+            statusAnswered: Self.statusAnswered(of: trial, in: log), errorMessage: record?.error?.message,
+            fileAtTheKill: played.fileAtTheKill)
         let exchanges = keepsExchanges ? record.map { record in
             let run = ComparisonResults.ExchangeTimeline(origin: finished.startedAt, faults: trial.faults.isNone ? "" : trial.faults.description,
                                                          exchanges: record.requests, disk: finished.disk, events: record.events, sizeBytes: trial.size)
@@ -171,6 +207,8 @@ struct TrialRunner {
     private struct Played {
         /// The run to judge.
         var finished: MeasuredProcess.Finished
+        /// Where it ran.
+        var install: Install
         /// The generation of the file it had to end with.
         var generation: Int
         /// How the first of two runs ended.
@@ -180,41 +218,48 @@ struct TrialRunner {
         /// The first run, killed, as the server logged it, and when it was killed: drawn before
         /// the rerun.
         var killed: (run: ComparisonResults.ExchangeTimeline, at: Double)?
+        /// What the file under the resource's name held at the kill.
+        var fileAtTheKill: FileState?
     }
 
-    /// Runs the program as the trial says: once, or twice with the same output path (the first
-    /// run killed at the stall for the kill sequels, and served by a server of its own that is
-    /// gone by the rerun for `killAndRerunAtAnotherURL`).
-    private func play(_ trial: Trial, token: String, folder: URL,
-                      launch: (_ server: LabServer, _ generation: Int, _ withTrialArguments: Bool) -> MeasuredProcess) throws -> Played {
+    /// Runs the program as the trial says: once, or twice (the first run killed at the stall for
+    /// the kill sequels). The first run of `killAndRerunAtAnotherURL` is served by a server of its
+    /// own, which answers through the rerun with its file changed; the rerun of
+    /// `killAndRerunAsANewInstall` runs in `rerunInstall`.
+    private func play(_ trial: Trial, token: String, folder: URL, install: Install, rerunInstall: Install, fixture: Fixture,
+                      launch: (_ server: LabServer, _ install: Install, _ generation: Int, _ withTrialArguments: Bool) -> MeasuredProcess) throws -> Played {
         guard trial.sequel.runsTwice else {
-            return Played(finished: try launch(server, trial.generation, true).run(), generation: trial.generation)
+            return Played(finished: try launch(server, install, trial.generation, true).run(), install: install, generation: trial.generation)
         }
         let firstServer = trial.sequel == .killAndRerunAtAnotherURL ? try LabServer.start() : server
-        let first = launch(firstServer, 0, true)
+        defer { if firstServer !== server { firstServer.stop() } }
+        let first = launch(firstServer, install, 0, true)
         let before = trial.sequel.kills
             ? try first.run(killWhen: LessonRunner.killPoint(log: { firstServer.requests(run: token, method: .get) }, files: folder))
             : try first.run()
-        let killed = keepsExchanges && before.signal == SIGKILL ? (
+        let killedAtTheStall = before.signal == SIGKILL
+        let killed = keepsExchanges && killedAtTheStall ? (
             run: ComparisonResults.ExchangeTimeline(killed: before, logged: firstServer.requests(run: token), server: firstServer.baseURL,
                                                     faults: trial.faults.isNone ? "" : trial.faults.description, sizeBytes: trial.size),
             at: before.startedAt + before.wallSeconds) : nil
-        if before.signal == SIGKILL { server.endStalls(run: token) }
-        if firstServer !== server { firstServer.stop() }
-        if showing, before.signal == SIGKILL { Console.output("(killed with SIGKILL: every transfer had stalled or ended, and the files held what the server had sent)") }
+        let fileAtTheKill = killedAtTheStall
+            ? FileInspection.state(of: install.fileUnderItsName(fixture.name), against: Fixture(name: fixture.name, size: fixture.size, content: fixture.content))
+            : nil
+        if killedAtTheStall { firstServer.endStalls(run: token) }
+        if showing, killedAtTheStall { Console.output("(killed with SIGKILL: every transfer had stalled or ended, and the files held what the server had sent)") }
         let firstRecord = try? JSONDecoder().decode(LessonResult.self, from: Data(before.stdout.utf8))
         let firstEnding = before.ending(record: firstRecord, timeout: timeout)
         // A run that ends in a hang or a crash, or that calls a wrong file done, has failed
         // already: that run is the one to show.
         if before.timedOut || before.signal.map({ $0 != SIGKILL }) == true || firstRecord?.outcome == .verificationFailed {
-            return Played(finished: before, generation: 0)
+            return Played(finished: before, install: install, generation: 0, fileAtTheKill: fileAtTheKill)
         }
         let getsBefore = server.requests(run: token, method: .get).count
-        var finished = try launch(server, trial.generation, false).run()
+        var finished = try launch(server, rerunInstall, trial.generation, false).run()
         finished.peakRSSBytes = max(finished.peakRSSBytes, before.peakRSSBytes)
         finished.wallSeconds += before.wallSeconds
-        return Played(finished: finished, generation: trial.generation, firstEnding: firstEnding, getsBeforeTheRerun: getsBefore,
-                      killed: killed)
+        return Played(finished: finished, install: rerunInstall, generation: trial.generation, firstEnding: firstEnding,
+                      getsBeforeTheRerun: getsBefore, killed: killed, fileAtTheKill: fileAtTheKill)
     }
 
     /// What the server stored of an upload, against the file the lesson generated and sent.
