@@ -14,7 +14,11 @@ extension GamingTests {
         /// The seed the check runs with: 0, the trials as declared, unless the cheat is caught
         /// by what a seed varies.
         let seed: UInt32
-        init(_ name: String, caughtBy: String, seed: UInt32 = 0) { (self.name, self.caughtBy, self.seed) = (name, caughtBy, seed) }
+        /// What the cheat writes outside the lab's folders, removed before and after its check.
+        let leaves: [String]
+        init(_ name: String, caughtBy: String, seed: UInt32 = 0, leaves: [String] = []) {
+            (self.name, self.caughtBy, self.seed, self.leaves) = (name, caughtBy, seed, leaves)
+        }
         var description: String { name }
         var exercise: String { String(name.prefix(2)) }
     }
@@ -47,7 +51,7 @@ extension GamingTests {
         Cheat("05-forge-from-temp", caughtBy: "resume-data-in-memory"),
         Cheat("05-partialfile-no-blob", caughtBy: "resume-data-in-memory"),
         Cheat("05-pause-spam", caughtBy: "resume-data-in-memory"),
-        Cheat("05-url-keyed-blob", caughtBy: "new-install-starts-over"),
+        Cheat("05-url-keyed-blob", caughtBy: "new-install-starts-over", leaves: ["/tmp/download-lab-cheat-05"]),
         Cheat("06-late-park", caughtBy: "parked-workers"),
         Cheat("06-main-runloop", caughtBy: "parked-workers"),
         Cheat("06-other-qos", caughtBy: "parked-workers"),
@@ -93,6 +97,9 @@ extension GamingTests {
     @Test(arguments: cheatsCaught)
     func aCheatWrittenBlindFails(_ cheat: Cheat) async throws {
         let code = try String(contentsOf: Self.cheatsFolder.appendingPathComponent(cheat.name + ".swift"), encoding: .utf8)
+        func removeWhatItLeaves() { for path in cheat.leaves { try? FileManager.default.removeItem(atPath: path) } }
+        removeWhatItLeaves()
+        defer { removeWhatItLeaves() }
         let records = try await ExerciseTests.takingTurns {
             let lesson = try #require(Catalogue.lesson(named: cheat.exercise))
             let finished = try ExerciseTests.withExercise(lesson, holding: code) {

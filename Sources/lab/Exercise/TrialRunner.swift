@@ -63,9 +63,10 @@ struct TrialRunner {
         // attempts per server, is the first run's alone. There one more attempt changes the file,
         // so that a rerun that goes back to the first URL gets another file.
         func url(on server: LabServer) -> URL {
-            let anotherURL = trial.sequel == .killAndRerunAtAnotherURL
-            let faults = trial.faults.isNone || (anotherURL && server === self.server) ? nil
-                : anotherURL ? FaultScript(attempts: trial.faults.attempts + [[.change]]).description : trial.faults.description
+            let faults: String? = if trial.faults.isNone { nil }
+                else if trial.sequel != .killAndRerunAtAnotherURL { trial.faults.description }
+                else if server === self.server { nil }
+                else { FaultScript(attempts: trial.faults.attempts + [[.change]]).description }
             return uploads
                 ? URL(string: server.baseURL.absoluteString + "/upload?run=\(token)")!
                 : server.sealedURL(for: fixture, faults: faults, run: token)
@@ -243,7 +244,7 @@ struct TrialRunner {
                                                     faults: trial.faults.isNone ? "" : trial.faults.description, sizeBytes: trial.size),
             at: before.startedAt + before.wallSeconds) : nil
         let fileAtTheKill = killedAtTheStall
-            ? FileInspection.state(of: install.fileUnderItsName(fixture.name), against: Fixture(name: fixture.name, size: fixture.size, content: fixture.content))
+            ? FileInspection.state(of: install.fileUnderItsName(fixture.name), against: fixture)
             : nil
         if killedAtTheStall { firstServer.endStalls(run: token) }
         if showing, killedAtTheStall { Console.output("(killed with SIGKILL: every transfer had stalled or ended, and the files held what the server had sent)") }
