@@ -30,7 +30,7 @@ final class CorrectedDownload: StartsInBackground {
     static func startInBackground(threadName: String, _ start: @escaping @Sendable () -> Void,
                                   leftRunLoop: @escaping @Sendable () -> Void = {}) {
         Thread {
-            Thread.current.name = threadName
+            nameThisThread(threadName)  // Foundation's setter can lose the name on Linux (LabPlatform)
             start()
             // Returns once the connection no longer needs the loop: after its last callback.
             RunLoop.current.run()

@@ -130,7 +130,7 @@ struct GamingTests {
     /// overcommitting thread, a thread of its own in effect.
     @Test func aStartThatWaitsFailsExercise06() async throws {
         let seen = try await Self.see("06", "clean", cheating: [
-            ("        Thread {\n            Thread.current.name = threadName", "        do {\n            Thread.current.name = threadName"),
+            ("        Thread {\n            nameThisThread(threadName)", "        do {\n            nameThisThread(threadName)"),
             ("            leftRunLoop()\n        }.start()", "            leftRunLoop()\n        }"),
         ], ["--timeout", "4"])
         #expect(seen.stdout.contains("timed out: still running after 4 s"), "\(seen.stdout)")
