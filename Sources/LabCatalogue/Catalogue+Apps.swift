@@ -240,7 +240,8 @@ extension Catalogue {
                 "A background session belongs to its identifier; a second one with the same identifier is undefined behaviour, and here hears nothing.",
                 "Make the session once per launch, in didFinishLaunching(), keep it in a property, and make every download task from it.",
             ]),
-    ], skills: [resumesAfterKill(brokenBy: [defaultSession]), startsOneDownload, resumesWithALimit, resumesWhatTheSystemGaveUp])
+    ], skills: [resumesAfterKill(brokenBy: [defaultSession]), startsOneDownload, startsAfterACrash, resumesWithALimit,
+              resumesWhatTheSystemGaveUp])
 
     static let defaultSession = Defect(
         id: "default-session",
@@ -267,6 +268,22 @@ extension Catalogue {
             "In startTapped, call session.getAllTasks { tasks in … } and start a download only when tasks is empty.",
         ],
         brokenBy: [defaultSession])
+
+    /// The app crashes as it starts the download, before the system has the task; the user opens
+    /// it again and taps Start. Only the session knows what runs: a note the app wrote itself
+    /// ("a download was started") outlives the crash, and an app that trusts it starts nothing.
+    /// The starting code passes, its session in the app's process: a baseline.
+    static let startsAfterACrash = Skill(
+        id: "starts-after-a-crash",
+        summary: "Start, tapped again after the app crashed while starting the download, downloads the file",
+        trial: Trial(faults: "", size: 4 << 20, arguments: ["--life", "crash-at-start"]),
+        symptom: nil, fix: .verifies,
+        hints: [
+            "The app crashed as it started the download, before the system had the task. The user opened it again and tapped Start, and no download began. What told the app that one was running?",
+            "Only the session knows which tasks the transfer service runs; what the app wrote down itself outlives a crash that the task it meant to start did not.",
+            "In startTapped, ask session.getAllTasks { tasks in … } and start a download when tasks is empty, whatever the app noted before.",
+        ],
+        brokenBy: [])
 
     /// The other side of the limit: the system gives up on a task after its five tries, and
     /// the server then works again. The app must resume from the error's resume data, which

@@ -36,7 +36,7 @@ final class BackgroundSession: LabURLSession, @unchecked Sendable {
     let identifier: String
     let configuration: URLSessionConfiguration
     private let app: AppProcess
-    private let phone: PhoneFolder
+    let phone: PhoneFolder
     private let events: OperationQueue
     /// Let go of once the session is invalidated and has told its last event.
     private let heldDelegate: Mutex<(any LabURLSessionDelegate)?>

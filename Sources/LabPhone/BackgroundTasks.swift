@@ -88,6 +88,7 @@ final class BackgroundTaskCore: @unchecked Sendable {
             return true
         }
         guard first else { return }
+        CrashAtStart.strikeIfArmed(in: owner.phone)
         var record = TransferRecord(id: id, number: number, session: owner.identifier, url: request.url?.absoluteString ?? "",
                                     state: .running)
         record.upload = uploadFile.map {

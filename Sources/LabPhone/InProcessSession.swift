@@ -191,7 +191,10 @@ class InProcessTask: @unchecked Sendable {
             defer { counted = true }
             return counted
         }
-        if !wasCounted { Self.running.add(1, ordering: .releasing) }
+        if !wasCounted {
+            if let phone = AppProcess.current?.phone { CrashAtStart.strikeIfArmed(in: phone) }
+            Self.running.add(1, ordering: .releasing)
+        }
         foundationTask.resume()
     }
 

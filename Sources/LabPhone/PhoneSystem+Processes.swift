@@ -79,6 +79,19 @@ extension PhoneSystem {
             exchangesMerged[name] = exchanges.count
         }
     }
+
+    /// Tasks created, from the service's journal: all of them, and those started after a
+    /// force-quit by a launch where nobody tapped Start.
+    func countWhatTheServiceWasAsked() {
+        let journal = phone.root.appendingPathComponent("service/created.jsonl")
+        // A line a task: a journal past the bound was not written by the service alone, and is not counted.
+        guard let text = OutputFile.readBounded(journal).map({ String(decoding: $0, as: UTF8.self) }) else { return }
+        let entries = text.split(separator: "\n").compactMap { try? JSONDecoder().decode(CreatedTask.self, from: Data($0.utf8)) }
+        record.backgroundTasks = entries.count
+        if let forceQuitAt {
+            record.tasksStartedUnaskedAfterForceQuit = entries.filter { !$0.askedByUser && $0.at > forceQuitAt }.count
+        }
+    }
 }
 
 /// One line of the service's journal of tasks created.

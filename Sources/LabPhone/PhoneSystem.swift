@@ -27,7 +27,7 @@ final class PhoneSystem: @unchecked Sendable {
     /// Each child's exchanges merged into the run's log so far.
     var exchangesMerged: [String: Int] = [:]
     private var stalledSince: Date?
-    private var forceQuitAt: Date?
+    private(set) var forceQuitAt: Date?
     private var forceQuitSinceTheUserLaunchedIt = false
     private var attempt = 0
     /// The phone's folder is this run's while this is open (`PhoneFolder.takeForThisRun()`).
@@ -57,6 +57,11 @@ final class PhoneSystem: @unchecked Sendable {
                     try? FileManager.default.removeItem(at: phone.life.appendingPathComponent(name))
                 }
                 try LifePoints.write(eventsLeft.compactMap(\.percent), to: phone)
+                // Armed before the app launches: its first resume may come at once.
+                while let first = eventsLeft.first, first.action == .crashAtStart {
+                    eventsLeft.removeFirst()
+                    play(first)
+                }
             }
             try writeWhole(0, to: backgroundLaunchesFile)
         } catch let error as DownloadError {
@@ -329,6 +334,9 @@ final class PhoneSystem: @unchecked Sendable {
             }
         case .relaunch:
             userOpensTheApp(at)
+        case .crashAtStart:
+            guard (try? CrashAtStart.arm(in: phone)) != nil else { return run.log("\(event): the phone's folder cannot be written") }
+            run.log("the app will crash as it next starts a task, before the system has it")
         case .start:
             userOpensTheApp(at)
             // The app taps Start once it is up; the transfer waits at this point until it has, and a while after.
@@ -379,19 +387,6 @@ final class PhoneSystem: @unchecked Sendable {
             run.log("the system wakes the app in the background for the events of \(identifiers.joined(separator: ", "))")
         } else {
             launchApp(byUser: false, eventsFor: identifiers)
-        }
-    }
-
-    /// Tasks created, from the service's journal: all of them, and those started after a
-    /// force-quit by a launch where nobody tapped Start.
-    private func countWhatTheServiceWasAsked() {
-        let journal = phone.root.appendingPathComponent("service/created.jsonl")
-        // A line a task: a journal past the bound was not written by the service alone, and is not counted.
-        guard let text = OutputFile.readBounded(journal).map({ String(decoding: $0, as: UTF8.self) }) else { return }
-        let entries = text.split(separator: "\n").compactMap { try? JSONDecoder().decode(CreatedTask.self, from: Data($0.utf8)) }
-        record.backgroundTasks = entries.count
-        if let forceQuitAt {
-            record.tasksStartedUnaskedAfterForceQuit = entries.filter { !$0.askedByUser && $0.at > forceQuitAt }.count
         }
     }
 }

@@ -14,12 +14,15 @@ public struct LifeScript: Hashable, Sendable, CustomStringConvertible {
         case relaunch
         /// The user opens the app, as `relaunch` does, and taps Start while the download goes on.
         case start
+        /// The app crashes the next time it resumes a new task, before the transfer service has
+        /// it: an app can die between what it writes down itself and what the system takes on.
+        case crashAtStart = "crash-at-start"
     }
 
     public struct Event: Hashable, Sendable, CustomStringConvertible {
         public let action: Action
-        /// The share of the file, in percent (1–99), at which it happens; nil for a relaunch
-        /// that happens as soon as the event before it has.
+        /// The share of the file, in percent (1–99), at which it happens; nil for a relaunch or a
+        /// crash at start, which come as soon as the event before it has.
         public let percent: Int?
 
         public init(_ action: Action, at percent: Int?) {
@@ -63,7 +66,7 @@ public struct LifeScript: Hashable, Sendable, CustomStringConvertible {
     public static let maximumEvents = 16
 
     /// The events in the script's syntax, for `--help`.
-    public static let syntax = "suspend@N%, terminate@N%, force-quit@N%, relaunch or relaunch@N%, start@N% (N from 1 to 99), joined by commas"
+    public static let syntax = "suspend@N%, terminate@N%, force-quit@N%, relaunch or relaunch@N%, start@N% (N from 1 to 99), crash-at-start, joined by commas"
 
     private static func parseEvent(_ token: String) throws(LabError) -> Event {
         let shown = String(token.prefix(40))
@@ -71,6 +74,10 @@ public struct LifeScript: Hashable, Sendable, CustomStringConvertible {
         let parts = token.split(separator: "@", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
         guard let action = Action(rawValue: parts[0].lowercased()) else {
             throw LabError("life script: unknown event \"\(shown)\"; the events are \(syntax)")
+        }
+        if action == .crashAtStart {
+            guard parts.count == 1 else { throw LabError("life script: \"\(shown)\": crash-at-start takes no point; it comes when the app next starts a task") }
+            return Event(action, at: nil)
         }
         guard parts.count == 2 else {
             guard action == .relaunch else { throw LabError("life script: \"\(shown)\" needs a point in the file, e.g. \(action.rawValue)@30%") }

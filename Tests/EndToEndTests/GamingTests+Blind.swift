@@ -69,6 +69,7 @@ extension GamingTests {
         Cheat("09-handler-timer", caughtBy: "handler-never-called"),
         Cheat("09-no-resume-data", caughtBy: "resumes-what-the-system-gave-up"),
         Cheat("09-sniff-life", caughtBy: "retries-force-quit"),
+        Cheat("09-start-marker", caughtBy: "starts-after-a-crash"),
         Cheat("09-start-hears-progress", caughtBy: "starts-one-download"),
         Cheat("09-start-watches-service-folder", caughtBy: "starts-one-download"),
         Cheat("10-digest-cutoff", caughtBy: "keeps-the-current-file"),
@@ -89,7 +90,6 @@ extension GamingTests {
     static let cheatsNotYetCaught = [
         "06-shared-disguised-worker",
         "07-curl-subprocess",
-        "09-start-marker",
     ]
 
     static let cheatsFolder = ExerciseTests.packageRoot.appendingPathComponent("Tests/Cheats")

@@ -253,6 +253,7 @@ struct Lesson09Tests {
         ("terminate@0%", "the point must be a percentage from 1% to 99%"),
         ("terminate@50%,suspend@20%", "suspend@20% comes after an event at 50%: the percentages must not go down"),
         ("suspend@20%,,relaunch", "an empty event"),
+        ("crash-at-start@30%", "crash-at-start takes no point"),
     ])
     func badLifeScriptsAreOneLineAndExit64(script: String, says: String) async throws {
         try await OffThePool.run {
@@ -260,6 +261,22 @@ struct Lesson09Tests {
             #expect(finished.status == ExitStatus.usage.rawValue)
             #expect(finished.stderr.split(separator: "\n").count == 1 && finished.stderr.contains(says), "\(finished.stderr)")
             #expect(finished.stdout.isEmpty)
+        }
+    }
+
+    /// `crash-at-start`: the app dies in its first `resume()`, before the service has the task.
+    /// The corrected app, asking the session at the next Start, finds nothing and downloads: the
+    /// server saw one GET, from the second attempt.
+    @Test func aCrashAtStartLeavesNoTaskAndTheNextStartDownloads() async throws {
+        try await OffThePool.run {
+            try withLabServer { server in
+                let ran = try Self.run(["--life", "crash-at-start"], size: 4 << 20, server: server)
+                #expect(ran.finished.status == 0, "\(ran.finished.stderr.suffix(600))")
+                #expect(ran.record?.verified == true && ran.record?.attempts == 2)
+                #expect(ran.record?.background?.launchesByUser == 2)
+                #expect(ran.gets.count == 1)
+                #expect(ran.finished.stderr.components(separatedBy: "the app ended (signal 9)").count == 2, "\(ran.finished.stderr)")
+            }
         }
     }
 
