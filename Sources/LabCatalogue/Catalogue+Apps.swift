@@ -276,7 +276,7 @@ extension Catalogue {
     static let startsAfterACrash = Skill(
         id: "starts-after-a-crash",
         summary: "Start, tapped again after the app crashed while starting the download, downloads the file",
-        trial: Trial(faults: "", size: 4 << 20, arguments: ["--life", "crash-at-start"]),
+        trial: Trial(faults: "", size: 1 << 20, arguments: ["--life", "crash-at-start"]),
         symptom: nil, fix: .verifies,
         hints: [
             "The app crashed as it started the download, before the system had the task. The user opened it again and tapped Start, and no download began. What told the app that one was running?",

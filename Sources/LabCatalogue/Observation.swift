@@ -55,6 +55,8 @@ public struct Observation: Sendable {
     public var errorMessage: String?
     /// For a trial that kills: what the file under the resource's name held at the kill.
     public var fileAtTheKill: FileState?
+    /// A run's record said the code started a program, which an iOS app cannot.
+    public var startedAProgram: Bool
 
     public init(ending: Ending, outcome: Outcome?, file: FileState, fileName: String?, resourceName: String, size: Int64,
                 breakOffset: Int64?, afterTheBreak: AfterTheBreak? = nil, firstEnding: Ending? = nil,
@@ -62,7 +64,8 @@ public struct Observation: Sendable {
                 bytesSent: Int64? = nil, requestsSent: Int? = nil, background: BackgroundRecord? = nil,
                 mostAtOnce: Int? = nil, largestBody: Int64? = nil, askedBeforeRetryAfter: Int? = nil,
                 crowd: (fetched: Int, wanted: Int)? = nil, keptIn: String? = nil, busyPageInTheFile: Bool? = nil,
-                statusAnswered: Int? = nil, errorMessage: String? = nil, fileAtTheKill: FileState? = nil) {
+                statusAnswered: Int? = nil, errorMessage: String? = nil, fileAtTheKill: FileState? = nil, startedAProgram: Bool = false) {
+        self.startedAProgram = startedAProgram
         self.fileAtTheKill = fileAtTheKill
         self.statusAnswered = statusAnswered
         self.errorMessage = errorMessage

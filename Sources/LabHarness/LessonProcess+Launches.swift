@@ -37,6 +37,7 @@ struct LaterLaunch: Codable {
         var failure: RelayedFailure?
         var savedFile: String?
         var bytesWritten: Int
+        var startedAProgram: Bool
     }
 }
 
@@ -75,6 +76,7 @@ extension LessonProcess {
         // launch then ends too, and never outlives the run.
         let lifeline = Pipe()
         child.standardInput = lifeline
+        ProgramsStarted.beforeTheLabStartsAProcess()
         do {
             try child.run()
         } catch {
@@ -90,6 +92,7 @@ extension LessonProcess {
         guard let data = try? Data(contentsOf: report), let told = try? JSONDecoder().decode(LaterLaunch.Report.self, from: data) else {
             throw DownloadError.misuse("launch \(number) ended with exit \(child.terminationStatus) before it could say how it went")
         }
+        ProgramsStarted.note(startedElsewhere: told.startedAProgram)
         run.exchangeLog.adopt(told.exchanges)
         if let saved = told.savedFile { run.saved(URL(fileURLWithPath: saved)) }
         SimulatedDisk.bytesWritten.add(told.bytesWritten, ordering: .relaxed)
@@ -108,7 +111,8 @@ extension LessonProcess {
         exchangeLog.observe { [console] event in
             if let line = ExchangeStory.line(for: event) { console.line(line) }
         }
-        var told = LaterLaunch.Report(attempts: launch.attemptsBefore, exchanges: [], failure: nil, savedFile: nil, bytesWritten: 0)
+        var told = LaterLaunch.Report(attempts: launch.attemptsBefore, exchanges: [], failure: nil, savedFile: nil, bytesWritten: 0,
+                                        startedAProgram: false)
         do {
             keepFoundationStores(in: try foundationStores(for: launch.container))
             var run = LessonRun(url: launch.url, faultFreeURL: launch.faultFreeURL, file: launch.container, variant: options.variant,
@@ -124,6 +128,7 @@ extension LessonProcess {
         }
         told.exchanges = exchangeLog.exchanges
         told.bytesWritten = SimulatedDisk.bytesWritten.load(ordering: .relaxed)
+        told.startedAProgram = ProgramsStarted.byTheCode
         do {
             try JSONEncoder().encode(told).write(to: launch.report)
         } catch {

@@ -76,6 +76,7 @@ struct ResultRecorder<Way: LessonWay & ExpressibleByArgument> {
             error: verdict.failure
         )
         result.progress = progress
+        result.startedAProgram = ProgramsStarted.byTheCode
         return result
     }
 

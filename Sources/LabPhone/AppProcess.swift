@@ -183,6 +183,15 @@ final class AppProcess: @unchecked Sendable {
 
     // MARK: Ending
 
+    /// Told as soon as it is so: the phone may end this process at any moment.
+    private func tellWhetherTheAppStartedAProgram() {
+        let told = Self.startedAProgramFile(in: phone)
+        guard ProgramsStarted.byTheCode, !FileManager.default.fileExists(atPath: told.path) else { return }
+        _ = FileManager.default.createFile(atPath: told.path, contents: nil)
+    }
+
+    static func startedAProgramFile(in phone: PhoneFolder) -> URL { phone.appReports.appendingPathComponent("started-a-program") }
+
     /// Ends the process once the app has nothing left to do for a moment: no transfer of its own
     /// sessions running, no event due, and each launch for background events answered (or
     /// waited for long enough).
@@ -194,6 +203,7 @@ final class AppProcess: @unchecked Sendable {
             tapStartOnceTheEventsAreIn(app: app)
             answerStartTap(app: app)
             saveExchanges()
+            tellWhetherTheAppStartedAProgram()
             if !PhoneRole.phoneIsAlive { exit(0) }  // the phone is gone
             quietRounds = isIdle() ? quietRounds + 1 : 0
             if quietRounds >= 4 { break }
@@ -205,6 +215,7 @@ final class AppProcess: @unchecked Sendable {
             }
         }
         saveExchanges()
+        tellWhetherTheAppStartedAProgram()
         exit(0)
     }
 

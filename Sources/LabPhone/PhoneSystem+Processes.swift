@@ -50,6 +50,7 @@ extension PhoneSystem {
         process.arguments = []
         process.environment = settings.environment(role: role)
         process.standardInput = FileHandle.nullDevice
+        ProgramsStarted.beforeTheLabStartsAProcess()
         do {
             try process.run()
             return process

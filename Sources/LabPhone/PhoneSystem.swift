@@ -205,6 +205,7 @@ final class PhoneSystem: @unchecked Sendable {
             record.mostSessionsPerIdentifier = max(record.mostSessionsPerIdentifier, count)
         }
         record.filesHandedOver += readWhole(Int.self, from: phone.appReports.appendingPathComponent("handed-over.json")) ?? 0
+        ProgramsStarted.note(startedElsewhere: FileManager.default.fileExists(atPath: AppProcess.startedAProgramFile(in: phone).path))
         defer { launchedForEvents = [] }
         guard judgingTheLaunch else { return }
         for identifier in launchedForEvents {

@@ -77,6 +77,23 @@ extension Platform {
         return count > 0 ? Array(pids.prefix(Int(count))) : []
     }
 
+    /// Whether this process has started a child of its own, by POSIX calls alone:
+    /// getrusage(2)'s `RUSAGE_CHILDREN` counts each child that ended and was waited for (its
+    /// peak memory is never 0); waitid(2) with `WNOHANG | WNOWAIT` finds one not yet waited for,
+    /// running or ended, and leaves it to be waited for; and with SIGCHLD ignored or
+    /// `SA_NOCLDWAIT` (sigaction(2)) a child would go unseen by both. Darwin names the handler
+    /// `__sigaction_u.__sa_handler` (xnu bsd/sys/signal.h).
+    public static func hasStartedAChild() -> Bool {
+        var usage = rusage()
+        if getrusage(RUSAGE_CHILDREN, &usage) == 0, usage.ru_maxrss > 0 { return true }
+        var info = siginfo_t()
+        if waitid(P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT) == 0 { return true }
+        var action = sigaction()
+        guard sigaction(SIGCHLD, nil, &action) == 0 else { return false }
+        let handler = unsafeBitCast(action.__sigaction_u.__sa_handler, to: Int.self)
+        return handler == unsafeBitCast(SIG_IGN, to: Int.self) || action.sa_flags & SA_NOCLDWAIT != 0
+    }
+
     /// Whether `pid` is running: it exists and is not a zombie. libproc.h `proc_pidinfo` with
     /// `PROC_PIDTBSDINFO`; `pbi_status` 5 is `SZOMB` (xnu bsd/sys/proc.h).
     public static func isRunning(_ pid: pid_t) -> Bool {

@@ -80,6 +80,23 @@ extension Platform {
         return stat.state != "Z"
     }
 
+    /// Whether this process has started a child of its own, by POSIX calls alone:
+    /// getrusage(2)'s `RUSAGE_CHILDREN` counts each child that ended and was waited for (its
+    /// peak memory is never 0); waitid(2) with `WNOHANG | WNOWAIT` finds one not yet waited for,
+    /// running or ended, and leaves it to be waited for; and with SIGCHLD ignored or
+    /// `SA_NOCLDWAIT` (sigaction(2)) a child would go unseen by both. glibc spells the `who` of
+    /// getrusage and the handler of sigaction its own way.
+    public static func hasStartedAChild() -> Bool {
+        var usage = rusage()
+        if getrusage(__rusage_who_t(RUSAGE_CHILDREN.rawValue), &usage) == 0, usage.ru_maxrss > 0 { return true }
+        var info = siginfo_t()
+        if waitid(P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT) == 0 { return true }
+        var action = sigaction()
+        guard sigaction(SIGCHLD, nil, &action) == 0 else { return false }
+        let handler = unsafeBitCast(action.__sigaction_handler.sa_handler, to: Int.self)
+        return handler == unsafeBitCast(SIG_IGN, to: Int.self) || action.sa_flags & SA_NOCLDWAIT != 0
+    }
+
     /// After "pid (name)" in /proc/N/stat: the state, then the parent's pid.
     private static func processStat(_ pid: pid_t) -> (state: Substring, parent: pid_t)? {
         guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),

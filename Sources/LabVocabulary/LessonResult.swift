@@ -49,6 +49,9 @@ public struct LessonResult: Codable, Sendable {
     /// What the code's progress reports said; nil when the harness did not watch them (a run
     /// ended early by a limit).
     public var progress: ProgressRecord?
+    /// Whether the lesson's code started a program (curl, say), which an iOS app cannot: then
+    /// what the run did proves nothing of the code's own work. Every run's record says.
+    public var startedAProgram: Bool?
     /// Lesson 09: what the phone saw of the app's life; nil for every other lesson.
     public var background: BackgroundRecord?
     /// What happened to the run besides its requests, in order: a press of Resume, a second

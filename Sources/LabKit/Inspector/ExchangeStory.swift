@@ -48,6 +48,9 @@ package enum ExchangeStory {
                                         result.attempts == 1 ? "" : "s")))
         lines.append(row("throughput", "\(ByteFormat.iec(Int64(result.throughputBytesPerSecond)))/s"))
         lines.append(row("peak RSS", ByteFormat.iec(result.peakRSSBytes)))
+        if result.startedAProgram == true {
+            lines.append(row("other programs", "the code started one (a child process), which an iOS app cannot: every check fails"))
+        }
         if isUpload { return lines }
         // Where the bytes went: lesson 05 names the file itself, from the response.
         let saved = result.fileBytes > 0 || FileManager.default.fileExists(atPath: result.output)

@@ -154,6 +154,9 @@ struct ExerciseCheck {
             parts.append("at the kill, \(observation.resourceName) held \(observation.fileAtTheKill.map { $0.described(size: observation.size) } ?? "?"): "
                 + "a download task keeps its bytes in a temporary file of its own, and the file's name is given only to the whole file")
         }
+        if observation.startedAProgram {
+            parts.append("the program started another program (a child process): an iOS app cannot, and the check judges what the app's own code does")
+        }
         if observation.stopMissesTheStatus, let status = observation.statusAnswered {
             parts.append("the server answered HTTP \(status) and the program's error does not say so (\"\(observation.errorMessage ?? "no message")\"): "
                 + "a stop on an error status names it, which only code that read the status can")

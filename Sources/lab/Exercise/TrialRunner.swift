@@ -161,7 +161,8 @@ struct TrialRunner {
             crowd: crowd(of: trial, token: token), keptIn: Self.folder(of: written, within: output),
             busyPageInTheFile: lesson.fetchesInSegments ? Self.holdsABusyPage(written) : nil,
             statusAnswered: Self.statusAnswered(of: trial, in: log), errorMessage: record?.error?.message,
-            fileAtTheKill: played.fileAtTheKill)
+            fileAtTheKill: played.fileAtTheKill,
+            startedAProgram: played.firstStartedAProgram || record?.startedAProgram == true)
         let exchanges = keepsExchanges ? record.map { record in
             let run = ComparisonResults.ExchangeTimeline(origin: finished.startedAt, faults: trial.faults.isNone ? "" : trial.faults.description,
                                                          exchanges: record.requests, disk: finished.disk, events: record.events, sizeBytes: trial.size)
@@ -221,6 +222,8 @@ struct TrialRunner {
         var killed: (run: ComparisonResults.ExchangeTimeline, at: Double)?
         /// What the file under the resource's name held at the kill.
         var fileAtTheKill: FileState?
+        /// The first of two runs said its code started a program (the second's record says its own).
+        var firstStartedAProgram = false
     }
 
     /// Runs the program as the trial says: once, or twice (the first run killed at the stall for
@@ -260,7 +263,8 @@ struct TrialRunner {
         finished.peakRSSBytes = max(finished.peakRSSBytes, before.peakRSSBytes)
         finished.wallSeconds += before.wallSeconds
         return Played(finished: finished, install: rerunInstall, generation: trial.generation, firstEnding: firstEnding,
-                      getsBeforeTheRerun: getsBefore, killed: killed, fileAtTheKill: fileAtTheKill)
+                      getsBeforeTheRerun: getsBefore, killed: killed, fileAtTheKill: fileAtTheKill,
+                      firstStartedAProgram: firstRecord?.startedAProgram == true)
     }
 
     /// What the server stored of an upload, against the file the lesson generated and sent.

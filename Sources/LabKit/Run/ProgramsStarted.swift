@@ -1,0 +1,37 @@
+import LabPlatform
+import Synchronization
+
+/// Whether the lesson's code started a program: an iOS app cannot, so a lesson whose work is done
+/// by curl or another child proves nothing of the app's own code, however right the bytes are.
+///
+/// A process asks the system about its own children (`Platform.hasStartedAChild()`). Where the
+/// lab starts processes of its own (lesson 10's later launches, lesson 09's phone), what the code
+/// had started is read before the first of them, and each of those processes tells its own.
+public enum ProgramsStarted {
+    private struct State {
+        var seen = false
+        var labHasStartedOne = false
+    }
+    private static let state = Mutex(State())
+
+    /// Called just before the lab starts a process of its own here. From then on this process's
+    /// children are the lab's too, so only what was seen until now, and what other processes
+    /// tell, counts.
+    package static func beforeTheLabStartsAProcess() {
+        state.withLock { state in
+            guard !state.labHasStartedOne else { return }
+            state.seen = state.seen || Platform.hasStartedAChild()
+            state.labHasStartedOne = true
+        }
+    }
+
+    /// What a process the lab started says its code did.
+    package static func note(startedElsewhere: Bool) {
+        state.withLock { $0.seen = $0.seen || startedElsewhere }
+    }
+
+    /// Whether the code started a program, in this process or in one that told this one.
+    package static var byTheCode: Bool {
+        state.withLock { state in state.seen || (!state.labHasStartedOne && Platform.hasStartedAChild()) }
+    }
+}
