@@ -77,17 +77,19 @@ extension Platform {
         return count > 0 ? Array(pids.prefix(Int(count))) : []
     }
 
-    /// Whether this process has started a child of its own, by POSIX calls alone:
-    /// getrusage(2)'s `RUSAGE_CHILDREN` counts each child that ended and was waited for (its
-    /// peak memory is never 0); waitid(2) with `WNOHANG | WNOWAIT` finds one not yet waited for,
-    /// running or ended, and leaves it to be waited for; and with SIGCHLD ignored or
-    /// `SA_NOCLDWAIT` (sigaction(2)) a child would go unseen by both. Darwin names the handler
-    /// `__sigaction_u.__sa_handler` (xnu bsd/sys/signal.h).
-    public static func hasStartedAChild() -> Bool {
+    // The children this process started, by POSIX calls (ProgramsStarted decides). Darwin
+    // names the handler `__sigaction_u.__sa_handler` (xnu bsd/sys/signal.h).
+
+    /// The peak memory of the children that ended and were waited for: getrusage(2)'s
+    /// `RUSAGE_CHILDREN`; 0 when there were none, as no process runs in no memory.
+    public static func endedChildrenPeakRSS() -> Int {
         var usage = rusage()
-        if getrusage(RUSAGE_CHILDREN, &usage) == 0, usage.ru_maxrss > 0 { return true }
-        var info = siginfo_t()
-        if waitid(P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT) == 0 { return true }
+        return getrusage(RUSAGE_CHILDREN, &usage) == 0 ? Int(usage.ru_maxrss) : 0
+    }
+
+    /// Whether children end unseen, by getrusage and waitid alike: SIGCHLD ignored, or
+    /// `SA_NOCLDWAIT` (sigaction(2)).
+    public static func childrenAreReapedUnseen() -> Bool {
         var action = sigaction()
         guard sigaction(SIGCHLD, nil, &action) == 0 else { return false }
         let handler = unsafeBitCast(action.__sigaction_u.__sa_handler, to: Int.self)
