@@ -256,15 +256,17 @@ extension Catalogue {
         ])
 
     /// Start tapped again while the download goes on in the service: an app that does not ask
-    /// the session for its running tasks first begins the file a second time.
+    /// the session for its running tasks first begins the file a second time. The app crashed
+    /// just after it handed the task over, so a note it meant to write after `resume()` is not
+    /// there either (`crash-after-start`).
     static let startsOneDownload = Skill(
         id: "starts-one-download",
         summary: "Start, tapped while the download goes on in the background, begins no second download",
-        trial: Trial(faults: "", size: 4 << 20, arguments: ["--life", "terminate@30%,start@60%"]),
+        trial: Trial(faults: "", size: 4 << 20, arguments: ["--life", "crash-after-start,start@60%"]),
         symptom: .breaksBackgroundRule(.oneDownloadAtATime), fix: .verifies,
         hints: [
-            "The system ended the app at 30%, and at 60% the user opened it and tapped Start: a second download began while the first still ran in the background. What could the app have asked first?",
-            "After a relaunch the session's tasks from before may still run in the transfer service; the session lists them.",
+            "The app crashed just after it started the download, and the system ran it on. At 60% the user opened the app and tapped Start: a second download began while the first still ran in the background. What could the app have asked first?",
+            "After a relaunch the session's tasks from before may still run in the transfer service; the session lists them. What the app writes down itself, before or after resume(), a crash can leave missing or stale.",
             "In startTapped, call session.getAllTasks { tasks in … } and start a download only when tasks is empty.",
         ],
         brokenBy: [defaultSession])

@@ -88,7 +88,7 @@ final class BackgroundTaskCore: @unchecked Sendable {
             return true
         }
         guard first else { return }
-        CrashAtStart.strikeIfArmed(in: owner.phone)
+        CrashAtStart.strikeIfArmed(.crashAtStart, in: owner.phone)
         var record = TransferRecord(id: id, number: number, session: owner.identifier, url: request.url?.absoluteString ?? "",
                                     state: .running)
         record.upload = uploadFile.map {
@@ -96,6 +96,7 @@ final class BackgroundTaskCore: @unchecked Sendable {
         }
         owner.send(ServiceRequest(kind: .create, task: record, resumeFrom: resumesFrom, inBackground: owner.appIsInBackground,
                                   askedByUser: owner.appTappedStart))
+        CrashAtStart.strikeIfArmed(.crashAfterStart, in: owner.phone)
     }
 
     /// Marks the task as cancelling; true when it was running, and the service must be asked.

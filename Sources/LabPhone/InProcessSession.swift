@@ -191,11 +191,11 @@ class InProcessTask: @unchecked Sendable {
             defer { counted = true }
             return counted
         }
-        if !wasCounted {
-            if let phone = AppProcess.current?.phone { CrashAtStart.strikeIfArmed(in: phone) }
-            Self.running.add(1, ordering: .releasing)
-        }
+        let phone = wasCounted ? nil : AppProcess.current?.phone
+        if let phone { CrashAtStart.strikeIfArmed(.crashAtStart, in: phone) }
+        if !wasCounted { Self.running.add(1, ordering: .releasing) }
         foundationTask.resume()
+        if let phone { CrashAtStart.strikeIfArmed(.crashAfterStart, in: phone) }
     }
 
     func suspend() {

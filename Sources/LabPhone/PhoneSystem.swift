@@ -58,7 +58,7 @@ final class PhoneSystem: @unchecked Sendable {
                 }
                 try LifePoints.write(eventsLeft.compactMap(\.percent), to: phone)
                 // Armed before the app launches: its first resume may come at once.
-                while let first = eventsLeft.first, first.action == .crashAtStart {
+                while let first = eventsLeft.first, first.action.isACrash {
                     eventsLeft.removeFirst()
                     play(first)
                 }
@@ -335,9 +335,9 @@ final class PhoneSystem: @unchecked Sendable {
             }
         case .relaunch:
             userOpensTheApp(at)
-        case .crashAtStart:
-            guard (try? CrashAtStart.arm(in: phone)) != nil else { return run.log("\(event): the phone's folder cannot be written") }
-            run.log("the app will crash as it next starts a task, before the system has it")
+        case .crashAtStart, .crashAfterStart:
+            guard (try? CrashAtStart.arm(event.action, in: phone)) != nil else { return run.log("\(event): the phone's folder cannot be written") }
+            run.log("the app will crash as it next starts a task, " + (event.action == .crashAtStart ? "before the system has it" : "once the system has it"))
         case .start:
             userOpensTheApp(at)
             // The app taps Start once it is up; the transfer waits at this point until it has, and a while after.

@@ -17,12 +17,15 @@ public struct LifeScript: Hashable, Sendable, CustomStringConvertible {
         /// The app crashes the next time it resumes a new task, before the transfer service has
         /// it: an app can die between what it writes down itself and what the system takes on.
         case crashAtStart = "crash-at-start"
+        /// The app crashes the next time it resumes a new task, once the transfer service has it:
+        /// the task runs on, and what the app meant to note after `resume()` is never written.
+        case crashAfterStart = "crash-after-start"
     }
 
     public struct Event: Hashable, Sendable, CustomStringConvertible {
         public let action: Action
         /// The share of the file, in percent (1–99), at which it happens; nil for a relaunch or a
-        /// crash at start, which come as soon as the event before it has.
+        /// crash, which come as soon as the event before it has.
         public let percent: Int?
 
         public init(_ action: Action, at percent: Int?) {
@@ -66,7 +69,7 @@ public struct LifeScript: Hashable, Sendable, CustomStringConvertible {
     public static let maximumEvents = 16
 
     /// The events in the script's syntax, for `--help`.
-    public static let syntax = "suspend@N%, terminate@N%, force-quit@N%, relaunch or relaunch@N%, start@N% (N from 1 to 99), crash-at-start, joined by commas"
+    public static let syntax = "suspend@N%, terminate@N%, force-quit@N%, relaunch or relaunch@N%, start@N% (N from 1 to 99), crash-at-start, crash-after-start, joined by commas"
 
     private static func parseEvent(_ token: String) throws(LabError) -> Event {
         let shown = String(token.prefix(40))
@@ -75,8 +78,8 @@ public struct LifeScript: Hashable, Sendable, CustomStringConvertible {
         guard let action = Action(rawValue: parts[0].lowercased()) else {
             throw LabError("life script: unknown event \"\(shown)\"; the events are \(syntax)")
         }
-        if action == .crashAtStart {
-            guard parts.count == 1 else { throw LabError("life script: \"\(shown)\": crash-at-start takes no point; it comes when the app next starts a task") }
+        if action.isACrash {
+            guard parts.count == 1 else { throw LabError("life script: \"\(shown)\": \(action.rawValue) takes no point; it comes when the app next starts a task") }
             return Event(action, at: nil)
         }
         guard parts.count == 2 else {
@@ -96,4 +99,9 @@ extension String {
     fileprivate var trimmingWhitespace: String {
         String(drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed())
     }
+}
+
+extension LifeScript.Action {
+    /// A crash of the app as it starts a task: armed when played, it comes at the app's next resume.
+    public var isACrash: Bool { self == .crashAtStart || self == .crashAfterStart }
 }

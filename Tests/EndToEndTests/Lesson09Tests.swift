@@ -254,6 +254,7 @@ struct Lesson09Tests {
         ("terminate@50%,suspend@20%", "suspend@20% comes after an event at 50%: the percentages must not go down"),
         ("suspend@20%,,relaunch", "an empty event"),
         ("crash-at-start@30%", "crash-at-start takes no point"),
+        ("crash-after-start@5%", "crash-after-start takes no point"),
     ])
     func badLifeScriptsAreOneLineAndExit64(script: String, says: String) async throws {
         try await OffThePool.run {
