@@ -87,7 +87,7 @@ public struct Check: Sendable {
     /// Whether the run is what the check asks for.
     public func holds(in observation: Observation) -> Bool {
         fix.holds(in: observation, despite: symptom) && !isOverBudget(observation) && !leavesAPartUnderTheName(observation)
-            && !observation.startedAProgram
+            && !observation.startedAProgram && observation.uploadsAroundTheSession == 0
     }
 
     /// Whether a lesson that names only whole files left part of one under its name at a kill.

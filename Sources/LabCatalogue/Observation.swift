@@ -57,6 +57,8 @@ public struct Observation: Sendable {
     public var fileAtTheKill: FileState?
     /// A run's record said the code started a program, which an iOS app cannot.
     public var startedAProgram: Bool
+    /// Uploads the server received that the run's session never sent (exercise 07).
+    public var uploadsAroundTheSession: Int
 
     public init(ending: Ending, outcome: Outcome?, file: FileState, fileName: String?, resourceName: String, size: Int64,
                 breakOffset: Int64?, afterTheBreak: AfterTheBreak? = nil, firstEnding: Ending? = nil,
@@ -64,8 +66,10 @@ public struct Observation: Sendable {
                 bytesSent: Int64? = nil, requestsSent: Int? = nil, background: BackgroundRecord? = nil,
                 mostAtOnce: Int? = nil, largestBody: Int64? = nil, askedBeforeRetryAfter: Int? = nil,
                 crowd: (fetched: Int, wanted: Int)? = nil, keptIn: String? = nil, busyPageInTheFile: Bool? = nil,
-                statusAnswered: Int? = nil, errorMessage: String? = nil, fileAtTheKill: FileState? = nil, startedAProgram: Bool = false) {
+                statusAnswered: Int? = nil, errorMessage: String? = nil, fileAtTheKill: FileState? = nil, startedAProgram: Bool = false,
+                uploadsAroundTheSession: Int = 0) {
         self.startedAProgram = startedAProgram
+        self.uploadsAroundTheSession = uploadsAroundTheSession
         self.fileAtTheKill = fileAtTheKill
         self.statusAnswered = statusAnswered
         self.errorMessage = errorMessage

@@ -68,7 +68,7 @@ struct ResultRecorder<Way: LessonWay & ExpressibleByArgument> {
             wallSeconds: wallSeconds,
             verificationSeconds: verdict.verificationSeconds,
             cpuSeconds: Platform.cpuSeconds(),
-            peakRSSBytes: Platform.peakResidentBytes(),
+            peakRSSBytes: max(Platform.peakResidentBytes(), ResidentPeak.seen),
             // An upload's throughput is what was sent, not the short answer that came back.
             throughputBytesPerSecond: wallSeconds > 0 ? Double(ownCheck?.expectedBytes ?? bytesReceived) / wallSeconds : 0,
             writeDelayMicroseconds: options.writeDelayMicroseconds,

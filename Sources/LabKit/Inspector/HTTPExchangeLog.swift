@@ -95,6 +95,7 @@ public final class HTTPExchangeLog: Sendable {
             if let http = response as? HTTPURLResponse { exchange.record(http) }
             exchange.firstByteAt = exchange.firstByteAt ?? Self.now
         }
+        ResidentPeak.sample()
         observer?(.response(exchange))
         state.withLock { $0.limitWatcher }?(exchange)
     }
@@ -106,12 +107,14 @@ public final class HTTPExchangeLog: Sendable {
             exchange.bodyBytes += Int64(bodyBytes)
             exchange.firstByteAt = exchange.firstByteAt ?? Self.now
         }
+        if exchange.bodyBytes >> 20 != (exchange.bodyBytes - Int64(bodyBytes)) >> 20 { ResidentPeak.sample() }
         state.withLock { $0.limitWatcher }?(exchange)
     }
 
     /// `reason`: the failure in one line, as `describe(_:)` puts it.
     func failed(_ index: Int, reason: String) {
         let (exchange, observer) = update(index) { $0.error = reason }
+        ResidentPeak.sample()
         observer?(.failure(exchange))
     }
 

@@ -82,6 +82,16 @@ extension Collection where Element == LoggedRequest {
         }.count
     }
 
+    /// The requests with a body the server received that `recorded`, a run's record of what its
+    /// session sent, does not have: an upload sent around the session the lab inspects (libcurl
+    /// in the process, a program that is not the process's child). Counted by method, which the
+    /// server and the inspector both see.
+    public func uploadsNotIn(_ recorded: [HTTPExchange]) -> Int {
+        let sendsABody: (RequestMethod) -> Bool = { $0 != .get && $0 != .head }
+        let received = filter { sendsABody($0.method) || $0.requestBodyBytes > 0 }.count
+        return Swift.max(0, received - recorded.filter { sendsABody($0.method) }.count)
+    }
+
     /// Once a GET has stopped at its stall and every other that sends the file has stalled or
     /// sent its whole body, the body bytes sent in all: the moment a run may be killed "at the
     /// stall", known from the server's log rather than a clock. Nil before.

@@ -157,6 +157,11 @@ struct ExerciseCheck {
         if observation.startedAProgram {
             parts.append("the program started another program (a child process): an iOS app cannot, and the check judges what the app's own code does")
         }
+        if observation.uploadsAroundTheSession > 0 {
+            let count = observation.uploadsAroundTheSession
+            parts.append("the server received \(count) upload\(count == 1 ? "" : "s") the program's URLSession never sent: "
+                + "the exercise is the request an app's URLSession sends, so it goes through the session the lab hands the code")
+        }
         if observation.stopMissesTheStatus, let status = observation.statusAnswered {
             parts.append("the server answered HTTP \(status) and the program's error does not say so (\"\(observation.errorMessage ?? "no message")\"): "
                 + "a stop on an error status names it, which only code that read the status can")

@@ -137,6 +137,8 @@ struct TrialRunner {
         let record = try? JSONDecoder().decode(LessonResult.self, from: Data(finished.stdout.utf8))
         let written = record.map { URL(fileURLWithPath: $0.output) } ?? output
         let log = server.requests(run: token)
+        // The kernel's peak the lab measured, or the record's, which the process cannot take back.
+        let peakRSS = max(finished.peakRSSBytes, record?.peakRSSBytes ?? 0)
         let ending = finished.ending(record: record, timeout: timeout)
         // The transfer that broke: the first GET of one run, the last before the rerun of two.
         let gets = log.filter { $0.method == .get }
@@ -152,7 +154,7 @@ struct TrialRunner {
             ending: ending, outcome: record?.outcome, file: file, fileName: written.lastPathComponent,
             resourceName: fixture.name, size: trial.size, breakOffset: trial.faults.breakOffset(bodyLength: trial.size),
             afterTheBreak: afterTheBreak, firstEnding: played.firstEnding,
-            memoryGrowth: cleanPeakRSS.map { Double(finished.peakRSSBytes - $0) / Double(trial.size) },
+            memoryGrowth: cleanPeakRSS.map { Double(peakRSS - $0) / Double(trial.size) },
             sentHEAD: log.contains { $0.method == .head }, uploadExtraBytes: uploadExtra, progress: record?.progress,
             bytesSent: uploads ? nil : gets.reduce(0) { $0 + $1.bodyBytesSent }, requestsSent: uploads ? nil : log.count,
             background: record?.background, mostAtOnce: uploads ? nil : gets.mostSendingAtOnce,
@@ -162,13 +164,14 @@ struct TrialRunner {
             busyPageInTheFile: lesson.fetchesInSegments ? Self.holdsABusyPage(written) : nil,
             statusAnswered: Self.statusAnswered(of: trial, in: log), errorMessage: record?.error?.message,
             fileAtTheKill: played.fileAtTheKill,
-            startedAProgram: played.firstStartedAProgram || record?.startedAProgram == true)
+            startedAProgram: played.firstStartedAProgram || record?.startedAProgram == true,
+            uploadsAroundTheSession: uploads ? record.map { log.uploadsNotIn($0.requests) } ?? 0 : 0)
         let exchanges = keepsExchanges ? record.map { record in
             let run = ComparisonResults.ExchangeTimeline(origin: finished.startedAt, faults: trial.faults.isNone ? "" : trial.faults.description,
                                                          exchanges: record.requests, disk: finished.disk, events: record.events, sizeBytes: trial.size)
             return played.killed.map { $0.run.followed(by: run, killedAt: $0.at) } ?? run
         } : nil
-        return Ran(observation: observation, peakRSSBytes: finished.peakRSSBytes, seconds: finished.wallSeconds, exchanges: exchanges)
+        return Ran(observation: observation, peakRSSBytes: peakRSS, seconds: finished.wallSeconds, exchanges: exchanges)
     }
 
     /// Lesson 06's crowd, from the server's log: how many of its other transfers (`companion=N`

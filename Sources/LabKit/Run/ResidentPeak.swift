@@ -1,0 +1,25 @@
+import Foundation
+import LabPlatform
+import Synchronization
+
+/// The most memory the process held at its network events: each response, each failure, and each
+/// MiB of a body received. The kernel's own peak (VmHWM, wait4's `ru_maxrss`) can be reset by the
+/// process (proc(5), `/proc/self/clear_refs`), so the record's peak is the higher of the two: a body
+/// held whole in memory is resident when its answer arrives, whatever the code does afterwards.
+package enum ResidentPeak {
+    private static let highest = Atomic<Int64>(0)
+
+    /// What is resident now, if it is more than was seen before.
+    static func sample() {
+        guard let now = Platform.residentBytes(ofProcess: getpid()) else { return }
+        var seen = highest.load(ordering: .relaxed)
+        while now > seen {
+            let (exchanged, original) = highest.compareExchange(expected: seen, desired: now, ordering: .relaxed)
+            if exchanged { return }
+            seen = original
+        }
+    }
+
+    /// The highest seen so far; 0 before the first event.
+    package static var seen: Int64 { highest.load(ordering: .relaxed) }
+}
