@@ -4,7 +4,7 @@ import Synchronization
 
 /// The most memory the process held at its network events: each response, each failure, and each
 /// MiB of a body received. The kernel's own peak (VmHWM, wait4's `ru_maxrss`) can be reset by the
-/// process (proc(5), `/proc/self/clear_refs`), so the record's peak is the higher of the two: a body
+/// process on Linux (proc(5), `clear_refs`), so the record's peak is the higher of the two: a body
 /// held whole in memory is resident when its answer arrives, whatever the code does afterwards.
 package enum ResidentPeak {
     private static let highest = Atomic<Int64>(0)
