@@ -58,6 +58,7 @@ struct LessonProcess<Way: LessonWay & ExpressibleByArgument> {
         let ending = RunEnding()
         watchLimits(ending: ending, source: source, exchanges: exchangeLog, file: verifiedFile(run, file: file), started: started,
                     deadline: options.limits.maxSeconds.map { processStarted + .milliseconds(Int64($0 * 1000)) })
+        ResidentPeak.noteBeforeTheCode()
         let (attempts, lastResult) = try launchUntilDone(makeStrategy, run: run, source: source, ending: ending)
         let wallSeconds = Date().timeIntervalSince(started)
         // A limit passed meanwhile ends the run from its own thread; this one waits for the exit.
@@ -69,6 +70,7 @@ struct LessonProcess<Way: LessonWay & ExpressibleByArgument> {
             ownCheck: run.ownCheck.value.withLock { $0 }, progress: run.progress.record
         ).result()
         result.background = run.background?.record.withLock { $0 }
+        result.residentBeforeTheCodeBytes = ResidentPeak.heldBeforeTheCode
         let events = run.events.all
         result.events = events.isEmpty ? nil : events
         // A run whose archive could not be written did not give what was asked for.

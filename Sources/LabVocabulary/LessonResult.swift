@@ -52,6 +52,8 @@ public struct LessonResult: Codable, Sendable {
     /// Whether the lesson's code started a program (curl, say), which an iOS app cannot: then
     /// what the run did proves nothing of the code's own work. Every run's record says.
     public var startedAProgram: Bool?
+    /// Resident memory before the lesson's code first ran, in bytes: what the lab itself holds.
+    public var residentBeforeTheCodeBytes: Int64?
     /// Lesson 09: what the phone saw of the app's life; nil for every other lesson.
     public var background: BackgroundRecord?
     /// What happened to the run besides its requests, in order: a press of Resume, a second

@@ -57,6 +57,7 @@ extension GamingTests {
         Cheat("06-other-qos", caughtBy: "parked-workers"),
         Cheat("06-park-quota", caughtBy: "parked-workers"),
         Cheat("06-skip-crowd", caughtBy: "parked-workers"),
+        Cheat("07-ballast", caughtBy: "body-in-memory"),
         Cheat("07-big-file-forge", caughtBy: "body-in-memory"),
         Cheat("07-curl-subprocess", caughtBy: "clean"),
         Cheat("07-forge-verified", caughtBy: "clean"),
@@ -94,6 +95,7 @@ extension GamingTests {
     /// holes, until a check does.
     static let cheatsNotYetCaught = [
         "06-shared-disguised-worker",
+        "07-shm-hidden-body",
         "09-note-checked-by-partial",
         "09-service-open-files",
         "09-service-records",

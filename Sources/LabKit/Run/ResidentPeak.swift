@@ -8,6 +8,7 @@ import Synchronization
 /// held whole in memory is resident when its answer arrives, whatever the code does afterwards.
 package enum ResidentPeak {
     private static let highest = Atomic<Int64>(0)
+    private static let beforeTheCode = Atomic<Int64>(0)
 
     /// What is resident now, if it is more than was seen before.
     static func sample() {
@@ -19,6 +20,15 @@ package enum ResidentPeak {
             seen = original
         }
     }
+
+    /// Notes what the process holds before the lesson's code first runs: the lab's part of every
+    /// peak, which a memory check's baseline cannot be raised much past by the code (docs/exercises.md).
+    package static func noteBeforeTheCode() {
+        beforeTheCode.store(Platform.residentBytes(ofProcess: getpid()) ?? 0, ordering: .relaxed)
+    }
+
+    /// What was resident before the lesson's code ran; 0 where it was not noted.
+    package static var heldBeforeTheCode: Int64 { beforeTheCode.load(ordering: .relaxed) }
 
     /// The highest seen so far; 0 before the first event.
     package static var seen: Int64 { highest.load(ordering: .relaxed) }

@@ -83,7 +83,7 @@ struct ExerciseCheck {
             outcome.seconds = ran.seconds
             (outcome.status, outcome.passed, outcome.detail, outcome.symptomSeen) = Self.judge(ran.observation, by: check)
             outcome.exchanges = ran.exchanges
-            return (outcome, ran.peakRSSBytes)
+            return (outcome, ran.memoryBaseline)
         } catch {
             outcome.detail = "not run: \(error)"
             return (outcome, nil)

@@ -104,7 +104,7 @@ struct ExerciseRun {
                 + "against the lab's server on 127.0.0.1, seed \(seed)")
             // A memory check compares with a clean run's peak: that run comes first, unshown.
             let cleanPeak = check.symptom?.measuresMemory == true
-                ? try checks.run(lesson.checks[0].varied(by: seed), cleanPeak: nil, showing: false).peakRSSBytes : nil
+                ? try checks.run(lesson.checks[0].varied(by: seed), cleanPeak: nil, showing: false).memoryBaseline : nil
             let ran = try checks.run(check, cleanPeak: cleanPeak, drawing: true)
             let (status, passed, detail, seen) = ExerciseCheck.judge(ran.observation, by: check)
             let outcome = ExerciseCheck.Outcome(exercise: lesson.id.rawValue, check: check.id, status: status, detail: detail,
