@@ -54,7 +54,8 @@ let package = Package(
         .target(name: "LabVocabulary"),
         // The one platform seam: Linux.swift and Darwin.swift (docs/architecture.md).
         .target(name: "LabPlatform", dependencies: ["CLabPlatform"]),
-        // The one Darwin call Swift 6 refuses to reach directly with older SDKs (see its header).
+        // C that Swift cannot reach directly: a Darwin call Swift 6 refuses with older SDKs, the current
+        // queue's label, and the queues' work a thread's stack holds (see its header).
         .target(name: "CLabPlatform"),
         // The generated files: bytes by offset and their SHA-256, for the server and the upload lesson.
         .target(

@@ -58,6 +58,18 @@ extension Platform {
         return result == 0 ? Int64(usage.ri_resident_size) : nil
     }
 
+    /// Memory a process holds now: its physical footprint, what iOS's memory limit counts against
+    /// an app (libproc.h `proc_pid_rusage`, `rusage_info_v2.ri_phys_footprint`; xnu
+    /// bsd/sys/resource.h). Whether it keeps shared memory an app has madvised away, as Linux's
+    /// count here does, has not been measured on a Mac. nil once the process is gone.
+    public static func heldBytes(ofProcess pid: pid_t) -> Int64? {
+        var usage = rusage_info_v2()
+        let result = withUnsafeMutablePointer(to: &usage) {
+            $0.withMemoryRebound(to: rusage_info_t?.self, capacity: 1) { proc_pid_rusage(pid, RUSAGE_INFO_V2, $0) }
+        }
+        return result == 0 ? Int64(usage.ri_phys_footprint) : nil
+    }
+
     /// `ru_maxrss` (of getrusage or wait4) in bytes: Darwin already counts bytes.
     public static func residentBytes(fromMaxRSS maxRSS: Int64) -> Int64 { maxRSS }
 

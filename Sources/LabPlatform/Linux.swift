@@ -47,6 +47,36 @@ extension Platform {
         statusField("VmRSS", of: "\(pid)").map { $0 * 1024 }
     }
 
+    /// Memory a process holds now: what is resident, with the shared memory it maps counted whole
+    /// (a `MAP_SHARED | MAP_ANONYMOUS` region, a memfd, `/dev/shm`, System V): madvise's
+    /// `MADV_DONTNEED` takes such pages out of `VmRSS`, yet the kernel keeps them, and a touch
+    /// maps them back (madvise(2)). `RssShmem` is the part of `VmRSS` they already are (proc(5)).
+    /// nil once the process is gone.
+    public static func heldBytes(ofProcess pid: pid_t) -> Int64? {
+        guard let resident = statusField("VmRSS", of: "\(pid)") else { return nil }
+        let residentShared = statusField("RssShmem", of: "\(pid)") ?? 0
+        guard let maps = try? String(contentsOfFile: "/proc/\(pid)/maps", encoding: .utf8) else { return resident * 1024 }
+        let mapped = sharedMemoryMappedBytes(maps: maps)
+        return resident * 1024 - min(residentShared * 1024, mapped) + mapped
+    }
+
+    /// The bytes of the shared mappings of memory in a /proc/PID/maps text: its permissions end in
+    /// `s`, and its file is memory's (`/dev/zero (deleted)` for an anonymous one), not a disk's.
+    static func sharedMemoryMappedBytes(maps: String) -> Int64 {
+        let memoryFiles = ["/dev/zero", "/memfd:", "/dev/shm/", "/SYSV"]
+        var total: Int64 = 0
+        for line in maps.split(separator: "\n") {
+            let fields = line.split(separator: " ", maxSplits: 5, omittingEmptySubsequences: true)
+            guard fields.count >= 5, fields[1].hasSuffix("s") else { continue }
+            let file = fields.count > 5 ? fields[5].trimmingCharacters(in: .whitespaces) : ""
+            guard file.isEmpty || memoryFiles.contains(where: file.hasPrefix) else { continue }
+            let bounds = fields[0].split(separator: "-").compactMap { UInt64($0, radix: 16) }
+            guard bounds.count == 2, bounds[1] > bounds[0] else { continue }
+            total += Int64(bounds[1] - bounds[0])
+        }
+        return total
+    }
+
     /// `ru_maxrss` (of getrusage or wait4) in bytes: Linux counts KiB.
     public static func residentBytes(fromMaxRSS maxRSS: Int64) -> Int64 { maxRSS * 1024 }
 

@@ -43,6 +43,13 @@ extension Platform {
     /// both systems (seen on Linux).
     public static var currentDispatchQueueLabel: String { String(cString: lab_current_dispatch_queue_label()) }
 
+    /// On a thread of GCD's pool, how many queues' work its stack runs, one inside another: 1 for
+    /// the work the pool gave it, 2 once that work has entered another queue's (a `sync` on a queue
+    /// of the app's own, whose label the thread then shows); 0 on a thread GCD did not make (a
+    /// `Thread`, the main thread). The stack's frames by `backtrace` and `dladdr`, on both systems
+    /// (seen on Linux: `_dispatch_worker_thread` under every worker, `Thread.main` under a Thread).
+    public static var dispatchWorkNesting: Int { Int(lab_dispatch_work_nesting()) }
+
     /// User plus system CPU time this process has used, in seconds.
     public static func cpuSeconds() -> Double {
         let usage = ownUsage()

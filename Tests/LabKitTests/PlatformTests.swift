@@ -20,8 +20,24 @@ struct PlatformTests {
         #expect(now.map { $0 >= Int64(touched) && $0 <= peak } == true, "now \(String(describing: now)), peak \(peak)")
     }
 
+    /// A body held in shared memory whose pages the process has madvised away is still held:
+    /// the kernel keeps them, and the lab's peak counts them (lesson 07's `body-in-memory`).
+    @Test func sharedMemoryMadvisedAwayIsStillHeld() throws {
+        let size = 64 << 20
+        let mapped = mmap(nil, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANON, -1, 0)
+        let region = try #require(mapped == UnsafeMutableRawPointer(bitPattern: -1) ? nil : mapped)
+        defer { munmap(region, size) }
+        memset(region, 1, size)
+        #expect(madvise(region, size, MADV_DONTNEED) == 0)
+        let held = try #require(Platform.heldBytes(ofProcess: getpid()))
+        let resident = try #require(Platform.residentBytes(ofProcess: getpid()))
+        // Other tests' threads may allocate between the two reads: half the region is margin enough.
+        #expect(held - resident >= Int64(size / 2), "held \(held), resident \(resident)")
+    }
+
     /// Lesson 06 tells a parked GCD worker from a thread of its own by the queue whose work the
-    /// thread runs, from inside the run loop that work runs too.
+    /// thread runs, from inside the run loop that work runs too, and by the queues' work its stack
+    /// holds, whatever queue's label it shows.
     @Test func aGlobalQueueWorkerIsToldFromAThreadOfItsOwn() {
         func seen(_ start: (@escaping @Sendable () -> Void) -> Void) -> String? {
             let label = SeenLabel()
@@ -39,8 +55,12 @@ struct PlatformTests {
         #expect(seen { DispatchQueue.global().async(execute: $0) } == "com.apple.root.default-qos")
         #expect(seen { DispatchQueue.global(qos: .background).async(execute: $0) } == "com.apple.root.background-qos")
         #expect(seen { Thread(block: $0).start() } == nil)
-        #expect(seen { DispatchQueue(label: "lab.own").async(execute: $0) } == nil)
         #expect(seen { job in DispatchQueue.global().async { Thread(block: job).start() } } == nil)
+        #expect(seen { job in Thread { DispatchQueue(label: "lab.inside").sync(execute: job) }.start() } == nil)
+        #expect(seen { DispatchQueue(label: "lab.own").async(execute: $0) } == nil)
+        // A global queue's worker that enters a queue of the app's own is still that worker.
+        #expect(seen { job in DispatchQueue.global().async { DispatchQueue(label: "lab.loop").sync(execute: job) } }
+            == "'lab.loop', inside a GCD worker's work")
     }
 
     @Test func threadIDsTellThreadsApartAndSeeThemEnd() {

@@ -70,7 +70,7 @@ public enum DownloadError: Error, CustomStringConvertible, Sendable {
         case .unresponsive(let waited, let patience):
             String(format: "the app froze: a job sent to GCD's global queue waited %.2f s (patience %.2f s)", waited, patience)
         case .parkedGlobalWorkers(let parked, let transfers, let queue):
-            "\(parked) of the \(transfers) transfers ran their callbacks in the run loop of a worker of GCD's global queue "
+            "\(parked) of the \(transfers) transfers ran their callbacks in the run loop of a GCD worker "
                 + "(\(queue)): while each lasts, that worker is lost to the app's jobs, and one more than the cores freezes the app"
         case .callbacksOnTheMainThread(let count, let transfers):
             "\(count) of the \(transfers) transfers ran their callbacks on the main thread: the app's screen waits while each runs"

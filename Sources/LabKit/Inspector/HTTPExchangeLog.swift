@@ -56,6 +56,7 @@ public final class HTTPExchangeLog: Sendable {
             state.exchanges.append(exchange)
             return (state.exchanges.count - 1, state.observer)
         }
+        ResidentPeak.sample()
         observer?(.request(exchange))
         return index
     }

@@ -293,9 +293,11 @@ final class InspectingDelegate: NSObject, URLSessionDataDelegate, URLSessionDown
         forward(session, task, response, request, completionHandler)
     }
 
-    /// Upload progress is the lesson's to show; the inspector only passes it on.
+    /// Upload progress is the lesson's to show; the inspector passes it on, and samples the memory held.
     func urlSession(_ session: URLSession, task: URLSessionTask, didSendBodyData bytesSent: Int64,
                     totalBytesSent: Int64, totalBytesExpectedToSend: Int64) {
+        // An upload's body, held whole in memory, is resident while it is sent.
+        if totalBytesSent >> 20 != (totalBytesSent - bytesSent) >> 20 { ResidentPeak.sample() }
         let forward: ((URLSession, URLSessionTask, Int64, Int64, Int64) -> Void)?
             = taskDelegate?.urlSession(_:task:didSendBodyData:totalBytesSent:totalBytesExpectedToSend:)
         forward?(session, task, bytesSent, totalBytesSent, totalBytesExpectedToSend)

@@ -14,11 +14,16 @@ public func currentThread() -> String {
 }
 
 /// The global queue whose worker is running the calling thread's work, such as
-/// "com.apple.root.default-qos", even from inside a run loop that work runs; nil on the main
-/// thread, on a thread of its own, and on a queue of the app's own.
+/// "com.apple.root.default-qos", even from inside a run loop that work runs; or, for a run loop
+/// run inside a queue's work that the work of a GCD worker entered (a `sync` on a queue of the
+/// app's own hides the global label), "'that queue', inside a GCD worker's work". nil on the main
+/// thread, on a thread of its own, and on a serial queue of the app's own, whose work runs on an
+/// overcommitting thread of its own in effect (docs/exercises.md).
 public func globalQueueWorker() -> String? {
     let label = Platform.currentDispatchQueueLabel
-    return label.hasPrefix("com.apple.root.") && !label.hasSuffix(".overcommit") ? label : nil
+    if label.hasPrefix("com.apple.root.") && !label.hasSuffix(".overcommit") { return label }
+    guard RunLoop.current.currentMode != nil, Platform.dispatchWorkNesting >= 2 else { return nil }
+    return "'\(label)', inside a GCD worker's work"
 }
 
 /// The process's threads, as the kernel knows them.
