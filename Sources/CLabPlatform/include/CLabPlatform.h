@@ -20,7 +20,7 @@ const char *_Nonnull lab_current_dispatch_queue_label(void);
 // On a thread of GCD's pool (its stack starts in libdispatch), how many runs of libdispatch's
 // frames the stack holds, each a queue's work entered: 1 for the work the pool thread was given,
 // 2 or more when that work entered another queue's (a `sync`); 0 on a thread GCD did not make.
-// In C for backtrace and dladdr, which Swift's Glibc module does not declare.
+// In C for backtrace and dladdr, which Swift's import of glibc does not declare (dladdr wants _GNU_SOURCE).
 int lab_dispatch_work_nesting(void);
 
 #endif
