@@ -272,18 +272,21 @@ extension Catalogue {
         ],
         brokenBy: [defaultSession])
 
-    /// The app crashes as it starts the download, before the system has the task; the user opens
-    /// it again and taps Start. Only the session knows what runs: a note the app wrote itself
-    /// ("a download was started") outlives the crash, and an app that trusts it starts nothing.
+    /// The app crashes as it starts the download, before the system has the task; meanwhile
+    /// another app on the phone downloads the same file in the background, and at its half the
+    /// user opens this app again and taps Start, once (`--max-attempts 1`). Only the session
+    /// knows what runs for this app: a note the app wrote itself ("a download was started")
+    /// outlives the crash, and the transfer service's records, partial files, process and
+    /// connections are the other app's download. An app that trusts either starts nothing.
     /// The starting code passes, its session in the app's process: a baseline.
     static let startsAfterACrash = Skill(
         id: "starts-after-a-crash",
-        summary: "Start, tapped again after the app crashed while starting the download, downloads the file",
-        trial: Trial(faults: "", size: 1 << 20, arguments: ["--life", "crash-at-start"]),
+        summary: "Start, tapped again after the app crashed while starting the download, downloads the file, whatever other apps download meanwhile",
+        trial: Trial(faults: "", size: 1 << 20, arguments: ["--life", "crash-at-start,other-app,start@50%", "--max-attempts", "1"]),
         symptom: nil, fix: .verifies,
         hints: [
-            "The app crashed as it started the download, before the system had the task. The user opened it again and tapped Start, and no download began. What told the app that one was running?",
-            "Only the session knows which tasks the transfer service runs; what the app wrote down itself outlives a crash that the task it meant to start did not.",
+            "The app crashed as it started the download, before the system had the task; then another app on the phone began downloading the same file in the background. The user opened this app again and tapped Start, and no download began. What told the app that one was running?",
+            "Only the session knows which of the transfer service's tasks are this app's; what the app wrote down itself outlives a crash that the task it meant to start did not, and the service runs other apps' downloads too.",
             "In startTapped, ask session.getAllTasks { tasks in … } and start a download when tasks is empty, whatever the app noted before.",
         ],
         brokenBy: [])

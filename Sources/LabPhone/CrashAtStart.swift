@@ -19,6 +19,11 @@ enum CrashAtStart {
         kill(getpid(), SIGKILL)
     }
 
+    /// A crash armed that has not struck yet: what comes after it in the script waits for it.
+    static func isArmed(in phone: PhoneFolder) -> Bool {
+        LifeScript.Action.allCases.filter(\.isACrash).contains { FileManager.default.fileExists(atPath: file($0, in: phone).path) }
+    }
+
     private static func file(_ crash: LifeScript.Action, in phone: PhoneFolder) -> URL {
         phone.life.appendingPathComponent(crash.rawValue)
     }

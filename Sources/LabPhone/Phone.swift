@@ -129,6 +129,9 @@ struct PhoneFolder: Sendable {
         }.sorted { $0.number < $1.number }
     }
 
+    /// The records of the lesson's app's tasks: every app's but another app's (`OtherApp`).
+    func appRecords() -> [TransferRecord] { records().filter { !OtherApp.owns($0) } }
+
     /// Removes a delivered task: its record first, so a kill in between leaves a stray file the
     /// service sweeps, never a record without its file.
     func forget(_ id: String) {

@@ -103,6 +103,7 @@ final class PhoneSystem: @unchecked Sendable {
             playLife()
             endASuspendedAppThatNothingMoves()
             deliverEvents()
+            OtherApp.takeWhatHasEnded(in: phone)
             countWhatTheServiceWasAsked()
             // Quiet: no app, no transfer, nothing to relaunch for, no event that can still happen.
             let quiet = app == nil && !serviceHasLiveTasks() && eventsDue().isEmpty && !eventsCanStillHappen()
@@ -110,12 +111,12 @@ final class PhoneSystem: @unchecked Sendable {
             if quietRounds >= 5 { break }
         }
         // Counted as each attempt ends: the next attempt's tap on Start makes a session that hears it.
-        record.forceQuitCancellationsUnheard += phone.records().filter {
+        record.forceQuitCancellationsUnheard += phone.appRecords().filter {
             $0.cancelledReason == NSURLErrorCancelledReasonUserForceQuitApplication && !isTold($0.id)
         }.count
         if record.filesHandedOver > handedOverBefore { return .finished }
         // A disk that refuses the bytes, or a response past the limit, does so again: no second attempt.
-        if let failed = phone.records().last(where: { $0.state == .failed && $0.failure != .network }) {
+        if let failed = phone.appRecords().last(where: { $0.state == .failed && $0.failure != .network }) {
             let reason = failed.errorMessage ?? "the transfer failed"
             return .failed(failed.failure == .disk ? DownloadError.localIO(path: phone.partialFile(failed.id).path, reason: reason)
                                                    : DownloadError.responseTooLarge(reason))
@@ -126,7 +127,7 @@ final class PhoneSystem: @unchecked Sendable {
 
     private func lastWords() -> String {
         if record.forceQuits > 0 { return "the user force-quit it" }
-        if let failed = phone.records().last(where: { $0.state == .failed }) { return failed.errorMessage ?? "the transfer failed" }
+        if let failed = phone.appRecords().last(where: { $0.state == .failed }) { return failed.errorMessage ?? "the transfer failed" }
         return "the download ended with the app"
     }
 
@@ -182,7 +183,7 @@ final class PhoneSystem: @unchecked Sendable {
             // The events it did not get to wait for it: the phone launches it again for them.
             crashesInEvents += 1
             if crashesInEvents <= Self.relaunchesAfterCrashes {
-                relaunchedFor.subtract(phone.records().filter { $0.state.hasEnded && !isTold($0.id) }.map(\.id))
+                relaunchedFor.subtract(phone.appRecords().filter { $0.state.hasEnded && !isTold($0.id) }.map(\.id))
             }
         }
         if app.terminationReason == .exit, app.terminationStatus == ExitStatus.misuse.rawValue {
@@ -273,7 +274,9 @@ final class PhoneSystem: @unchecked Sendable {
     private func playLife() {
         guard !awaitingStartTap(), let event = eventsLeft.first else { return }
         guard let percent = event.percent else {
-            // A relaunch with no point comes as soon as the event before it has.
+            // An event with no point comes as soon as the event before it has: a crash once it
+            // has struck, or once the app it was armed for has ended without it.
+            if app != nil, CrashAtStart.isArmed(in: phone) { return }
             eventsLeft.removeFirst()
             play(event)
             return
@@ -338,6 +341,13 @@ final class PhoneSystem: @unchecked Sendable {
         case .crashAtStart, .crashAfterStart:
             guard (try? CrashAtStart.arm(event.action, in: phone)) != nil else { return run.log("\(event): the phone's folder cannot be written") }
             run.log("the app will crash as it next starts a task, " + (event.action == .crashAtStart ? "before the system has it" : "once the system has it"))
+        case .otherApp:
+            do {
+                _ = try OtherApp.startDownload(of: run.url, in: phone)
+                run.log("another app on the phone starts a background download of the same file")
+            } catch {
+                run.log("\(event): the phone's folder cannot be written")
+            }
         case .start:
             userOpensTheApp(at)
             // The app taps Start once it is up; the transfer waits at this point until it has, and a while after.
@@ -367,7 +377,7 @@ final class PhoneSystem: @unchecked Sendable {
     private func eventsDue() -> [TransferRecord] {
         // After a force-quit the system relaunches nothing until the user launches the app.
         guard app == nil || appSuspended, !forceQuitSinceTheUserLaunchedIt else { return [] }
-        return phone.records().filter { record in
+        return phone.appRecords().filter { record in
             record.state.hasEnded && !isTold(record.id) && !relaunchedFor.contains(record.id)
                 && record.cancelledReason != NSURLErrorCancelledReasonUserForceQuitApplication
         }

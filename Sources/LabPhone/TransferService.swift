@@ -27,6 +27,9 @@ final class TransferService: @unchecked Sendable {
     private let phone: PhoneFolder
     private let console: Console
     private let exchangeLog = HTTPExchangeLog()
+    /// Another app's exchanges (`OtherApp`): told in the story, never the run's, which are the
+    /// lesson's app's.
+    private let otherAppsExchangeLog = HTTPExchangeLog()
     private let transfers = Mutex<[String: any ServiceTask]>([:])
 
     /// How many times a network failure is tried again before the task fails with resume data.
@@ -52,8 +55,10 @@ final class TransferService: @unchecked Sendable {
         if let capacity = settings.diskCapacity { SimulatedDisk.capacity.store(Int(capacity), ordering: .relaxed) }
         TransferLimits.active = settings.limits
         let service = TransferService(phone: settings.folder, console: console)
-        service.exchangeLog.observe { event in
-            if let line = ExchangeStory.line(for: event) { console.line("  service:" + line.drop { $0 == " " }.prepending(" ")) }
+        for (log, teller) in [(service.exchangeLog, "service:"), (service.otherAppsExchangeLog, "service, for another app:")] {
+            log.observe { event in
+                if let line = ExchangeStory.line(for: event) { console.line("  " + teller + line.drop { $0 == " " }.prepending(" ")) }
+            }
         }
         do {
             try settings.folder.make()
@@ -88,6 +93,8 @@ final class TransferService: @unchecked Sendable {
 
     /// One line per task created, appended whole: what the phone counts.
     private func journal(_ record: TransferRecord, askedByUser: Bool) {
+        // What the lesson's app asked for: another app's tasks are not its own.
+        guard !OtherApp.owns(record) else { return }
         guard let line = try? JSONEncoder().encode(CreatedTask(id: record.id, askedByUser: askedByUser, at: Date())) else { return }
         let file = phone.root.appendingPathComponent("service/created.jsonl")
         if !FileManager.default.fileExists(atPath: file.path) { _ = FileManager.default.createFile(atPath: file.path, contents: nil) }
@@ -172,7 +179,8 @@ final class TransferService: @unchecked Sendable {
             guard let id = request.taskID, PhoneFolder.isTaskID(id) else { return }
             cancel(id, reason: nil, message: "cancelled", keepingPartialFile: request.kind == .cancelByProducingResumeData)
         case .forceQuit:
-            let live = phone.records().filter { !$0.state.hasEnded }
+            // The app's tasks: another app's go on.
+            let live = phone.appRecords().filter { !$0.state.hasEnded }
             if !live.isEmpty { say("the user force-quit the app: \(live.count) task\(live.count == 1 ? "" : "s") cancelled, and the app is not relaunched") }
             for record in live {
                 cancel(record.id, reason: NSURLErrorCancelledReasonUserForceQuitApplication,
@@ -217,9 +225,10 @@ final class TransferService: @unchecked Sendable {
         let ended: @Sendable (String) -> Void = { [weak self] id in
             _ = self?.transfers.withLock { $0.removeValue(forKey: id) }
         }
+        let log = OtherApp.owns(record) ? otherAppsExchangeLog : exchangeLog
         let task: any ServiceTask = record.upload == nil
-            ? ServiceTransfer(record: record, url: url, phone: phone, log: exchangeLog, say: say, ended: ended)
-            : ServiceUpload(record: record, url: url, phone: phone, log: exchangeLog, say: say, ended: ended)
+            ? ServiceTransfer(record: record, url: url, phone: phone, log: log, say: say, ended: ended)
+            : ServiceUpload(record: record, url: url, phone: phone, log: log, say: say, ended: ended)
         transfers.withLock { $0[record.id] = task }
         task.start()
     }

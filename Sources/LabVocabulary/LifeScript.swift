@@ -20,12 +20,16 @@ public struct LifeScript: Hashable, Sendable, CustomStringConvertible {
         /// The app crashes the next time it resumes a new task, once the transfer service has it:
         /// the task runs on, and what the app meant to note after `resume()` is never written.
         case crashAfterStart = "crash-after-start"
+        /// Another app on the phone starts a background download of the same file. The system's
+        /// transfer service runs every app's tasks side by side, and only an app's own session
+        /// lists its own: the service's files, process and connections say nothing of this app's.
+        case otherApp = "other-app"
     }
 
     public struct Event: Hashable, Sendable, CustomStringConvertible {
         public let action: Action
-        /// The share of the file, in percent (1–99), at which it happens; nil for a relaunch or a
-        /// crash, which come as soon as the event before it has.
+        /// The share of the file, in percent (1–99), at which it happens; nil for a relaunch, a
+        /// crash or another app's download, which come as soon as the event before it has.
         public let percent: Int?
 
         public init(_ action: Action, at percent: Int?) {
@@ -69,7 +73,7 @@ public struct LifeScript: Hashable, Sendable, CustomStringConvertible {
     public static let maximumEvents = 16
 
     /// The events in the script's syntax, for `--help`.
-    public static let syntax = "suspend@N%, terminate@N%, force-quit@N%, relaunch or relaunch@N%, start@N% (N from 1 to 99), crash-at-start, crash-after-start, joined by commas"
+    public static let syntax = "suspend@N%, terminate@N%, force-quit@N%, relaunch or relaunch@N%, start@N% (N from 1 to 99), crash-at-start, crash-after-start, other-app, joined by commas"
 
     private static func parseEvent(_ token: String) throws(LabError) -> Event {
         let shown = String(token.prefix(40))
@@ -78,8 +82,11 @@ public struct LifeScript: Hashable, Sendable, CustomStringConvertible {
         guard let action = Action(rawValue: parts[0].lowercased()) else {
             throw LabError("life script: unknown event \"\(shown)\"; the events are \(syntax)")
         }
-        if action.isACrash {
-            guard parts.count == 1 else { throw LabError("life script: \"\(shown)\": \(action.rawValue) takes no point; it comes when the app next starts a task") }
+        if action.isACrash || action == .otherApp {
+            guard parts.count == 1 else {
+                throw LabError("life script: \"\(shown)\": \(action.rawValue) takes no point; "
+                               + (action.isACrash ? "it comes when the app next starts a task" : "it comes as soon as the event before it has"))
+            }
             return Event(action, at: nil)
         }
         guard parts.count == 2 else {

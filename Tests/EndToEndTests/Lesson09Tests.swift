@@ -255,6 +255,7 @@ struct Lesson09Tests {
         ("suspend@20%,,relaunch", "an empty event"),
         ("crash-at-start@30%", "crash-at-start takes no point"),
         ("crash-after-start@5%", "crash-after-start takes no point"),
+        ("other-app@30%", "other-app takes no point; it comes as soon as the event before it has"),
     ])
     func badLifeScriptsAreOneLineAndExit64(script: String, says: String) async throws {
         try await OffThePool.run {
