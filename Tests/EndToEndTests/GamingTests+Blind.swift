@@ -77,6 +77,7 @@ extension GamingTests {
         Cheat("09-no-resume-data", caughtBy: "resumes-what-the-system-gave-up"),
         Cheat("09-note-after-resume", caughtBy: "starts-one-download"),
         Cheat("09-note-checked-by-partial", caughtBy: "starts-after-a-crash"),
+        Cheat("09-probe-identifier", caughtBy: "starts-one-download"),
         Cheat("09-service-open-files", caughtBy: "starts-after-a-crash"),
         Cheat("09-service-records", caughtBy: "starts-after-a-crash"),
         Cheat("09-sniff-life", caughtBy: "retries-force-quit"),
