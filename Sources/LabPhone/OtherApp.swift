@@ -12,12 +12,10 @@ enum OtherApp {
 
     static func owns(_ record: TransferRecord) -> Bool { record.session == sessionIdentifier }
 
-    /// Asks the service to download `url` for the other app; the task's id is returned.
-    static func startDownload(of url: URL, in phone: PhoneFolder) throws -> String {
-        let id = UUID().uuidString
-        let task = TransferRecord(id: id, number: 1, session: sessionIdentifier, url: url.absoluteString, state: .running)
+    /// Asks the service to download `url` for the other app.
+    static func startDownload(of url: URL, in phone: PhoneFolder) throws {
+        let task = TransferRecord(id: UUID().uuidString, number: 1, session: sessionIdentifier, url: url.absoluteString, state: .running)
         try ServiceRequest(kind: .create, task: task).send(to: phone)
-        return id
     }
 
     /// The other app's tasks that have ended: it hears of them in its own launch, and the phone

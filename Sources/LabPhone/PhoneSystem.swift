@@ -343,7 +343,7 @@ final class PhoneSystem: @unchecked Sendable {
             run.log("the app will crash as it next starts a task, " + (event.action == .crashAtStart ? "before the system has it" : "once the system has it"))
         case .otherApp:
             do {
-                _ = try OtherApp.startDownload(of: run.url, in: phone)
+                try OtherApp.startDownload(of: run.url, in: phone)
                 run.log("another app on the phone starts a background download of the same file")
             } catch {
                 run.log("\(event): the phone's folder cannot be written")
