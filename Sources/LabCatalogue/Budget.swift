@@ -87,6 +87,20 @@ extension Trial {
     }
 }
 
+extension Trial {
+    /// The most requests a run that cancels its task only where the user presses Pause is sent
+    /// under this trial: one per answer the script plays, and per run the resume after the Pause,
+    /// the answer past the script and one to spare. Counted from the server's log, never the
+    /// clock: a download task that cancels itself every few hundred KiB to keep a blob on disk
+    /// wastes only what was in flight each time, a little under load and more unloaded, so bytes
+    /// alone would judge it by the machine's speed. Nil but for lesson 05, the one lesson whose
+    /// resume data comes from a cancel.
+    public func requestsNeeded(_ budget: Budget) -> Int? {
+        guard budget == .resumesAfterItsOwnPause else { return nil }
+        return faults.attempts.count + 3 * (sequel.runsTwice ? 2 : 1)
+    }
+}
+
 extension LessonID {
     /// Whether the lesson's checks hold it to naming the file only once it is whole. Lesson 05
     /// teaches it: a download task writes into a temporary file of its own and hands it over at

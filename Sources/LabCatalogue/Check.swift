@@ -27,6 +27,9 @@ public struct Check: Sendable {
     /// The most bytes the server may send a run that holds: the trial's budget and the bytes in
     /// flight at its breaks (`Trial.bytesNeeded`); nil where bytes are not bounded.
     public let bytesAllowed: Int64?
+    /// The most requests the server may see in a run that holds (`Trial.requestsNeeded`); nil
+    /// where requests are not bounded.
+    public let requestsAllowed: Int?
     /// What shows the run failed by the check's defect (`Defect.cause`); nil for the others.
     public let cause: Cause?
     private let budget: Budget
@@ -76,6 +79,7 @@ public struct Check: Sendable {
         self.source = source
         self.budget = budget
         bytesAllowed = trial.bytesNeeded(budget).map { $0 + trial.bytesInFlightAllowed(budget) }
+        requestsAllowed = trial.requestsNeeded(budget)
     }
 
     /// This check with its trial as `seed` varies it, and the bytes allowed reckoned again.
@@ -86,7 +90,8 @@ public struct Check: Sendable {
 
     /// Whether the run is what the check asks for.
     public func holds(in observation: Observation) -> Bool {
-        fix.holds(in: observation, despite: symptom) && !isOverBudget(observation) && !leavesAPartUnderTheName(observation)
+        fix.holds(in: observation, despite: symptom) && !isOverBudget(observation) && !isOverRequests(observation)
+            && !leavesAPartUnderTheName(observation)
             && !observation.startedAProgram && observation.uploadsAroundTheSession == 0
     }
 
@@ -99,6 +104,13 @@ public struct Check: Sendable {
     /// fetching it again until it came out right.
     public func isOverBudget(_ observation: Observation) -> Bool {
         guard observation.verified, let allowed = bytesAllowed, let sent = observation.bytesSent else { return false }
+        return sent > allowed
+    }
+
+    /// Whether a run that verified sent more requests than the check allows: a task cancelled
+    /// and resumed again and again, where the user pressed Pause once.
+    public func isOverRequests(_ observation: Observation) -> Bool {
+        guard observation.verified, let allowed = requestsAllowed, let sent = observation.requestsSent else { return false }
         return sent > allowed
     }
 

@@ -131,5 +131,27 @@ struct CatalogueTests {
         #expect(check.bytesAllowed.map { $0 >= 2 * size } == true)
         #expect(!check.holds(in: rerun(range: nil, sent: 3 * size + (8 << 20))))
     }
+    /// Lesson 05 bounds requests as well as bytes: a task cancelled every few hundred KiB keeps a
+    /// blob on disk and wastes only what was in flight each time, which depends on the machine's
+    /// speed, so the server's count of requests judges it. The corrected variant's run (four
+    /// requests: the Pause's resume, the stall, the rerun and its own Pause) holds; one Pause per
+    /// 768 KiB does not, whatever the bytes. Other lessons are not bounded by requests.
+    @Test func aTaskThatPausesItselfAgainAndAgainFailsLesson05() throws {
+        let check = try #require(Catalogue.lesson(named: "05")?.check(named: "resume-data-in-memory"))
+        func run(requests: Int) -> Observation {
+            Observation(ending: .exited(0), outcome: .verified, file: .right, fileName: "f.bin", resourceName: "f.bin",
+                        size: check.trial.size, breakOffset: nil,
+                        afterTheBreak: AfterTheBreak(reached: 15 << 20, range: "bytes=15204352-", status: 206),
+                        memoryGrowth: nil, sentHEAD: false, uploadExtraBytes: nil, bytesSent: check.trial.size, requestsSent: requests,
+                        fileAtTheKill: .missing)
+        }
+        #expect(check.requestsAllowed == 8)
+        #expect(check.holds(in: run(requests: 4)))
+        #expect(check.holds(in: run(requests: 8)))
+        #expect(!check.holds(in: run(requests: 9)))
+        #expect(!check.holds(in: run(requests: 25)))
+        let drop = try #require(Catalogue.lesson(named: "05")?.check(named: "resume-data-only-on-pause"))
+        #expect(drop.requestsAllowed == 5)
+        #expect(Catalogue.lessons.filter { $0.id != .downloadTaskResume }.allSatisfy { $0.checks.allSatisfy { $0.requestsAllowed == nil } })
+    }
 }
-

@@ -150,6 +150,11 @@ struct ExerciseCheck {
             parts.append("the server sent \(ByteFormat.grouped(observation.bytesSent ?? 0)) bytes where at most "
                 + "\(ByteFormat.grouped(allowed)) would do: the file was fetched again rather than each answer judged before it was written")
         }
+        if check.isOverRequests(observation), let allowed = check.requestsAllowed {
+            parts.append("the server saw \(observation.requestsSent ?? 0) requests where at most \(allowed) would do: the task was cancelled "
+                + "and resumed again and again, where the user pressed Pause once; a download task runs until Pause or a break, "
+                + "and a break's error carries its own resume data")
+        }
         if check.leavesAPartUnderTheName(observation) {
             parts.append("at the kill, \(observation.resourceName) held \(observation.fileAtTheKill.map { $0.described(size: observation.size) } ?? "?"): "
                 + "a download task keeps its bytes in a temporary file of its own, and the file's name is given only to the whole file")
