@@ -30,7 +30,7 @@ public enum ReferenceKind: String, Codable, Sendable, CaseIterable, LabName {
     case formUpload = "curl-form"
     /// curl to /dev/null: the server and loopback, no disk.
     case loopbackLimit = "loopback-limit"
-    /// dd into the lessons' folder: the disk alone.
+    /// `foundation-floor --write` into the lessons' folder: the disk alone.
     case diskLimit = "disk-limit"
 }
 

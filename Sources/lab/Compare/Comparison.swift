@@ -77,9 +77,7 @@ struct Comparison {
         if let loopback = try references.loopbackLimit(size: largest, repetitions: plan.repetitions) {
             measured.append(loopback)
         }
-        if let disk = try references.diskLimit(size: largest, repetitions: plan.repetitions) {
-            measured.append(disk)
-        }
+        measured.append(try references.diskLimit(size: largest, repetitions: plan.repetitions))
         for reference in measured {
             progress("reference  \(reference.kind.rawValue.padding(toLength: 16, withPad: " ", startingAt: 0)) "
                 + "\(ByteFormat.iec(reference.sizeBytes).padding(toLength: 8, withPad: " ", startingAt: 0)) "

@@ -138,18 +138,22 @@ struct References {
         return reference(.loopbackLimit, detail: "curl -o /dev/null: server and loopback, no disk", size: size, runs: runs)
     }
 
-    /// The destination's file system: dd writes the same number of bytes where the lessons
-    /// write, and waits until they are on the device.
-    func diskLimit(size: Int64, repetitions: Int) throws -> ComparisonResults.Reference? {
-        guard let dd = Self.which("dd") else { return nil }
+    /// The destination's file system: `foundation-floor --write` writes the same number of bytes
+    /// where the lessons write, in 1 MiB writes, and waits until they are on the device. The
+    /// lab's own program rather than dd, whose options differ between GNU and Apple's systems.
+    func diskLimit(size: Int64, repetitions: Int) throws -> ComparisonResults.Reference {
         let runs = try measure("disk-\(size)", repetitions: repetitions) { folder in
-            let arguments = ["if=/dev/zero", "of=\(folder.appendingPathComponent("zeros").path)", "bs=1M",
-                             "count=\(max(1, size >> 20))", "conv=fdatasync"]
-            let finished = try MeasuredProcess(program: dd, arguments: arguments, outputFolder: folder).run()
-            guard finished.exitCode == 0 else { throw CompareError("dd could not write to \(folder.path)") }
+            let file = folder.appendingPathComponent("zeros")
+            let finished = try MeasuredProcess(program: foundationFloor, arguments: ["--write", file.path, String(size)],
+                                               outputFolder: folder).run()
+            guard finished.exitCode == 0, PartialFile.size(of: file) == size else {
+                throw CompareError("foundation-floor could not write \(size) bytes to \(folder.path): "
+                    + (finished.stderr.split(separator: "\n").first.map(String.init) ?? "the file has another size"))
+            }
             return finished
         }
-        return reference(.diskLimit, detail: "dd bs=1M conv=fdatasync into the lessons' folder", size: size, runs: runs)
+        return reference(.diskLimit, detail: "foundation-floor --write FILE: 1 MiB writes through a FileHandle, then synchronize(), "
+            + "into the lessons' folder", size: size, runs: runs)
     }
 
     /// Runs `once` `repetitions` times, each in a fresh folder that is removed afterwards.
