@@ -123,8 +123,7 @@ struct ResumeDataTests {
         var expected = Self.sample
         if form == .propertyListV1 {
             expected.infoVersion = 1
-            expected.localPath = URL(fileURLWithPath: NSTemporaryDirectory())
-                .appendingPathComponent("CFNetworkDownload_Rt1234.tmp").path
+            expected.localPath = LabFolders.temporary.appendingPathComponent("CFNetworkDownload_Rt1234.tmp").path
         }
         #expect(decoded == expected)
     }

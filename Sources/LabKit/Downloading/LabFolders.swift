@@ -8,13 +8,17 @@ public enum LabFolders {
     /// `$TMPDIR/download-lab-<uid>`: made on first use, readable by its owner only. Read once:
     /// a lesson that gives Foundation a temporary folder of its own (08) changes `TMPDIR` later.
     /// An empty `TMPDIR` means none: /tmp, not the root of the file system.
-    public static let mine = systemTemporary.appendingPathComponent("download-lab-\(getuid())", isDirectory: true)
+    public static let mine = systemTemporary(in: ProcessInfo.processInfo.environment)
+        .appendingPathComponent("download-lab-\(getuid())", isDirectory: true)
 
-    private static var systemTemporary: URL {
-        let environment = ProcessInfo.processInfo.environment
-        if let given = environment[runsTemporaryFolder], !given.isEmpty { return URL(fileURLWithPath: given, isDirectory: true) }
-        return environment["TMPDIR"]?.isEmpty == false ? FileManager.default.temporaryDirectory
-            : URL(fileURLWithPath: "/tmp", isDirectory: true)
+    /// The temporary folder `environment` gives: the run's own (`runsTemporaryFolder`), else
+    /// `TMPDIR`, else /tmp. Read here, on every system, never through Foundation's
+    /// `temporaryDirectory`: on a Mac that asks `confstr(_CS_DARWIN_USER_TEMP_DIR)` first and
+    /// reads `TMPDIR` only when it fails (swift-corelibs-foundation and swift-foundation,
+    /// `NSTemporaryDirectory`), so a child given a `TMPDIR` would write elsewhere.
+    package static func systemTemporary(in environment: [String: String]) -> URL {
+        let given = [environment[runsTemporaryFolder], environment["TMPDIR"]].compactMap { $0 }.first { !$0.isEmpty }
+        return URL(fileURLWithPath: given ?? "/tmp", isDirectory: true).standardizedFileURL
     }
 
     /// The temporary folder the run was given, kept here when a lesson gives the app's code one

@@ -153,7 +153,12 @@ struct ExerciseRun {
             throw ExerciseError.failure("cannot start the lab server: \(error)")
         }
         defer { server.stop() }
-        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("lab-exercise-\(getpid())")
+        let scratch: URL
+        do {
+            scratch = try LabFolders.forThisRun("lab-exercise")
+        } catch {
+            throw ExerciseError.failure("\(error)")
+        }
         defer { try? FileManager.default.removeItem(at: scratch) }
         var runner = TrialRunner(server: server, program: program, extraArguments: variant.map { ["--variant", $0.rawValue] } ?? [],
                                  lesson: lesson.id, workFolder: scratch, timeout: timeout)

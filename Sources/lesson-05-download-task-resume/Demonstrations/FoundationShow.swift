@@ -18,9 +18,9 @@ func showWhatFoundationDoes(_ run: LessonRun) {
     }
     // Its temporary files go to $TMPDIR: a folder of our own for the show, deleted afterwards.
     let systemTemporary = ProcessInfo.processInfo.environment["TMPDIR"]
-    let showFolder = FileManager.default.temporaryDirectory.appendingPathComponent("download-lab-show-\(getpid())")
+    let showFolder = LabFolders.mine.appendingPathComponent("show-\(getpid())", isDirectory: true)
     do {
-        try FileManager.default.createDirectory(at: showFolder, withIntermediateDirectories: true)
+        try LabFolders.make(showFolder)
     } catch {
         // Foundation's download task traps when it cannot create its file: skip the show.
         return run.log("(Foundation's own download task is not shown: cannot create \(showFolder.path))")

@@ -117,7 +117,8 @@ public struct ResumeData: Equatable, Sendable {
     /// current request data if feasible.
     ///
     /// - `.propertyListV1`: XML plist, version 1, `NSURLSessionResumeInfoLocalPath` = `localPath`,
-    ///   or else `tempFileName` inside `NSTemporaryDirectory()`.
+    ///   or else `tempFileName` inside the folder the lab's download tasks keep their files in
+    ///   (`LabFolders.temporary`, the app's tmp folder in iOS terms).
     /// - `.propertyListV2`: XML plist, version `infoVersion` (at least 2), `NSURLSessionResumeInfoTempFileName`
     ///   = `tempFileName`, or else the last path component of `localPath`.
     /// - `.keyedArchive`: as `.propertyListV2`, wrapped by `NSKeyedArchiver` (binary plist).
@@ -148,7 +149,7 @@ public struct ResumeData: Equatable, Sendable {
         case .propertyListV1:
             dictionary[Key.infoVersion] = NSNumber(value: 1)
             dictionary[Key.localPath] = localPath
-                ?? tempFileName.map { URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent($0).path }
+                ?? tempFileName.map { LabFolders.temporary.appendingPathComponent($0).path }
         case .propertyListV2, .keyedArchive:
             dictionary[Key.infoVersion] = NSNumber(value: max(infoVersion, 2))
             dictionary[Key.tempFileName] = tempFileName ?? localPath.map { URL(fileURLWithPath: $0).lastPathComponent }
