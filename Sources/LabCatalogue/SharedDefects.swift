@@ -135,7 +135,7 @@ extension Catalogue {
         hints: [
             "The rerun was a new install, with another output folder, and it resumed all the same. Where did it find the resume data?",
             "An app keeps its files in its own folder (on iOS, its container): the output folder here. TMPDIR, /tmp or your home folder is shared by every program of the user, and belongs to no install.",
-            "Keep the blob beside the output (run.file.appendingPathComponent(...)), never at a fixed path or in NSTemporaryDirectory().",
+            "Keep the blob beside the output (run.file.appendingPathComponent(...)), never at a fixed path or in the system's temporary folder (TMPDIR).",
         ],
         brokenBy: [])
 }

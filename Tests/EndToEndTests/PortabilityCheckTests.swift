@@ -66,6 +66,48 @@ struct PortabilityCheckTests {
         #expect(!output.contains("LabPlatform/Linux.swift:"), "the seam's own Linux file may say anything: \(output)")
     }
 
+    /// What decides differently on a Mac, planted in the lab's code: a system tool whose options
+    /// differ or that macOS lacks, an XDG_ variable, Foundation's temporary folder. Each fails with
+    /// its place; a comment may name them, and the seam's files may use them.
+    @Test func aMacDifferencePlantedFailsWithItsPlace() throws {
+        let root = TestFolders.root.appendingPathComponent("portability-mac-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: root) }
+        // Spelled in pieces, so that this file does not trip the check itself.
+        let (dd, conversion, temporary, nsTemporary) = ("\"d" + "d\"", "co" + "nv=fdatasync", "temporary" + "Directory", "NSTemporary" + "Directory()")
+        let (xdg, timeout, coreCount) = ("XDG" + "_CACHE_HOME", "time" + "out", "npr" + "oc")
+        let gnu = (stat: "st" + "at -c", readlink: "readlink" + " -f", sed: "se" + "d -i")
+        let planted = [
+            "let tool = which(\(dd))",
+            "let operands = [\"of=zeros\", \"\(conversion)\"]",
+            "let size = shell(\"\(gnu.stat) %s file\"); let real = shell(\"\(gnu.readlink) x\"); let edit = shell(\"\(gnu.sed) s/a/b/ f\")",
+            "let limited = [\"\(timeout)\", \"30\", \"lesson\"]",
+            "let cores = shell(\"\(coreCount)\")",
+            "setenv(\"\(xdg)\", folder, 1)",
+            "let scratch = FileManager.default.\(temporary)",
+            "let old = \(nsTemporary)",
+            "// a comment may say \(temporary), \(dd) or \(xdg)",
+        ]
+        try Self.write("import Foundation\n" + planted.joined(separator: "\n") + "\n", to: root, "Sources/LabKit/Planted.swift")
+        // The seam's own files, and a playground (an app's code, whose temporary folder is its own).
+        try Self.write("import Foundation\nlet mine = FileManager.default.\(temporary)\n", to: root, "Sources/LabKit/Downloading/LabFolders.swift")
+        try Self.write("import Foundation\nsetenv(\"\(xdg)\", folder, 1)\n", to: root, "Sources/LabKit/Downloading/FoundationSeam.swift")
+        try Self.write("import Foundation\nlet tmp = FileManager.default.\(temporary)\n", to: root, "Playgrounds/P.playground/Contents.swift")
+        let (status, output) = try Self.check(root)
+        #expect(status == 1)
+        let found = lines(output)
+        // Each line's own words, without the names themselves, which would trip the check here.
+        for (line, words) in [(2, "whose options differ on a Mac"), (3, "whose options differ on a Mac"),
+                              (4, "Linux-only a GNU-only command flag outside Sources/LabPlatform/Linux.swift"),
+                              (5, "which macOS lacks"), (6, "which macOS lacks"),
+                              (7, "variable, which only Foundation on Linux reads"),
+                              (8, "Foundation's temporary folder, which on a Mac is not TMPDIR: use LabFolders"),
+                              (9, "Foundation's temporary folder, which on a Mac is not TMPDIR: use LabFolders")] {
+            #expect(found.contains { $0.hasPrefix("Sources/LabKit/Planted.swift:\(line): ") && $0.contains(words) }, "line \(line): \(output)")
+        }
+        #expect(!output.contains("Planted.swift:10"), "a comment may name them: \(output)")
+        #expect(!output.contains("LabFolders.swift") && !output.contains("FoundationSeam.swift") && !output.contains("Playgrounds/"), "\(output)")
+    }
+
     private func lines(_ output: String) -> [String] { output.split(separator: "\n").map(String.init) }
 
     static func write(_ text: String, to root: URL, _ path: String) throws {
