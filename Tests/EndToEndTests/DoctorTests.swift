@@ -20,12 +20,15 @@ struct DoctorTests {
         #expect(finished.status == 0, "\(finished.stdout)\n\(finished.stderr)")
         #expect(finished.stderr.isEmpty, "\(finished.stderr)")
         let rows = finished.stdout.split(separator: "\n")
-        for title in ["toolchain", "headers", "products", "loopback port", "output folder", "free disk", "curl", "nginx",
-                      "chromium-headless-shell", "lesson run", "exercise check"] {
+        for title in ["toolchain", "headers", "products", "loopback port", "output folder", "free disk", "curl", "aria2c",
+                      "chromium-headless-shell", "nginx", "python3 jsonschema", "lesson run", "lab compare", "exercise check"] {
             #expect(rows.contains { $0.hasPrefix("  " + title + "  ") }, "no row for \(title) in\n\(finished.stdout)")
         }
         #expect(rows.contains { $0.hasPrefix("  lesson run") && $0.contains(" ok ") && $0.contains("SHA-256 checked from outside") })
         #expect(rows.contains { $0.hasPrefix("  exercise check") && $0.contains(" ok ") && $0.contains("5 of 5 checks hold") })
+        // lab compare's references, the disk's among them, and a lesson as the comparison runs it.
+        #expect(rows.contains { $0.hasPrefix("  lab compare") && $0.contains(" ok ") && $0.contains("disk-limit")
+                                && $0.contains("foundation-floor") && $0.contains("lesson-03-outputstream") }, "\(finished.stdout)")
         #expect(rows.last?.hasPrefix("  lab doctor ") == true && rows.last?.contains(" · a class can run here") == true, "\(finished.stdout)")
     }
 
@@ -44,7 +47,7 @@ struct DoctorTests {
                 + "(lesson-00-small-file, exercise-00-small-file, lesson-01-in-memory and \(programs - 3) more): run `swift build` in the package's folder\n",
                 "\(finished.stderr)")
         #expect(row("lesson run", in: finished) == ["not", "run", "needs", "products", "(above)"], "\(finished.stdout)")
-        #expect(finished.stdout.contains("· 3 problems: products, lesson run, exercise check"), "\(finished.stdout)")
+        #expect(finished.stdout.contains("· 4 problems: products, lesson run, lab compare, exercise check"), "\(finished.stdout)")
     }
 
     /// Another server holds the port the class will use.
@@ -83,6 +86,22 @@ struct DoctorTests {
         #expect(finished.stderr.hasPrefix("lab doctor: toolchain: TMPDIR is \(missing.path), which is not a folder this user can write"),
                 "\(finished.stderr)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.path).isEmpty)
+    }
+
+    /// A python3 that cannot import jsonschema, as on a stock Mac: `swift test`'s HAR tests would
+    /// skip, so the doctor names it on one line and exits 1.
+    @Test func aMissingTestToolIsNamed() async throws {
+        let tools = try scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: tools) }
+        let python = tools.appendingPathComponent("python3")
+        try "#!/bin/sh\necho \"ModuleNotFoundError: No module named 'jsonschema'\" >&2\nexit 1\n".write(to: python, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: python.path)
+        let path = tools.path + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
+        let finished = try await ExerciseTests.takingTurns { try doctor([], environment: ["PATH": path]) }
+        #expect(finished.status == 1)
+        #expect(finished.stderr == "lab doctor: python3 jsonschema: not found: the HAR tests check each archive against HAR 1.2 "
+                + "with it (python3 -m pip install jsonschema)\n", "\(finished.stderr)")
+        #expect(finished.stdout.contains("· 1 problem: python3 jsonschema"), "\(finished.stdout)")
     }
 
     /// The words after a check's name in the table.

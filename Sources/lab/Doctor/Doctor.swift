@@ -13,9 +13,10 @@ struct Doctor: ParsableCommand {
         abstract: "Check that a class can run on this machine: one table, and one line to paste into a message.",
         discussion: """
             Run it in the package's folder after `swift build`. It checks the toolchain, the C headers, the lab's \
-            programs, a loopback port, the lab's output folder, the free disk, the optional tools, one lesson run \
-            and one exercise check. Exit status: 0 when a class can run here; 1 when something stops it, with one \
-            line on stderr for each problem.
+            programs, a loopback port, the lab's output folder, the free disk, the optional tools, what the tests \
+            need (nginx, python3's jsonschema), one lesson run, lab compare's references and one lesson as it runs \
+            them, and one exercise check. Exit status: 0 when a class can run here and the README's two commands \
+            can pass; 1 when something stops them, with one line on stderr for each problem.
             """)
 
     @Option(help: "The loopback port to serve on (0 picks a free one): give the one your class will use.")

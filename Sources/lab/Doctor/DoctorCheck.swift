@@ -10,11 +10,13 @@ enum DoctorCheck: Hashable {
     case outputFolder
     case freeDisk
     case tool(OptionalTool)
+    case testTool(TestTool)
     case lessonRun
+    case comparison
     case exerciseCheck
 
     static let allCases: [DoctorCheck] = [.toolchain, .headers, .products, .loopbackPort, .outputFolder, .freeDisk]
-        + OptionalTool.allCases.map(DoctorCheck.tool) + [.lessonRun, .exerciseCheck]
+        + OptionalTool.allCases.map(DoctorCheck.tool) + TestTool.allCases.map(DoctorCheck.testTool) + [.lessonRun, .comparison, .exerciseCheck]
 
     var title: String {
         switch self {
@@ -25,7 +27,9 @@ enum DoctorCheck: Hashable {
         case .outputFolder: "output folder"
         case .freeDisk: "free disk"
         case .tool(let tool): tool.rawValue
+        case .testTool(let tool): tool.rawValue
         case .lessonRun: "lesson run"
+        case .comparison: "lab compare"
         case .exerciseCheck: "exercise check"
         }
     }
@@ -33,7 +37,7 @@ enum DoctorCheck: Hashable {
     /// The checks whose problem stops this one from being run at all.
     var needs: [DoctorCheck] {
         switch self {
-        case .lessonRun, .exerciseCheck: [.toolchain, .products, .loopbackPort, .outputFolder]
+        case .lessonRun, .comparison, .exerciseCheck: [.toolchain, .products, .loopbackPort, .outputFolder]
         default: []
         }
     }
@@ -43,19 +47,32 @@ enum DoctorCheck: Hashable {
 enum OptionalTool: String, CaseIterable {
     case curl
     case wget
-    case nginx
+    case aria2c
     case chromium = "chromium-headless-shell"
-
-    /// Debian keeps nginx in /usr/sbin, which is not on a user's PATH.
-    var places: [String] { self == .nginx ? ["/usr/sbin/nginx"] : [] }
 
     /// What a class does without it.
     var lostWithout: String {
         switch self {
         case .curl: "lab compare measures the lessons without curl beside them, and without the loopback limit and the upload reference"
         case .wget: "lab compare measures the lessons without wget beside them"
-        case .nginx: "no comparison against nginx (lab compare --server, and the connections comparison), and the real-peer tests skip"
+        case .aria2c: "lab compare's connections comparison measures lesson 11 without aria2c, the download manager beside it"
         case .chromium: "the tests that open the class's page in a browser skip; the lab itself does not need it"
+        }
+    }
+}
+
+/// What the README's two commands need in full besides the toolchain: without it `swift test`
+/// skips or fails tests and `lab compare` leaves a comparison out, so the doctor calls it a
+/// problem, where an optional tool is only missing.
+enum TestTool: String, CaseIterable {
+    case nginx
+    case jsonschema = "python3 jsonschema"
+
+    /// What is lost without it, and how to get it.
+    var neededFor: String {
+        switch self {
+        case .nginx: "lab compare's connections comparison and the real-peer tests serve through nginx (Debian: apt-get install nginx; Homebrew: brew install nginx)"
+        case .jsonschema: "the HAR tests check each archive against HAR 1.2 with it (python3 -m pip install jsonschema)"
         }
     }
 }

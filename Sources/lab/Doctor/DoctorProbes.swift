@@ -60,7 +60,9 @@ final class DoctorProbes {
         case .outputFolder: outcome = outputFolder()
         case .freeDisk: outcome = freeDisk()
         case .tool(let tool): outcome = find(tool)
+        case .testTool(let tool): outcome = find(tool)
         case .lessonRun: outcome = lessonRun()
+        case .comparison: outcome = comparison()
         case .exerciseCheck: outcome = exerciseCheck()
         }
         return DoctorFinding(check: check, verdict: outcome.0, detail: outcome.1)
@@ -171,9 +173,19 @@ final class DoctorProbes {
     }
 
     private func find(_ tool: OptionalTool) -> (DoctorFinding.Verdict, String) {
-        if let found = References.which(tool.rawValue)?.path ?? tool.places.first(where: FileManager.default.isExecutableFile(atPath:)) {
-            return (.ok, found)
-        }
+        if let found = References.which(tool.rawValue)?.path { return (.ok, found) }
         return (.missing, "optional: " + tool.lostWithout)
+    }
+
+    private func find(_ tool: TestTool) -> (DoctorFinding.Verdict, String) {
+        switch tool {
+        case .nginx:
+            if let found = References.nginx { return (.ok, found.path) }
+        case .jsonschema:
+            guard let python = References.which("python3") else { return (.problem, "no python3 on PATH: " + tool.neededFor) }
+            let asked = try? ChildCommand.run(python, ["-c", "import jsonschema"], timeout: .seconds(60))
+            if asked?.status == 0 { return (.ok, "\(python.path) imports jsonschema") }
+        }
+        return (.problem, "not found: " + tool.neededFor)
     }
 }
