@@ -91,7 +91,10 @@ final class HostileInputTests {
     /// `ulimit -f 4096` (2 MiB: sh counts 512-byte blocks): past it the kernel's SIGXFSZ would end
     /// a writer with no word said. The signal is set back to its default first, as in a login
     /// shell: an ignored signal is inherited, the test runner's may be, and sh cannot undo it.
-    @Test(arguments: lessons.map { ($0, Variant.corrected) } + [(LessonID.outputStream.executable, .article)])
+    /// Lesson 05 on a Mac writes through Apple's download task, whose file is CFNetwork's own
+    /// (`Lesson05Tests+Failures` skips its twin there for that reason): on Linux only.
+    @Test(arguments: lessons.filter { Platform.isLinux || $0 != LessonID.downloadTaskResume.executable }.map { ($0, Variant.corrected) }
+          + [(LessonID.outputStream.executable, .article)])
     func fileSizeLimitIsALocalError(executable: String, variant: Variant) async throws {
         try await OffThePool.run {
             let output = directory.appendingPathComponent("\(executable)-\(variant)-\(UUID().uuidString)")

@@ -1,5 +1,6 @@
 import Foundation
 import LabFixtures
+import LabPlatform
 import LabServer
 import LabVocabulary
 import Testing
@@ -121,7 +122,11 @@ final class Lesson10ContainerTests {
         }
         #expect(!FileManager.default.fileExists(atPath: home.path), "a lesson wrote into HOME")
         #expect(!other.requestHeads.contains { $0.lowercased().contains("\r\ncookie:") }, "\(other.requestHeads)")
-        // Within one run an app's default session keeps the cookie: lesson 10's second launch sends it.
-        #expect(setter.requestHeads.dropFirst().contains { $0.contains("\r\nCookie: session=abc") }, "\(setter.requestHeads)")
+        // Within one run an app's default session keeps the cookie: lesson 10's second launch sends
+        // it. A Linux fact: there the seam keeps cookies in the run's folder; on a Mac it accepts none
+        // (FoundationSeam.swift), so none outlives the run.
+        if Platform.isLinux {
+            #expect(setter.requestHeads.dropFirst().contains { $0.contains("\r\nCookie: session=abc") }, "\(setter.requestHeads)")
+        }
     }
 }

@@ -94,7 +94,8 @@ extension InProcessTransfers {
         /// Backpressure: a reader that stops reading stops the sender after a bounded amount.
         /// Cancelling its Task stops the transfer: the reader still gets what had arrived, every
         /// byte of it in order, then CancellationError.
-        @Test func aReaderThatStopsHoldsTheSenderBackAndCancellingEndsIt() async throws {
+        @Test(.enabled(if: Platform.isLinux, "the bound is LabKit's BoundedOperationQueue feeding the delegate; how Apple's URLSession feeds a delegate queue is not public, so on a Mac it is unmeasured"))
+        func aReaderThatStopsHoldsTheSenderBackAndCancellingEndsIt() async throws {
             let fixture = Fixture(name: "async-held", size: 256 << 20)
             let token = UUID().uuidString
             let (chunks, _) = try await URLSession.shared.bodyChunks(for: URLRequest(url: server.url(for: fixture, run: token)))
