@@ -10,9 +10,6 @@ extension Platform {
     /// Apple's systems, whose Foundation is Apple's own: the lessons' Linux facts do not hold here.
     public static let isLinux = false
 
-    /// The toolchain the README's prerequisites ask for here: Xcode 16.3 is the first with
-    /// Swift 6.1, which `swift-tools-version: 6.1` in Package.swift needs.
-    public static let minimumToolchain = ToolchainFloor(swift: [6, 1], shownAs: "Xcode 16.3 (Swift 6.1)")
 
     /// "macOS 15.2.0 (arm64)": Foundation's `operatingSystemVersion`, and the machine from uname(3).
     public static func operatingSystem() -> String {

@@ -8,9 +8,6 @@ extension Platform {
     /// Linux, whose Foundation is swift-corelibs-foundation: facts the lessons show about it hold here.
     public static let isLinux = true
 
-    /// The toolchain the README's prerequisites ask for here: the one the package is built and
-    /// tested with on Linux.
-    public static let minimumToolchain = ToolchainFloor(swift: [6, 3], shownAs: "Swift 6.3")
 
     /// "Debian GNU/Linux 12 (bookworm), Linux 6.1.0-25-amd64": os-release(5)'s PRETTY_NAME, and
     /// the kernel's release from uname(2).

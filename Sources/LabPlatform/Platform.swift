@@ -14,9 +14,9 @@ public enum Platform {}
 
 /// The oldest toolchain the lab is for on a system, as the README states it.
 public struct ToolchainFloor: Sendable {
-    /// Its Swift version's numbers: [6, 1].
+    /// Its Swift version's numbers: [6, 3].
     public let swift: [Int]
-    /// How the README names it: "Xcode 16.3 (Swift 6.1)".
+    /// How the README names it: "Swift 6.3".
     public let shownAs: String
 
     public init(swift: [Int], shownAs: String) {
@@ -33,6 +33,13 @@ public struct ToolchainFloor: Sendable {
         }
         return true
     }
+}
+
+extension Platform {
+    /// The toolchain the README's prerequisites ask for, on every system: the one CI builds and
+    /// tests with (`swift-tools-version: 6.3` in Package.swift). An older one is not compiled
+    /// anywhere, so it is not promised: Sendable and concurrency checking differ between compilers.
+    public static let minimumToolchain = ToolchainFloor(swift: [6, 3], shownAs: "Swift 6.3")
 }
 
 extension Platform {

@@ -106,12 +106,17 @@ struct PlatformTests {
         for version in ["6.0.3", "6", "5.10.1", "", "dev"] { #expect(!floor.isMet(by: version), "\(version)") }
     }
 
-    /// The README's prerequisites name the floor that `lab doctor` checks on this system.
-    @Test func theReadmeStatesTheToolchainFloor() throws {
-        let readme = try String(contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-            .appendingPathComponent("../../README.md").standardizedFileURL, encoding: .utf8)
-        #expect(readme.contains(Platform.minimumToolchain.shownAs + " or later"), "README.md names no \(Platform.minimumToolchain.shownAs) or later")
-        #expect(Platform.minimumToolchain.shownAs.contains("Swift " + Platform.minimumToolchain.swift.map(String.init).joined(separator: ".")))
+    /// The README's prerequisites name the floor that `lab doctor` checks, on every system, and
+    /// the manifest asks for it: the toolchain this suite runs on is no older.
+    @Test func theReadmeAndTheManifestStateTheToolchainFloor() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../..").standardizedFileURL
+        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
+        let floor = Platform.minimumToolchain
+        #expect(readme.contains(floor.shownAs + " or later"), "README.md names no \(floor.shownAs) or later")
+        let numbers = floor.swift.map(String.init).joined(separator: ".")
+        #expect(floor.shownAs.contains("Swift " + numbers))
+        let manifest = try String(contentsOf: root.appendingPathComponent("Package.swift"), encoding: .utf8)
+        #expect(manifest.hasPrefix("// swift-tools-version: \(numbers)\n"), "\(manifest.prefix(60))")
     }
 
     @Test func theProductsFolderHoldsTheLab() {
