@@ -50,7 +50,7 @@ struct Doctor: ParsableCommand {
             .joined(separator: "\n")
     }
 
-    /// "lab doctor 0.9.0 · macOS 15.2.0 (arm64) · Swift 6.1.2 · a class can run here · without: nginx".
+    /// "lab doctor 0.9.0 · macOS 15.2.0 (arm64) · Swift 6.3.1 · a class can run here · without: wget".
     static func summary(_ findings: [DoctorFinding], swift version: String?) -> String {
         let toolchain = version.map { "Swift \($0)" } ?? "Swift: not found"
         let stopping = findings.filter(\.stopsAClass).map(\.check.title)
