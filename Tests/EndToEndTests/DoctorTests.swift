@@ -104,6 +104,23 @@ struct DoctorTests {
         #expect(finished.stdout.contains("· 1 problem: python3 jsonschema"), "\(finished.stdout)")
     }
 
+    /// A curl that cannot download: `lab compare` would stop at its first reference, so the
+    /// doctor names it on one line, from the comparison's own code.
+    @Test func aReferenceThatFailsIsNamed() async throws {
+        let tools = try scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: tools) }
+        let curl = tools.appendingPathComponent("curl")
+        try "#!/bin/sh\necho \"curl: (7) Failed to connect\" >&2\nexit 7\n".write(to: curl, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: curl.path)
+        let path = tools.path + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
+        let finished = try await ExerciseTests.takingTurns { try doctor([], environment: ["PATH": path]) }
+        #expect(finished.status == 1)
+        let lines = finished.stderr.split(separator: "\n")
+        #expect(lines.count == 1 && lines[0].hasPrefix("lab doctor: lab compare: lab compare would stop here: curl could not download http://127.0.0.1:")
+                && lines[0].hasSuffix(": curl: (7) Failed to connect"), "\(finished.stderr)")
+        #expect(finished.stdout.contains("· 1 problem: lab compare"), "\(finished.stdout)")
+    }
+
     /// The words after a check's name in the table.
     private func row(_ title: String, in finished: ChildProcess.Finished) -> [Substring] {
         let line = finished.stdout.split(separator: "\n").first { $0.hasPrefix("  \(title)  ") } ?? ""

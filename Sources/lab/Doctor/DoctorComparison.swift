@@ -34,7 +34,7 @@ extension DoctorProbes {
             return (.ok, "the references (" + measured.map(\.kind.rawValue).joined(separator: ", ") + ") and "
                     + "\(lesson.id.executable), as lab compare runs them, at \(ByteFormat.iec(Self.comparisonSize))")
         } catch {
-            return (.problem, "lab compare would stop here: \(describe(error))")
+            return (.problem, "lab compare would stop here: " + ((error as? CompareError)?.description ?? describe(error)))
         }
     }
 }
