@@ -91,13 +91,7 @@ struct DoctorTests {
     /// A python3 that cannot import jsonschema, as on a stock Mac: `swift test`'s HAR tests would
     /// skip, so the doctor names it on one line and exits 1.
     @Test func aMissingTestToolIsNamed() async throws {
-        let tools = try scratchDirectory()
-        defer { try? FileManager.default.removeItem(at: tools) }
-        let python = tools.appendingPathComponent("python3")
-        try "#!/bin/sh\necho \"ModuleNotFoundError: No module named 'jsonschema'\" >&2\nexit 1\n".write(to: python, atomically: true, encoding: .utf8)
-        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: python.path)
-        let path = tools.path + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
-        let finished = try await ExerciseTests.takingTurns { try doctor([], environment: ["PATH": path]) }
+        let finished = try await doctor(withBroken: "python3", saying: "ModuleNotFoundError: No module named 'jsonschema'", exit: 1)
         #expect(finished.status == 1)
         #expect(finished.stderr == "lab doctor: python3 jsonschema: not found: the HAR tests check each archive against HAR 1.2 "
                 + "with it (python3 -m pip install jsonschema)\n", "\(finished.stderr)")
@@ -107,18 +101,24 @@ struct DoctorTests {
     /// A curl that cannot download: `lab compare` would stop at its first reference, so the
     /// doctor names it on one line, from the comparison's own code.
     @Test func aReferenceThatFailsIsNamed() async throws {
-        let tools = try scratchDirectory()
-        defer { try? FileManager.default.removeItem(at: tools) }
-        let curl = tools.appendingPathComponent("curl")
-        try "#!/bin/sh\necho \"curl: (7) Failed to connect\" >&2\nexit 7\n".write(to: curl, atomically: true, encoding: .utf8)
-        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: curl.path)
-        let path = tools.path + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
-        let finished = try await ExerciseTests.takingTurns { try doctor([], environment: ["PATH": path]) }
+        let finished = try await doctor(withBroken: "curl", saying: "curl: (7) Failed to connect", exit: 7)
         #expect(finished.status == 1)
         let lines = finished.stderr.split(separator: "\n")
         #expect(lines.count == 1 && lines[0].hasPrefix("lab doctor: lab compare: lab compare would stop here: curl could not download http://127.0.0.1:")
                 && lines[0].hasSuffix(": curl: (7) Failed to connect"), "\(finished.stderr)")
         #expect(finished.stdout.contains("· 1 problem: lab compare"), "\(finished.stdout)")
+    }
+
+    /// `lab doctor` with a program of `name` first on PATH that prints `line` on stderr and exits
+    /// `status`, whatever it is asked: a tool that is there and does not work.
+    private func doctor(withBroken name: String, saying line: String, exit status: Int32) async throws -> ChildProcess.Finished {
+        let tools = try scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: tools) }
+        let program = tools.appendingPathComponent(name)
+        try "#!/bin/sh\necho \"\(line)\" >&2\nexit \(status)\n".write(to: program, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: program.path)
+        let path = tools.path + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
+        return try await ExerciseTests.takingTurns { try doctor([], environment: ["PATH": path]) }
     }
 
     /// The words after a check's name in the table.
