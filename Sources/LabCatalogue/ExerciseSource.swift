@@ -73,7 +73,7 @@ public enum ExerciseSource {
     /// What decides the exit status: what an attempt returns, or for lesson 09, whose app returns
     /// nothing, what the phone sees of its life.
     static func howItEnds(_ lesson: LessonDefects) -> [String] {
-        guard lesson.id != .backgroundSession else {
+        guard !lesson.id.runsOnThePhone else {
             return [
                 "/// How the program ends is checked too. The phone around your app judges it from outside:",
                 "/// the file the app moved, the transfer service's tasks, the completion handler it was given.",

@@ -155,10 +155,10 @@ public struct Lesson<Way: LessonWay & ExpressibleByArgument> {
                 (options, way) = (commandLine.options, try chooseWay(commandLine.way, for: commandLine.options.variant))
             }
             try checkSource(options)
-            if options.life != nil, id != .backgroundSession {
+            if options.life != nil, !id.runsOnThePhone {
                 throw ValidationError("--life is lesson 09's: it scripts what happens to the app")
             }
-            if options.slowEvents, id != .backgroundSession {
+            if options.slowEvents, !id.runsOnThePhone {
                 throw ValidationError("--slow-events is lesson 09's: it holds back a launch's background events")
             }
             if options.purgeCaches, id.launches < 2 {

@@ -42,7 +42,7 @@ struct LessonProcess<Way: LessonWay & ExpressibleByArgument> {
                             variant: options.variant, wayName: way?.rawValue, progress: ProgressBar(console: console),
                             uploadFixture: lesson.uploads ? source.fixture : nil, console: console,
                             exchangeLog: exchangeLog)
-        if lesson.id == .backgroundSession {
+        if lesson.id.runsOnThePhone {
             let life = options.life ?? .story
             console.line("  life: \(life.events.isEmpty ? "nothing happens to the app" : life.description)")
             run.background = BackgroundRun(life: life, storyToStandardError: options.json, quiet: options.quiet,
@@ -158,11 +158,11 @@ struct LessonProcess<Way: LessonWay & ExpressibleByArgument> {
         repeat {
             attempts += 1
             ending.attemptsMade.store(attempts, ordering: .relaxed)
-            // Lesson 09's attempt is a launch by the user: the app's life, not a Resume button.
+            // On the phone (09) an attempt is a launch by the user: the app's life, not a Resume button.
             if attempts > before + 1 {
-                let press = lesson.id == .backgroundSession ? "the user taps Start again" : "Resume"
+                let press = lesson.id.runsOnThePhone ? "the user taps Start again" : "Resume"
                 console.line("↻ attempt \(attempts): " + press)
-                run.events.note(lesson.id == .backgroundSession ? "Start again" : "Resume")
+                run.events.note(lesson.id.runsOnThePhone ? "Start again" : "Resume")
             }
             run.progress.beginAttempt()
             let (receivedBefore, exchangesBefore) = (log.bodyBytesReceived, log.exchanges.count)

@@ -10,9 +10,8 @@ import Testing
 /// server (`disposition:`).
 struct CompressedBodyTests {
     static let downloads = LessonID.allCases.filter { $0.kind != .upload }
-    /// 00 and 01 hold the body in memory and start over, as 10 does (it teaches the next launch,
-    /// not the broken transfer); the others continue the file on disk.
-    static let resuming = downloads.filter { $0 != .smallFile && $0 != .inMemory && $0 != .conditionalGet }
+    /// Those that continue the file on disk; the others start over (`LessonID.Resumption`).
+    static let resuming = downloads.filter { $0.resumption != .startsOver }
 
     /// The percentages of a run's progress lines, and the total each names: "progress 375%: 4.0 MiB of 1.1 MiB".
     static func percentages(_ story: String) -> [(percent: Int, total: String)] {

@@ -3,12 +3,12 @@ import LabKit
 import LabVocabulary
 import Testing
 
-/// The checks every lesson that resumes with Range must pass (lessons 02, 03, 04 and 08, whose
-/// corrected variants share `ResumeRules`, through `PartialFile` but in 03), each run on each lesson. What is a lesson's own
+/// The checks every lesson that resumes with Range on its file must pass (its `resumption` says
+/// so: lessons 02, 03, 04 and 08, whose corrected variants share `ResumeRules`), each run on each lesson. What is a lesson's own
 /// (its article's defects, its story) stays in that lesson's test file.
 @Suite(.serialized)
 struct ResumingLessonsTests {
-    static let lessons: [LessonID] = [.fileHandle, .outputStream, .sessionDataTask, .asyncAwait]
+    static let lessons = LessonID.allCases.filter { $0.resumption == .rangeOnItsFile }
     /// Lesson 02's article sends a malformed Range ("bytes:N-"): Lesson02Tests shows what it does.
     /// Lesson 08's article never resumes: it downloads the whole file again.
     static let articlesThatResume: [LessonID] = [.outputStream, .sessionDataTask]

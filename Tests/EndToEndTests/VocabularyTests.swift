@@ -30,7 +30,8 @@ struct VocabularyTests {
         func exists(_ path: String) -> Bool { FileManager.default.fileExists(atPath: root.appendingPathComponent(path).path) }
         #expect(exists("Sources/Exercises/\(lesson.rawValue)/main.swift"),
                 "no exercise: make Sources/Exercises/\(lesson.rawValue), then `lab exercise reset \(lesson.number)`")
-        #expect(exists("Lessons/\(lesson.rawValue).md"), "no page Lessons/\(lesson.rawValue).md")
+        #expect(exists(lesson.page), "no page \(lesson.page)")
+        #expect(exists(lesson.playground + "/Contents.swift"), "no playground \(lesson.playground)")
         let index = try String(contentsOf: root.appendingPathComponent("Lessons/README.md"), encoding: .utf8)
         #expect(index.contains("](\(lesson.rawValue).md)"), "Lessons/README.md has no row for \(lesson.rawValue)")
         let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
