@@ -9,8 +9,10 @@ extension Catalogue {
             id: "resume-data-in-memory",
             summary: "the resume data is kept in memory only: after a kill the rerun starts over",
             source: sessionVersusConnection("cancelByProducingResumeData:"),
-            // The first transfer runs until Pause (40%); the Resume stalls 512 KiB later, and is killed there.
-            trial: Trial(faults: "ok,stall:512KiB", size: 32 << 20, sequel: .killAndRerun),
+            // The first transfer stalls at 55% (45 to 65% as a seed moves it), past the Pause at
+            // 40%: the Pause lands before the body ends, however slow the machine. The Resume
+            // stalls 512 KiB later, and is killed there.
+            trial: Trial(faults: "stall:55pct,stall:512KiB", size: 32 << 20, sequel: .killAndRerun),
             symptom: .startsOver, fix: .verifies, matrix: [],
             hints: [
                 "After the kill, the next run asked for the whole file again. After a kill, what is left of the resume data?",
@@ -60,7 +62,9 @@ extension Catalogue {
     static let changedWhilePaused = Skill(
         id: "changed-while-paused",
         summary: "the file changed on the server during the Pause: the resumed download gets the new one whole, never spliced onto the old",
-        trial: Trial(faults: "ok,change", size: 16 << 20, generation: 1),
+        // The first transfer stalls past the Pause (40%), so the Pause always lands before the
+        // body's end, however slow the machine; the file has changed by the resume.
+        trial: Trial(faults: "stall:55pct,change", size: 16 << 20, generation: 1),
         symptom: nil, fix: .verifies,
         hints: [
             "The file has the right length and the wrong bytes: the start of one version and the rest of another. It changed on the server during the Pause: how would the resume know which version you hold?",

@@ -116,7 +116,7 @@ extension Catalogue {
     static let resumeDataForAnotherURL = Skill(
         id: "resume-data-for-another-url",
         summary: "resume data saved for another URL is set aside: the download starts over, and succeeds",
-        trial: Trial(faults: "ok,stall:512KiB", size: 16 << 20, sequel: .killAndRerunAtAnotherURL),
+        trial: Trial(faults: "stall:55pct,stall:512KiB", size: 16 << 20, sequel: .killAndRerunAtAnotherURL),
         symptom: nil, fix: .verifies,
         hints: [
             "The second run is asked for the file at another URL; the first run's address now answers with another file. What does the resume data you kept point at?",
@@ -130,7 +130,7 @@ extension Catalogue {
     static let newInstallStartsOver = Skill(
         id: "new-install-starts-over",
         summary: "a new install, with folders of its own, starts the download over: nothing it finds outside them is its to resume",
-        trial: Trial(faults: "ok,stall:512KiB", size: 16 << 20, sequel: .killAndRerunAsANewInstall),
+        trial: Trial(faults: "stall:55pct,stall:512KiB", size: 16 << 20, sequel: .killAndRerunAsANewInstall),
         symptom: .resumesAnotherInstall, fix: .verifies,
         hints: [
             "The rerun was a new install, with another output folder, and it resumed all the same. Where did it find the resume data?",

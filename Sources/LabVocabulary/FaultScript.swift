@@ -180,6 +180,13 @@ public struct FaultScript: Hashable, Sendable, CustomStringConvertible {
 
     public static let none = FaultScript(attempts: [])
 
+    /// The last attempt (1-based) that stalls and holds the connection for ever, or nil: a run
+    /// killed at a stall is killed at this one's, and an earlier one is the program's to leave
+    /// (by a Pause, a retry) or never to reach.
+    public var lastHeldStall: Int? {
+        attempts.lastIndex { attempt in attempt.contains { if case .stall(_, nil) = $0 { true } else { false } } }.map { $0 + 1 }
+    }
+
     /// The faults of attempt `attempt` (1-based); none past the end of the script.
     public func faults(forAttempt attempt: Int) -> [Fault] {
         attempts.indices.contains(attempt - 1) ? attempts[attempt - 1] : []

@@ -73,7 +73,8 @@ struct LessonRunner {
         var secondLaunchSeconds: Double?
         var killedRun: (run: ComparisonResults.ExchangeTimeline, at: Double)?
         if runCase.scenario == .killRerun {
-            let killed = try process.run(killWhen: Self.killPoint(log: { source.requests(method: .get, run: token) }, files: folder))
+            let killed = try process.run(killWhen: Self.killPoint(log: { source.requests(method: .get, run: token) }, files: folder,
+                                                                stallAttempt: runCase.faults.lastHeldStall))
             if runCase.drawsExchanges, killed.signal == SIGKILL, let logged = source.requests(run: token) {
                 killedRun = (ComparisonResults.ExchangeTimeline(killed: killed, logged: logged, server: source.baseURL, faults: faultsText,
                                                                 sizeBytes: runCase.size),
@@ -206,13 +207,17 @@ struct LessonRunner {
         return (true, nil)
     }
 
-    /// Kill once the server has stalled (in whichever attempt the script stalls) and the lesson
-    /// has written what arrived: its files have stopped growing (for at most 2 s).
-    static func killPoint(log: @escaping () -> [LoggedRequest]?, files folder: URL) -> () -> Bool {
+    /// Kill once the server has stalled in the script's last held stall (`stallAttempt`, its
+    /// GET's number; any GET's stall where the script names none) and the lesson has written
+    /// what arrived: its files have stopped growing (for at most 2 s).
+    static func killPoint(log: @escaping () -> [LoggedRequest]?, files folder: URL, stallAttempt: Int?) -> () -> Bool {
         var stalledSince: ContinuousClock.Instant?
         return {
             let gets = log() ?? []
-            guard gets.contains(where: \.stalled) else { return false }
+            // An earlier stall is one the program is meant to leave (by a Pause, a retry) or
+            // never to reach: the kill never comes before the program has left it.
+            let stalled = stallAttempt.map { gets.indices.contains($0 - 1) && gets[$0 - 1].stalled } ?? gets.contains(where: \.stalled)
+            guard stalled else { return false }
             let now = ContinuousClock.now
             let since = stalledSince ?? now
             stalledSince = since
@@ -221,7 +226,7 @@ struct LessonRunner {
         }
     }
 
-    /// How long after the first stall a run that has not written what it was sent (or that
+    /// How long after the last stall a run that has not written what it was sent (or that
     /// keeps asking) is still given: code that keeps the body in memory never will, and is
     /// killed all the same. Code that writes as it goes is killed as soon as its files hold
     /// what was sent, however slow the machine.

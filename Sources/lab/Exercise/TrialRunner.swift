@@ -251,7 +251,8 @@ struct TrialRunner {
         defer { if firstServer !== server { firstServer.stop() } }
         let first = launch(firstServer, install, 0, true)
         let before = trial.sequel.kills
-            ? try first.run(killWhen: LessonRunner.killPoint(log: { firstServer.requests(run: token, method: .get) }, files: folder))
+            ? try first.run(killWhen: LessonRunner.killPoint(log: { firstServer.requests(run: token, method: .get) }, files: folder,
+                                                             stallAttempt: trial.faults.lastHeldStall))
             : try first.run()
         let killedAtTheStall = before.signal == SIGKILL
         let killed = keepsExchanges && killedAtTheStall ? (
