@@ -68,47 +68,15 @@ extension FaultScript {
         guard let name = Name(rawValue: parts[0]) else {
             throw fail("unknown fault (known: \(Name.allCases.map(\.rawValue).joined(separator: ", ")))")
         }
-        switch name {
-        case .ok, .ignoreRange, .change, .chunked, .gzip, .ignoreConditionals, .noValidators, .sameDate:
+        switch name.form {
+        case .bare(let fault):
             guard arguments.isEmpty else { throw fail("\(name.rawValue) takes no value") }
-            return bareFault(name)
-        case .stall:
+            return fault
+        case .offsetAndDuration:
             return try parseStall(arguments, fail: fail)
-        case .drop, .throttle, .status, .redirect, .badLength, .shiftRange, .disposition, .latency, .profile, .cacheControl, .connections:
-            guard arguments.count == 1 else { throw fail("expected " + valueShape(name)) }
+        case .oneValue(let shape):
+            guard arguments.count == 1 else { throw fail("expected " + shape) }
             return try parseValue(of: name, arguments[0], fail: fail)
-        }
-    }
-
-    /// The fault a name without a value stands for; nil for `ok`.
-    private static func bareFault(_ name: Name) -> Fault? {
-        switch name {
-        case .ignoreRange: .ignoreRange
-        case .change: .change
-        case .chunked: .chunked
-        case .gzip: .gzip
-        case .ignoreConditionals: .ignoreConditionals
-        case .noValidators: .noValidators
-        case .sameDate: .sameDate
-        default: nil
-        }
-    }
-
-    /// How a fault with one value is written, for the error that says it lacks one.
-    private static func valueShape(_ name: Name) -> String {
-        switch name {
-        case .drop: "drop:<bytes or Npct>"
-        case .throttle: "throttle:<bytes per second>"
-        case .status: "status:<code>"
-        case .redirect: "redirect:<hops>"
-        case .badLength: "bad-length:+<bytes> or bad-length:-<bytes>"
-        case .shiftRange: "shift-range:+n or shift-range:-n"
-        case .disposition: "disposition:<file name, percent-encoded>"
-        case .cacheControl: "cache-control:<value, percent-encoded> (max-age=3600, no-store)"
-        case .latency: "latency:<milliseconds>ms"
-        case .profile: "profile:<name> (known: \(NetworkProfile.allCases.map(\.rawValue).joined(separator: ", ")))"
-        case .connections: "connections:<GETs at once, 1 to \(mostConnections)>"
-        default: name.rawValue
         }
     }
 
@@ -160,8 +128,9 @@ extension FaultScript {
                 throw fail("expected the GETs allowed at once, from 1 to \(mostConnections)")
             }
             return .connections(limit: limit)
-        default:
-            return bareFault(name)
+        case .ok, .ignoreRange, .change, .chunked, .gzip, .ignoreConditionals, .noValidators, .sameDate, .stall:
+            // Their forms are not one value: parseToken never sends them here.
+            throw fail("\(name.rawValue) takes no single value")
         }
     }
 

@@ -13,49 +13,7 @@ public enum HelpText {
           Sizes are bytes or units (1000, 64KiB, 64MiB, 1GiB, 5MB); Npct is
           N percent of the body being sent.
 
-          ok                       no fault
-          drop:<bytes|Npct>        send that much body, then close the connection
-          throttle:<bytes/s>       pace the body to that rate, e.g. throttle:2MiB
-          stall:<bytes|Npct>       stop sending there and hold the connection open
-          stall:<bytes|Npct>:<N>s  pause there for N seconds, then continue
-          ignore-range             answer 200 and the full body despite a Range
-          change                   new content, ETag and Last-Modified from here on
-          status:<code>            answer that status (404, 500, 503...) and a text
-          redirect:<n>             answer a chain of n 302 redirects first
-          bad-length:<+n|-n>       declare a Content-Length off by n (at most 64GiB), then close
-          shift-range:<+n|-n>      answer 206 with a range that starts n bytes off
-          chunked                  no Content-Length: the body in chunked transfer coding
-          disposition:<name>       Content-Disposition: attachment with that file
-                                   name, in filename= and filename*=UTF-8'' forms;
-                                   the name percent-encoded UTF-8 (%2F for /)
-          latency:<ms>ms           wait that long before the head and before
-                                   each body write after the first
-          gzip                     Content-Encoding: gzip for a client whose
-                                   Accept-Encoding allows it: 200 whatever the
-                                   Range, a weak ETag, Vary, as nginx does, and
-                                   the compressed length (files up to 1 GiB);
-                                   a script with gzip serves a text file (log
-                                   lines), which compresses ~4x
-          cache-control:<value>    Cache-Control: that value on the file's
-                                   answers, e.g. cache-control:max-age=3600;
-                                   percent-encoded (%2C for ,)
-          ignore-conditionals      answer 200 and the whole file even when
-                                   If-None-Match or If-Modified-Since says the
-                                   client's copy is current
-          no-validators            no ETag and no Last-Modified: Range is still
-                                   honoured, but If-Range never matches and
-                                   no conditional request gets a 304
-          same-date                Last-Modified as before the last change (a
-                                   file changed within the second it was
-                                   dated): only the ETag says it changed
-          connections:<n>          allow n GETs of the URL at once; one more
-                                   gets 503 and Retry-After: 1, as a server's
-                                   per-client connection limit answers
-          profile:<name>           a named network for the attempt: its rate,
-                                   its latency (+ up to 20%) before the head,
-                                   its loss as pauses of a retransmission
-                                   timeout and rare resets:
-        \(NetworkProfile.allCases.map { "                             \($0.summary)" }.joined(separator: "\n"))
+        \(FaultScript.reference())
 
         Examples:
           faults=drop:40pct,ok            attempt 1 closes at 40%, attempt 2 is fine
