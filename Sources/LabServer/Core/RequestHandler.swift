@@ -179,55 +179,46 @@ final class RequestHandler: ChannelInboundHandler {
 
     private func answerFixture(_ fixtureRequest: FixtureRequest, attempt: Int, faults: AttemptFaults, request: HTTPRequestHead,
                                context: ChannelHandlerContext) {
-
-        if let hops = faults.redirectHops {
-            let remaining = fixtureRequest.remainingHops ?? hops
-            if remaining > 0 {
-                let location = fixtureRequest.redirectLocation(attempt: attempt, hops: remaining - 1)
-                sendText(.found, "redirecting to \(location)", extraHeaders: [("Location", location)],
-                         attempt: attempt, request: request, context: context)
-                return
-            }
-        }
-        if let code = faults.statusCode {
-            let status = HTTPResponseStatus(statusCode: code)
-            sendText(status, ScriptedStatus.page(code: code, reason: status.reasonPhrase, attempt: attempt),
-                     attempt: attempt, request: request, context: context)
-            return
-        }
-        guard startAnswering(fixtureRequest, limit: faults.connectionLimit, request: request) else {
-            return refuseBeyondLimit(faults.connectionLimit ?? 0, attempt: attempt, request: request, context: context)
-        }
-
         let fixture = Fixture(name: fixtureRequest.name, size: fixtureRequest.size,
                               generation: fixtureRequest.faults.generation(forAttempt: attempt),
                               content: fixtureRequest.content)
-        let compressed = faults.gzip && AcceptEncoding.allowsGzip(request.headers[canonicalForm: "Accept-Encoding"].map(String.init))
-        // Before Range: a client whose copy is current gets no body at all (RFC 9110 §13.2.2).
-        if !faults.ignoreConditionals, !faults.noValidators, ConditionalRequest.notModified(
-            ifNoneMatch: request.headers["If-None-Match"], ifModifiedSince: request.headers["If-Modified-Since"],
-            etag: Self.etag(of: fixture, compressed: compressed), lastModified: Self.lastModified(of: fixture, faults: faults)) {
+        switch FixturePlan.decide(FixturePlan.Ask(request.headers, hopsLeft: fixtureRequest.remainingHops), faults: faults, fixture: fixture) {
+        case .redirect(let hopsLeft):
+            let location = fixtureRequest.redirectLocation(attempt: attempt, hops: hopsLeft)
+            sendText(.found, "redirecting to \(location)", extraHeaders: [("Location", location)],
+                     attempt: attempt, request: request, context: context)
+        case .status(let code):
+            let status = HTTPResponseStatus(statusCode: code)
+            sendText(status, ScriptedStatus.page(code: code, reason: status.reasonPhrase, attempt: attempt),
+                     attempt: attempt, request: request, context: context)
+        case .answer(let answer, let limit):
+            guard startAnswering(fixtureRequest, limit: limit, request: request) else {
+                return refuseBeyondLimit(limit ?? 0, attempt: attempt, request: request, context: context)
+            }
+            carryOut(answer, fixture: fixture, faults: faults, attempt: attempt, request: request, context: context)
+        }
+    }
+
+    private func carryOut(_ answer: FixturePlan.Answer, fixture: Fixture, faults: AttemptFaults, attempt: Int,
+                          request: HTTPRequestHead, context: ChannelHandlerContext) {
+        switch answer {
+        case .notModified(let compressed):
             // No body, and the fields that describe the file.
             let headers = HTTPHeaders(Self.describing(fixture, compressed: compressed, faults: faults))
             _ = writeHead(.notModified, headers: headers, attempt: attempt, request: request, context: context)
             endResponse(request: request, context: context)
-            return
+        case .compressed:
+            answerCompressed(fixture, faults: faults, attempt: attempt, request: request, context: context)
+        case .identity(let selection):
+            answerIdentity(fixture, selection, faults: faults, attempt: attempt, request: request, context: context)
         }
-        if compressed {
-            return answerCompressed(fixture, faults: faults, attempt: attempt, request: request, context: context)
-        }
-        var selection = faults.ignoreRange
-            ? .full
-            : RangeSelection(range: request.headers.first(name: "Range"), ifRange: request.headers.first(name: "If-Range"),
-                             etag: fixture.etag, lastModified: Self.lastModified(of: fixture, faults: faults), size: fixture.size,
-                             validatorsSent: !faults.noValidators)
-        // Decided here, before HEAD and GET part ways, so a HEAD previews the same shifted headers.
-        if let shift = faults.rangeShift {
-            selection = selection.shifted(by: shift)
-        }
-        // A small fixture is hashed before its first answer (a few slices, milliseconds), so
-        // `Repr-Digest` is on every response. A larger one is waited for only by a client that
-        // asks for the digest (RFC 9530 `Want-Repr-Digest`).
+    }
+
+    /// The file or a range of it. A small fixture is hashed before its first answer (a few
+    /// slices, milliseconds), so `Repr-Digest` is on every response. A larger one is waited for
+    /// only by a client that asks for the digest (RFC 9530 `Want-Repr-Digest`).
+    private func answerIdentity(_ fixture: Fixture, _ selection: RangeSelection, faults: AttemptFaults, attempt: Int,
+                                request: HTTPRequestHead, context: ChannelHandlerContext) {
         let digest = core.digests.output(for: fixture, for: context.channel)
         let wantsDigest = request.headers[canonicalForm: "Want-Repr-Digest"].contains { $0.lowercased().hasPrefix("sha-256") }
         guard fixture.size <= DigestWork.smallFixtureBytes || wantsDigest else {
