@@ -264,16 +264,10 @@ public struct FaultScript: Hashable, Sendable, CustomStringConvertible {
     /// 10,000-character names a client must cope with.
     public static let longestDispositionName = 16 << 10
 
-    /// Every byte but letters, digits, `-._~` and `kept` as `%XX`, so the name survives the
-    /// script's own separators and a URL's query (whose value may hold `=`: a query item ends at
-    /// its first one).
+    /// `%XX` but for letters, digits, `-._~` and `kept`, so the name survives the script's own
+    /// separators and a URL's query (whose value may hold `=`: a query item ends at its first one).
     fileprivate static func percentEncoded(_ text: String, keeping kept: String = "") -> String {
-        text.utf8.map { byte in
-            let scalar = Unicode.Scalar(byte)
-            return byte < 0x80 && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar)
-                                   || "-._~".unicodeScalars.contains(scalar) || kept.unicodeScalars.contains(scalar))
-                ? String(scalar) : String(format: "%%%02X", byte)
-        }.joined()
+        PercentEncoding.encoded(text, keeping: "-._~" + kept)
     }
 
     fileprivate static func milliseconds(_ duration: Duration) -> Int64 {

@@ -1,7 +1,27 @@
 /// `%XX` decoding that refuses what is not UTF-8, for the lab server's query items and the fault
 /// script's file names. Foundation's `URLComponents.queryItems` drops such a value without a
-/// word, which would turn a bad fault script into no fault at all.
+/// word, which would turn a bad fault script into no fault at all. And the one encoder the lab
+/// writes `%XX` with.
 public enum PercentEncoding {
+    /// Every UTF-8 byte as `%XX` (upper-case hex) but ASCII letters, digits and the punctuation in
+    /// `kept`: what each use keeps readable is its own (a fault script's separators, RFC 8187's
+    /// attribute characters).
+    public static func encoded(_ text: String, keeping kept: String) -> String {
+        let keptBytes = Set(kept.utf8)
+        let hex = Array("0123456789ABCDEF".utf8)
+        var bytes: [UInt8] = []
+        for byte in text.utf8 {
+            let isAlphanumeric = (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
+                || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+            if isAlphanumeric || keptBytes.contains(byte) {
+                bytes.append(byte)
+            } else {
+                bytes += [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 0x0F)]]
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
     /// `%XX` sequences decoded as UTF-8; nil when one is malformed or the bytes are not UTF-8.
     /// Every other character stands for itself, `+` included: fault scripts join faults with it.
     public static func decoded(_ text: some StringProtocol) -> String? {

@@ -177,8 +177,6 @@ public final class LabServer: Sendable {
 
     /// Fault scripts keep ":", "+" and "," readable in the URL; the server reads "+" literally.
     private static func queryEscaped(_ text: String) -> String {
-        var allowed = CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
-        allowed.insert(charactersIn: "-._~:+,")
-        return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text
+        PercentEncoding.encoded(text, keeping: "-._~:+,")
     }
 }

@@ -154,14 +154,7 @@ enum ContentDisposition {
             guard scalar.isASCII, scalar.value >= 0x20, scalar.value != 0x7F else { return "_" }
             return scalar == "\"" || scalar == "\\" ? "\\" + String(scalar) : String(scalar)
         }.joined()
-        let attributeCharacters = Set("!#$&+-.^_`|~".utf8)
-        let encoded = filename.utf8.map { byte -> String in
-            let isAlphanumeric = (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
-                || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
-            if isAlphanumeric || attributeCharacters.contains(byte) { return String(UnicodeScalar(byte)) }
-            let hex = Array("0123456789ABCDEF")
-            return "%" + String(hex[Int(byte >> 4)]) + String(hex[Int(byte & 0x0F)])
-        }.joined()
+        let encoded = PercentEncoding.encoded(filename, keeping: "!#$&+-.^_`|~")
         return "attachment; filename=\"\(fallback)\"; filename*=UTF-8''\(encoded)"
     }
 }
