@@ -59,6 +59,9 @@ public struct Observation: Sendable {
     public var startedAProgram: Bool
     /// Uploads the server received that the run's session never sent (exercise 07).
     public var uploadsAroundTheSession: Int
+    /// Why a run's standard output was not its record (a `print` of the program's own, a record
+    /// cut short); nil when it was, or when it printed nothing.
+    public var recordProblem: String?
 
     public init(ending: Ending, outcome: Outcome?, file: FileState, fileName: String?, resourceName: String, size: Int64,
                 breakOffset: Int64?, afterTheBreak: AfterTheBreak? = nil, firstEnding: Ending? = nil,
@@ -67,7 +70,8 @@ public struct Observation: Sendable {
                 mostAtOnce: Int? = nil, largestBody: Int64? = nil, askedBeforeRetryAfter: Int? = nil,
                 crowd: (fetched: Int, wanted: Int)? = nil, keptIn: String? = nil, busyPageInTheFile: Bool? = nil,
                 statusAnswered: Int? = nil, errorMessage: String? = nil, fileAtTheKill: FileState? = nil, startedAProgram: Bool = false,
-                uploadsAroundTheSession: Int = 0) {
+                uploadsAroundTheSession: Int = 0, recordProblem: String? = nil) {
+        self.recordProblem = recordProblem
         self.startedAProgram = startedAProgram
         self.uploadsAroundTheSession = uploadsAroundTheSession
         self.fileAtTheKill = fileAtTheKill

@@ -342,35 +342,16 @@ extension ComparisonResults {
         } catch {
             throw ResultsFileError(path: file.path, reason: "cannot read it", isUnreadable: true)
         }
-        guard let object = try? JSONSerialization.jsonObject(with: data) else {
-            throw ResultsFileError(path: file.path, reason: data.isEmpty ? "it is empty" : "not JSON: it is cut short, or not a results file")
+        let results: ComparisonResults
+        switch SchemaCheckedJSON.decode(ComparisonResults.self, from: data, schema: currentSchema, kind: "results file") {
+        case .success(let decoded): results = decoded
+        case .failure(let problem): throw ResultsFileError(path: file.path, reason: problem.reason)
         }
-        guard let fields = object as? [String: Any] else { throw ResultsFileError(path: file.path, reason: "not a JSON object") }
-        let schema = fields["schema"] as? String
-        guard schema == currentSchema else {
-            throw ResultsFileError(path: file.path,
-                                   reason: "schema is \(schema.map { "\"\($0)\"" } ?? "missing"), expected \"\(currentSchema)\"")
+        // The label stands in every table and legend of the page.
+        guard results.label.count <= longestLabel else {
+            throw ResultsFileError(path: file.path, reason: "its label has \(results.label.count) characters; at most \(longestLabel)")
         }
-        do {
-            let results = try JSONDecoder().decode(ComparisonResults.self, from: data)
-            // The label stands in every table and legend of the page.
-            guard results.label.count <= longestLabel else {
-                throw ResultsFileError(path: file.path, reason: "its label has \(results.label.count) characters; at most \(longestLabel)")
-            }
-            return results
-        } catch let error as ResultsFileError {
-            throw error
-        } catch let DecodingError.keyNotFound(key, context) {
-            throw ResultsFileError(path: file.path, reason: "missing \(Self.path(context.codingPath + [key]))")
-        } catch let DecodingError.typeMismatch(_, context) {
-            throw ResultsFileError(path: file.path, reason: "wrong type at \(Self.path(context.codingPath))")
-        } catch let DecodingError.valueNotFound(_, context) {
-            throw ResultsFileError(path: file.path, reason: "null at \(Self.path(context.codingPath))")
-        } catch let DecodingError.dataCorrupted(context) {
-            throw ResultsFileError(path: file.path, reason: "unreadable value at \(Self.path(context.codingPath))")
-        } catch {
-            throw ResultsFileError(path: file.path, reason: "not a results file")
-        }
+        return results
     }
 
     /// Writes the file pretty-printed with sorted keys, so two runs diff well.
@@ -378,10 +359,6 @@ extension ComparisonResults {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         try encoder.encode(self).write(to: file, options: .atomic)
-    }
-
-    private static func path(_ keys: [any CodingKey]) -> String {
-        keys.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined().trimmingPrefix(".").description
     }
 }
 

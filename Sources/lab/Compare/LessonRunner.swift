@@ -90,8 +90,9 @@ struct LessonRunner {
         } else {
             finished = try process.run()
         }
-        let record = try? JSONDecoder().decode(LessonResult.self, from: Data(finished.stdout.utf8))
-        var repetition = judge(finished, record: record, runCase: runCase, expected: expected, token: token)
+        let reading = LessonResult.read(standardOutput: finished.stdout)
+        let record = reading.record
+        var repetition = judge(finished, reading: reading, runCase: runCase, expected: expected, token: token)
         repetition.secondLaunch = secondLaunchSeconds.map { seconds in
             ComparisonResults.SecondLaunch(requests: record?.requests.map { "\($0.method.rawValue) \($0.status.map(String.init) ?? "–")" } ?? [],
                                            bodyBytes: record?.bytesReceived ?? 0, seconds: seconds,
@@ -129,8 +130,9 @@ struct LessonRunner {
             memoryGrowth: nil, sentHEAD: false, uploadExtraBytes: uploadExtra)
     }
 
-    private func judge(_ finished: MeasuredProcess.Finished, record: LessonResult?, runCase: RunCase,
+    private func judge(_ finished: MeasuredProcess.Finished, reading: LessonResult.Reading, runCase: RunCase,
                        expected: Fixture, token: String) -> ComparisonResults.Repetition {
+        let record = reading.record
         let bytesOnWire: Int64
         if runCase.lesson.id.uploads {
             // The request body the server read (another server: what the lesson streamed).
@@ -161,6 +163,8 @@ struct LessonRunner {
             error = "timed out after \(Int(Self.timeout(for: runCase).seconds)) s"
         } else if let signal = finished.signal {
             error = "ended by signal \(signal)"
+        } else if let unreadable = reading.problem {
+            error = unreadable
         } else if record == nil {
             error = "no result record; stderr: \(finished.stderr.split(separator: "\n").last ?? "(empty)")"
         } else if finished.exitCode == 0, !verified {

@@ -144,8 +144,10 @@ struct ExerciseCheck {
         case .signal(let signal) where signal != SIGKILL: return "crashed (signal \(signal))"
         default: break
         }
-        // The check's own figures come first: they say why it fails.
-        var parts = symptomFigures(observation, for: check)
+        // The check's own figures come first: they say why it fails; before them, a record
+        // that could not be read, which hides most of what the run did.
+        var parts = observation.recordProblem.map { [$0] } ?? []
+        parts += symptomFigures(observation, for: check)
         if check.isOverBudget(observation), let allowed = check.bytesAllowed {
             parts.append("the server sent \(ByteFormat.grouped(observation.bytesSent ?? 0)) bytes where at most "
                 + "\(ByteFormat.grouped(allowed)) would do: the file was fetched again rather than each answer judged before it was written")

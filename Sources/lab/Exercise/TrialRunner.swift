@@ -141,7 +141,8 @@ struct TrialRunner {
     private func observe(_ played: Played, of trial: Trial, token: String, output: URL, fixture: Fixture,
                          cleanPeakRSS: Int64?) -> Ran {
         let finished = played.finished
-        let record = try? JSONDecoder().decode(LessonResult.self, from: Data(finished.stdout.utf8))
+        let reading = LessonResult.read(standardOutput: finished.stdout)
+        let record = reading.record
         let written = record.map { URL(fileURLWithPath: $0.output) } ?? output
         let log = server.requests(run: token)
         // The kernel's peak the lab measured, or the record's, which the process cannot take back.
@@ -172,7 +173,8 @@ struct TrialRunner {
             statusAnswered: Self.statusAnswered(of: trial, in: log), errorMessage: record?.error?.message,
             fileAtTheKill: played.fileAtTheKill,
             startedAProgram: played.firstStartedAProgram || record?.startedAProgram == true,
-            uploadsAroundTheSession: uploads ? record.map { log.uploadsNotIn($0.requests) } ?? 0 : 0)
+            uploadsAroundTheSession: uploads ? record.map { log.uploadsNotIn($0.requests) } ?? 0 : 0,
+            recordProblem: played.firstRecordProblem ?? reading.problem)
         let exchanges = keepsExchanges ? record.map { record in
             let run = ComparisonResults.ExchangeTimeline(origin: finished.startedAt, faults: trial.faults.isNone ? "" : trial.faults.description,
                                                          exchanges: record.requests, disk: finished.disk, events: record.events, sizeBytes: trial.size)
@@ -236,6 +238,8 @@ struct TrialRunner {
         var fileAtTheKill: FileState?
         /// The first of two runs said its code started a program (the second's record says its own).
         var firstStartedAProgram = false
+        /// What was wrong with the first of two runs' standard output, when it held no record.
+        var firstRecordProblem: String?
     }
 
     /// Runs the program as the trial says: once, or twice (the first run killed at the stall for
@@ -264,7 +268,8 @@ struct TrialRunner {
             : nil
         if killedAtTheStall { firstServer.endStalls(run: token) }
         if showing, killedAtTheStall { Console.output("(killed with SIGKILL: every transfer had stalled or ended, and the files held what the server had sent)") }
-        let firstRecord = try? JSONDecoder().decode(LessonResult.self, from: Data(before.stdout.utf8))
+        let firstReading = LessonResult.read(standardOutput: before.stdout)
+        let firstRecord = firstReading.record
         let firstEnding = before.ending(record: firstRecord, timeout: timeout)
         // A run that ends in a hang or a crash, or that calls a wrong file done, has failed
         // already: that run is the one to show.
@@ -277,7 +282,7 @@ struct TrialRunner {
         finished.wallSeconds += before.wallSeconds
         return Played(finished: finished, install: rerunInstall, generation: trial.generation, firstEnding: firstEnding,
                       getsBeforeTheRerun: getsBefore, killed: killed, fileAtTheKill: fileAtTheKill,
-                      firstStartedAProgram: firstRecord?.startedAProgram == true)
+                      firstStartedAProgram: firstRecord?.startedAProgram == true, firstRecordProblem: firstReading.problem)
     }
 
     /// What the server stored of an upload, against the file the lesson generated and sent.

@@ -14,9 +14,13 @@ struct ChildProcess {
         /// Killed because it outlived its time limit.
         var timedOut = false
 
-        /// The `--json` record, decoded from stdout.
+        /// The `--json` record, read from stdout as the lab reads it.
         func result() throws -> LessonResult {
-            try JSONDecoder().decode(LessonResult.self, from: Data(stdout.utf8))
+            switch LessonResult.read(standardOutput: stdout) {
+            case .record(let record): return record
+            case .none: throw LabError("no record on standard output; stderr: \(stderr.suffix(300))")
+            case .unreadable(let reason): throw LabError(reason)
+            }
         }
     }
 
