@@ -99,7 +99,7 @@ let package = Package(
         // libcurl from the system (Debian: libcurl4-openssl-dev; on a Mac, the SDK's): the transfer
         // service's downloads, whose memory URLSession on Linux cannot hold flat (CurlGet.swift).
         .target(name: "CCurl", linkerSettings: [.linkedLibrary("curl")]),
-        .target(name: "EmbeddedServer", dependencies: ["LabKit", "LabHarness", "LabPhone", "LabServer"]),
+        .target(name: "EmbeddedServer", dependencies: ["LabKit", "LabHarness", "LabPhone", "LabServer", "LabVocabulary", "LabFixtures"]),
         // Each lesson's defects, the runs that expose them, hints, and the exercises' starting code.
         .target(name: "LabCatalogue", dependencies: ["LabVocabulary", "LabPlatform"]),
         // results.json and the HTML report drawn from it.
@@ -162,11 +162,11 @@ let package = Package(
         ),
     ]
         // LabPlatform: a demonstration of Foundation on Linux asks whether it runs there.
-        + lessonExecutables.map { .executableTarget(name: $0, dependencies: ["LabKit", "LabHarness", "LabPlatform", "EmbeddedServer"]) }
+        + lessonExecutables.map { .executableTarget(name: $0, dependencies: ["LabKit", "LabHarness", "LabVocabulary", "LabPlatform", "EmbeddedServer"]) }
         // The students' copies of the article variants (`lab exercise reset` writes them). `lab`
         // does not depend on them: it builds one when asked to check it, so code that does not
         // compile yet never stops the lab itself from building.
-        + exercises.map { .executableTarget(name: "exercise-\($0)", dependencies: ["LabKit", "LabHarness", "EmbeddedServer"],
+        + exercises.map { .executableTarget(name: "exercise-\($0)", dependencies: ["LabKit", "LabHarness", "LabVocabulary", "EmbeddedServer"],
                                           path: "Sources/Exercises/\($0)") },
     swiftLanguageModes: [.v6]
 )

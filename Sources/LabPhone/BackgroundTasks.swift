@@ -1,5 +1,4 @@
 import Foundation
-import LabHarness
 import LabKit
 #if canImport(FoundationNetworking)
 import FoundationNetworking

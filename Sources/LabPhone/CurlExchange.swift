@@ -1,6 +1,5 @@
 import CCurl
 import Foundation
-import LabHarness
 import LabKit
 #if canImport(FoundationNetworking)
 import FoundationNetworking
