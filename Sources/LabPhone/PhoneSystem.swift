@@ -18,16 +18,16 @@ final class PhoneSystem: @unchecked Sendable {
     let settings: PhoneSettings
     private var eventsLeft: [LifeScript.Event]
     var service: Process?
-    private var app: Process?
-    private var appSuspended = false
+    var app: Process?
+    var appSuspended = false
     var record: BackgroundRecord
     /// Ended tasks the app was already relaunched or woken for: not again.
-    private var relaunchedFor: Set<String> = []
+    var relaunchedFor: Set<String> = []
     /// Each child's exchanges merged into the run's log so far.
     var exchangesMerged: [String: Int] = [:]
     private var stalledSince: Date?
     private(set) var forceQuitAt: Date?
-    private var forceQuitSinceTheUserLaunchedIt = false
+    var forceQuitSinceTheUserLaunchedIt = false
     private var attempt = 0
     /// The phone's folder is this run's while this is open (`PhoneFolder.takeForThisRun()`).
     private var folderLock: Int32 = -1
@@ -138,7 +138,7 @@ final class PhoneSystem: @unchecked Sendable {
 
     // MARK: The app
 
-    private func launchApp(byUser: Bool, pressStart: Bool = false, eventsFor identifiers: [String] = []) {
+    func launchApp(byUser: Bool, pressStart: Bool = false, eventsFor identifiers: [String] = []) {
         var appSettings = settings
         appSettings.url = run.url.absoluteString
         appSettings.file = run.file.path
@@ -167,7 +167,7 @@ final class PhoneSystem: @unchecked Sendable {
         appSuspended = false
     }
 
-    private var launchedForEvents: [String] = []
+    var launchedForEvents: [String] = []
 
     /// The app's process, if it has ended: what its launch came to. A rule it broke is returned.
     /// An end the phone did not cause (a crash, a kill from outside) is told, `endedByThePhone` false.
@@ -226,7 +226,7 @@ final class PhoneSystem: @unchecked Sendable {
         }
     }
 
-    private func isTold(_ id: String) -> Bool {
+    func isTold(_ id: String) -> Bool {
         FileManager.default.fileExists(atPath: phone.tasks.appendingPathComponent(id + ".told").path)
     }
 
@@ -366,37 +366,6 @@ final class PhoneSystem: @unchecked Sendable {
             run.events.note("opened")
         } else if app == nil {
             launchApp(byUser: true)
-        }
-    }
-
-    // MARK: Events for the app
-
-    /// Ended tasks whose events wait for an app that is not running or is suspended, and that
-    /// the app was not yet relaunched for. A force-quit's cancellations relaunch nothing.
-    private func eventsDue() -> [TransferRecord] {
-        // After a force-quit the system relaunches nothing until the user launches the app.
-        guard app == nil || appSuspended, !forceQuitSinceTheUserLaunchedIt else { return [] }
-        return phone.appRecords().filter { record in
-            record.state.hasEnded && !isTold(record.id) && !relaunchedFor.contains(record.id)
-                && record.cancelledReason != NSURLErrorCancelledReasonUserForceQuitApplication
-        }
-    }
-
-    private func deliverEvents() {
-        let due = eventsDue()
-        guard !due.isEmpty else { return }
-        relaunchedFor.formUnion(due.map(\.id))
-        let identifiers = Array(Set(due.map(\.session))).sorted()
-        if let app, appSuspended {
-            record.wakes += 1
-            try? writeWhole(identifiers, to: phone.appReports.appendingPathComponent("wake.json"))
-            launchedForEvents = identifiers
-            kill(app.processIdentifier, SIGCONT)
-            appSuspended = false
-            run.events.note("woken for events")
-            run.log("the system wakes the app in the background for the events of \(identifiers.joined(separator: ", "))")
-        } else {
-            launchApp(byUser: false, eventsFor: identifiers)
         }
     }
 }
