@@ -191,23 +191,7 @@ struct Compare: ParsableCommand {
         let source: FixtureSource = embedded.map { .embedded($0) } ?? .external(URL(string: server!)!)
         if embedded == nil { try Self.checkAnswers(source, size: plan.sizes.min() ?? plan.faultSize) }
 
-        let folder = try outputFolder()
-        var isFolder: ObjCBool = false
-        if updatePages, !(FileManager.default.fileExists(atPath: "Lessons", isDirectory: &isFolder) && isFolder.boolValue) {
-            throw CompareError("--update-pages: there is no Lessons folder here; run it in the package's folder")
-        }
-        let resultsFile = folder.appendingPathComponent("results.json")
-        let report = folder.appendingPathComponent("report.html")
-        // Refused before an hour of measuring, not after.
-        try OutputFile.checkReplaceable(resultsFile)
-        try OutputFile.checkReplaceable(report)
-        // A folder of this run's own, so that removing it can never take anything that was there.
-        let workFolder = folder.appendingPathComponent(".lab-compare-work-\(UUID().uuidString.prefix(8))")
-        do {
-            try FileManager.default.createDirectory(at: workFolder, withIntermediateDirectories: false)
-        } catch {
-            throw CompareError("cannot create \(workFolder.path)")
-        }
+        let (folder, resultsFile, report, workFolder) = try prepareOutput()
         defer { try? FileManager.default.removeItem(at: workFolder) }
 
         Console.error("lab compare: \(plan.cases.count) runs (\(plan.settings.repetitionsSaid)) "
@@ -237,6 +221,28 @@ struct Compare: ParsableCommand {
             for page in try Pages.update("Lessons", from: results) { Console.output(page) }
         }
         classSubmission.send(comparison: results)
+    }
+
+    /// The output folder, checked before an hour of measuring rather than after: its results
+    /// file and report can be replaced, and a work folder of this run's own is made in it, so
+    /// that removing that can never take anything that was there.
+    private func prepareOutput() throws -> (folder: URL, results: URL, report: URL, work: URL) {
+        let folder = try outputFolder()
+        var isFolder: ObjCBool = false
+        if updatePages, !(FileManager.default.fileExists(atPath: "Lessons", isDirectory: &isFolder) && isFolder.boolValue) {
+            throw CompareError("--update-pages: there is no Lessons folder here; run it in the package's folder")
+        }
+        let resultsFile = folder.appendingPathComponent("results.json")
+        let report = folder.appendingPathComponent("report.html")
+        try OutputFile.checkReplaceable(resultsFile)
+        try OutputFile.checkReplaceable(report)
+        let workFolder = folder.appendingPathComponent(".lab-compare-work-\(UUID().uuidString.prefix(8))")
+        do {
+            try FileManager.default.createDirectory(at: workFolder, withIntermediateDirectories: false)
+        } catch {
+            throw CompareError("cannot create \(workFolder.path)")
+        }
+        return (folder, resultsFile, report, workFolder)
     }
 
     /// Another server must serve the fixtures before anything is measured or written: a HEAD

@@ -45,20 +45,8 @@ struct LessonRunner {
         let faultsText = runCase.faults.isNone ? "" : runCase.faults.description
         let expected = Fixture(name: fixture.name, size: fixture.size, generation: runCase.scenario.finalGeneration,
                                content: fixture.content)
-        var arguments = ["--url", url.absoluteString, "--output", output.path,
-                         "--variant", runCase.variant.rawValue, "--json", "--quiet"]
-        arguments += runCase.scenario.lessonArguments.isEmpty ? runCase.lesson.compareArguments : runCase.scenario.lessonArguments
-        if runCase.lesson.id.uploads {
-            arguments += ["--size", String(runCase.size)]
-        } else {
-            // The lesson checks its own file too, so its exit status means what it says.
-            arguments += ["--sha256", digests.sha256(of: expected)]
-        }
-        if runCase.scenario == .slowDisk {
-            arguments += ["--write-delay-us", String(Scenario.slowDiskWriteDelayMicroseconds)]
-        }
         let timeout = Self.timeout(for: runCase)
-        arguments += TransferLimits.arguments(forFileOf: runCase.size, within: timeout)
+        let arguments = Self.arguments(for: runCase, url: url, output: output, sha256: digests.sha256(of: expected), timeout: timeout)
         var process = MeasuredProcess(
             program: executables.appendingPathComponent(runCase.lesson.id.executable),
             arguments: arguments, outputFolder: folder, timeout: timeout)
@@ -69,27 +57,7 @@ struct LessonRunner {
         // container's Library/Caches), where a second launch's cache is measured.
         let cache = urlCacheFolder(in: FoundationStores(cache: output.appendingPathComponent(AppContainer.caches), cookies: output))
 
-        var finished: MeasuredProcess.Finished
-        var secondLaunchSeconds: Double?
-        var killedRun: (run: ComparisonResults.ExchangeTimeline, at: Double)?
-        if runCase.scenario == .killRerun {
-            let killed = try process.run(killWhen: Self.killPoint(log: { source.requests(method: .get, run: token) }, files: folder,
-                                                                stallAttempt: runCase.faults.lastHeldStall))
-            if runCase.drawsExchanges, killed.signal == SIGKILL, let logged = source.requests(run: token) {
-                killedRun = (ComparisonResults.ExchangeTimeline(killed: killed, logged: logged, server: source.baseURL, faults: faultsText,
-                                                                sizeBytes: runCase.size),
-                             killed.startedAt + killed.wallSeconds)
-            }
-            if killed.signal == SIGKILL { source.endStalls(run: token) }
-            finished = try process.run().after(killed)
-        } else if runCase.scenario.relaunches {
-            let first = try process.run()
-            let second = try process.run()
-            secondLaunchSeconds = second.wallSeconds
-            finished = second.after(first)
-        } else {
-            finished = try process.run()
-        }
+        let (finished, secondLaunchSeconds, killedRun) = try play(process, runCase, token: token, folder: folder, faults: faultsText)
         let reading = LessonResult.read(standardOutput: finished.stdout)
         let record = reading.record
         var repetition = judge(finished, reading: reading, runCase: runCase, expected: expected, token: token)
@@ -107,6 +75,47 @@ struct LessonRunner {
         return Measured(
             repetition: repetition, timeline: finished.timeline, exchanges: exchanges, requests: record?.requests ?? [],
             failure: passed ? nil : observe(finished, record: record, runCase: runCase, expected: expected, token: token))
+    }
+
+    /// The lesson's command line for one case: where to download, what to check, how slow a disk.
+    private static func arguments(for runCase: RunCase, url: URL, output: URL, sha256: String, timeout: Duration) -> [String] {
+        var arguments = ["--url", url.absoluteString, "--output", output.path,
+                         "--variant", runCase.variant.rawValue, "--json", "--quiet"]
+        arguments += runCase.scenario.lessonArguments.isEmpty ? runCase.lesson.compareArguments : runCase.scenario.lessonArguments
+        if runCase.lesson.id.uploads {
+            arguments += ["--size", String(runCase.size)]
+        } else {
+            // The lesson checks its own file too, so its exit status means what it says.
+            arguments += ["--sha256", sha256]
+        }
+        if runCase.scenario == .slowDisk {
+            arguments += ["--write-delay-us", String(Scenario.slowDiskWriteDelayMicroseconds)]
+        }
+        return arguments + TransferLimits.arguments(forFileOf: runCase.size, within: timeout)
+    }
+
+    /// Runs the process as the scenario says: once, killed at the stall and run again, or
+    /// launched twice. The killed run is drawn when the case draws its exchanges.
+    private func play(_ process: MeasuredProcess, _ runCase: RunCase, token: String, folder: URL, faults faultsText: String) throws
+        -> (MeasuredProcess.Finished, secondLaunchSeconds: Double?, killedRun: (run: ComparisonResults.ExchangeTimeline, at: Double)?) {
+        if runCase.scenario == .killRerun {
+            let killed = try process.run(killWhen: Self.killPoint(log: { source.requests(method: .get, run: token) }, files: folder,
+                                                                stallAttempt: runCase.faults.lastHeldStall))
+            var killedRun: (run: ComparisonResults.ExchangeTimeline, at: Double)?
+            if runCase.drawsExchanges, killed.signal == SIGKILL, let logged = source.requests(run: token) {
+                killedRun = (ComparisonResults.ExchangeTimeline(killed: killed, logged: logged, server: source.baseURL, faults: faultsText,
+                                                                sizeBytes: runCase.size),
+                             killed.startedAt + killed.wallSeconds)
+            }
+            if killed.signal == SIGKILL { source.endStalls(run: token) }
+            return (try process.run().after(killed), nil, killedRun)
+        }
+        if runCase.scenario.relaunches {
+            let first = try process.run()
+            let second = try process.run()
+            return (second.after(first), second.wallSeconds, nil)
+        }
+        return (try process.run(), nil, nil)
     }
 
     /// The failed run as the catalogue describes runs (see `LessonDefects.predicts`).

@@ -147,7 +147,7 @@ struct ExerciseCheck {
         // The check's own figures come first: they say why it fails; before them, a record
         // that could not be read, which hides most of what the run did.
         var parts = observation.recordProblem.map { [$0] } ?? []
-        parts += symptomFigures(observation, for: check)
+        parts += symptomFigure(observation, for: check).map { [$0] } ?? []
         if check.isOverBudget(observation), let allowed = check.bytesAllowed {
             parts.append("the server sent \(ByteFormat.grouped(observation.bytesSent ?? 0)) bytes where at most "
                 + "\(ByteFormat.grouped(allowed)) would do: the file was fetched again rather than each answer judged before it was written")
@@ -195,72 +195,75 @@ struct ExerciseCheck {
 
     /// What the run showed of the check's own symptom, when it showed it: the figure that says
     /// why the check fails.
-    private static func symptomFigures(_ observation: Observation, for check: Check) -> [String] {
-        var parts: [String] = []
-    switch check.symptom {
-    case .startsOver?:
-        guard Symptom.startsOver.isShown(in: observation), let resume = observation.afterTheBreak else { break }
-        parts.append("the request after the \(check.trial.sequel.kills ? "kill" : "break") asked for "
-            + (resume.range ?? "no Range") + ": \(ByteFormat.grouped(resume.fetchedAgain)) bytes came twice "
-            + "(at most \(Symptom.wasteAllowed >> 20) MiB may)")
-    case .holdsInMemory?:
-        if let growth = observation.memoryGrowth {
-            parts.append(String(format: "peak memory %.1f× the file above a clean 1 MiB run", max(0, growth)))
+    private static func symptomFigure(_ observation: Observation, for check: Check) -> String? {
+        switch check.symptom {
+        case .startsOver?:
+            guard Symptom.startsOver.isShown(in: observation), let resume = observation.afterTheBreak else { return nil }
+            return ("the request after the \(check.trial.sequel.kills ? "kill" : "break") asked for "
+                + (resume.range ?? "no Range") + ": \(ByteFormat.grouped(resume.fetchedAgain)) bytes came twice "
+                + "(at most \(Symptom.wasteAllowed >> 20) MiB may)")
+        case .holdsInMemory?:
+            if let growth = observation.memoryGrowth {
+                return (String(format: "peak memory %.1f× the file above a clean 1 MiB run", max(0, growth)))
+            }
+        case .sendsHEAD? where observation.sentHEAD:
+            return ("sent HEAD requests")
+        case .fetchesAgain(let requestsAllowed)? where Symptom.fetchesAgain(requestsAllowed: requestsAllowed).isShown(in: observation):
+            let requests = observation.requestsSent ?? 0
+            return ("\(requests) request\(requests == 1 ? "" : "s") in all\(requestsAllowed.map { " (at most \($0) may)" } ?? ""), "
+                + "and the server sent \(ByteFormat.grouped(observation.bytesSent ?? 0)) bytes for a \(ByteFormat.grouped(observation.size))-byte file")
+        case .bodyWhenCurrent(let requestsAllowed)? where Symptom.bodyWhenCurrent(requestsAllowed: requestsAllowed).isShown(in: observation):
+            let requests = observation.requestsSent ?? 0
+            return ("\(requests) request\(requests == 1 ? "" : "s") in all (at most \(requestsAllowed) may), and the server sent "
+                + "\(ByteFormat.grouped(observation.bytesSent ?? 0)) body bytes for a \(ByteFormat.grouped(observation.size))-byte file it had "
+                + "to send once: a current file gets a 304, with no body")
+        case .misnamesTheFile? where observation.file == .right && observation.fileName != observation.resourceName:
+            return ("saved as \(observation.fileName ?? "?"), not \(observation.resourceName)")
+        case .misreportsProgress(let totalAnnounced)? where Symptom.misreportsProgress(totalAnnounced: totalAnnounced).isShown(in: observation):
+            return progressFigure(observation)
+        case .doesNotResume? where Symptom.doesNotResume.isShown(in: observation) && !observation.claimedDone:
+            if let resume = observation.afterTheBreak {
+                return ("the request after the break asked for \(resume.range ?? "no Range") and got \(resume.status.map(String.init) ?? "no answer"), "
+                    + "not a 206 continuing the file")
+            }
+        case .breaksBackgroundRule(let rule)? where rule.isBroken(in: observation):
+            return (Self.describe(rule, in: observation))
+        case .notSideBySide(let ranges)? where Symptom.notSideBySide(ranges: ranges).isShown(in: observation):
+            let atOnce = observation.mostAtOnce ?? 0
+            return ("the server sent to at most \(atOnce) GET\(atOnce == 1 ? "" : "s") at once, and one answer carried "
+                + "\(ByteFormat.grouped(observation.largestBody ?? 0)) of the \(ByteFormat.grouped(observation.size)) bytes "
+                + "(\(ranges) ranges side by side: about \(ByteFormat.grouped(observation.size / Int64(ranges))) each)")
+        case .roundTrips(let allowed)? where Symptom.roundTrips(moreThan: allowed).isShown(in: observation):
+            let requests = observation.requestsSent ?? 0
+            let methods = observation.sentHEAD ? ", HEADs among them" : ""
+            return ("\(requests) requests in all\(methods) (at most \(allowed) may: one per launch)")
+        case .starvesTheGlobalQueue? where observation.crowd.map { $0.fetched < $0.wanted } == true:
+            let crowd = observation.crowd!
+            return ("the server sent the whole file to \(crowd.fetched) of the crowd's \(crowd.wanted) other transfers: "
+                + "under --way crowd the download and one more transfer per core run at once")
+        case .resumesAnotherInstall? where Symptom.resumesAnotherInstall.isShown(in: observation):
+            return ("the new install's first request asked for \(observation.afterTheBreak?.range ?? "a Range"): "
+                + "it found what the first install kept outside its own folders")
+        case .ignoresRetryAfter? where Symptom.ignoresRetryAfter.isShown(in: observation):
+            let early = observation.askedBeforeRetryAfter ?? 0
+            return ("\(early) range\(early == 1 ? " was" : "s were") asked for again before the 503's Retry-After had passed")
+        default:
+            break
         }
-    case .sendsHEAD? where observation.sentHEAD:
-        parts.append("sent HEAD requests")
-    case .fetchesAgain(let requestsAllowed)? where Symptom.fetchesAgain(requestsAllowed: requestsAllowed).isShown(in: observation):
-        let requests = observation.requestsSent ?? 0
-        parts.append("\(requests) request\(requests == 1 ? "" : "s") in all\(requestsAllowed.map { " (at most \($0) may)" } ?? ""), "
-            + "and the server sent \(ByteFormat.grouped(observation.bytesSent ?? 0)) bytes for a \(ByteFormat.grouped(observation.size))-byte file")
-    case .bodyWhenCurrent(let requestsAllowed)? where Symptom.bodyWhenCurrent(requestsAllowed: requestsAllowed).isShown(in: observation):
-        let requests = observation.requestsSent ?? 0
-        parts.append("\(requests) request\(requests == 1 ? "" : "s") in all (at most \(requestsAllowed) may), and the server sent "
-            + "\(ByteFormat.grouped(observation.bytesSent ?? 0)) body bytes for a \(ByteFormat.grouped(observation.size))-byte file it had "
-            + "to send once: a current file gets a 304, with no body")
-    case .misnamesTheFile? where observation.file == .right && observation.fileName != observation.resourceName:
-        parts.append("saved as \(observation.fileName ?? "?"), not \(observation.resourceName)")
-    case .misreportsProgress(let totalAnnounced)? where Symptom.misreportsProgress(totalAnnounced: totalAnnounced).isShown(in: observation):
+        return nil
+    }
+
+    /// How a run's progress reports were wrong.
+    private static func progressFigure(_ observation: Observation) -> String {
         if let highest = observation.progress?.highestPercent, highest > 100 {
-            parts.append(String(format: "progress reached %.0f%%", highest))
-        } else if let total = observation.progress?.totals.first(where: { $0 != observation.size }) {
-            parts.append("progress was reckoned against \(ByteFormat.grouped(total)) bytes, not the file's \(ByteFormat.grouped(observation.size))")
-        } else if observation.progress?.reports ?? 0 > 0 {
-            parts.append("no report gave the total, though a response announced it")
-        } else {
-            parts.append("no progress was reported")
+            return String(format: "progress reached %.0f%%", highest)
         }
-    case .doesNotResume? where Symptom.doesNotResume.isShown(in: observation) && !observation.claimedDone:
-        if let resume = observation.afterTheBreak {
-            parts.append("the request after the break asked for \(resume.range ?? "no Range") and got \(resume.status.map(String.init) ?? "no answer"), "
-                + "not a 206 continuing the file")
+        if let total = observation.progress?.totals.first(where: { $0 != observation.size }) {
+            return "progress was reckoned against \(ByteFormat.grouped(total)) bytes, not the file's \(ByteFormat.grouped(observation.size))"
         }
-    case .breaksBackgroundRule(let rule)? where rule.isBroken(in: observation):
-        parts.append(Self.describe(rule, in: observation))
-    case .notSideBySide(let ranges)? where Symptom.notSideBySide(ranges: ranges).isShown(in: observation):
-        let atOnce = observation.mostAtOnce ?? 0
-        parts.append("the server sent to at most \(atOnce) GET\(atOnce == 1 ? "" : "s") at once, and one answer carried "
-            + "\(ByteFormat.grouped(observation.largestBody ?? 0)) of the \(ByteFormat.grouped(observation.size)) bytes "
-            + "(\(ranges) ranges side by side: about \(ByteFormat.grouped(observation.size / Int64(ranges))) each)")
-    case .roundTrips(let allowed)? where Symptom.roundTrips(moreThan: allowed).isShown(in: observation):
-        let requests = observation.requestsSent ?? 0
-        let methods = observation.sentHEAD ? ", HEADs among them" : ""
-        parts.append("\(requests) requests in all\(methods) (at most \(allowed) may: one per launch)")
-    case .starvesTheGlobalQueue? where observation.crowd.map { $0.fetched < $0.wanted } == true:
-        let crowd = observation.crowd!
-        parts.append("the server sent the whole file to \(crowd.fetched) of the crowd's \(crowd.wanted) other transfers: "
-            + "under --way crowd the download and one more transfer per core run at once")
-    case .resumesAnotherInstall? where Symptom.resumesAnotherInstall.isShown(in: observation):
-        parts.append("the new install's first request asked for \(observation.afterTheBreak?.range ?? "a Range"): "
-            + "it found what the first install kept outside its own folders")
-    case .ignoresRetryAfter? where Symptom.ignoresRetryAfter.isShown(in: observation):
-        let early = observation.askedBeforeRetryAfter ?? 0
-        parts.append("\(early) range\(early == 1 ? " was" : "s were") asked for again before the 503's Retry-After had passed")
-    default:
-        break
+        return observation.progress?.reports ?? 0 > 0 ? "no report gave the total, though a response announced it" : "no progress was reported"
     }
-        return parts
-    }
+
 
     /// What the phone saw of a broken rule: "the system relaunched the app once, and its events
     /// were still waiting when it went quiet".
