@@ -180,11 +180,16 @@ public struct FaultScript: Hashable, Sendable, CustomStringConvertible {
 
     public static let none = FaultScript(attempts: [])
 
-    /// The last attempt (1-based) that stalls and holds the connection for ever, or nil: a run
-    /// killed at a stall is killed at this one's, and an earlier one is the program's to leave
-    /// (by a Pause, a retry) or never to reach.
-    public var lastHeldStall: Int? {
-        attempts.lastIndex { attempt in attempt.contains { if case .stall(_, nil) = $0 { true } else { false } } }.map { $0 + 1 }
+    /// The attempt (1-based) whose stall a kill waits for, or nil where no attempt stalls and
+    /// holds the connection for ever: the script's last such attempt, or the first of a row of
+    /// identical ones, the GETs of one download side by side (`stall:60pct*4`). A held stall
+    /// before it is the program's to leave (by a Pause, a retry) or never to reach.
+    public var stallToKillAt: Int? {
+        guard var attempt = attempts.lastIndex(where: { attempt in
+            attempt.contains { if case .stall(_, nil) = $0 { true } else { false } }
+        }) else { return nil }
+        while attempt > 0, attempts[attempt - 1] == attempts[attempt] { attempt -= 1 }
+        return attempt + 1
     }
 
     /// The faults of attempt `attempt` (1-based); none past the end of the script.

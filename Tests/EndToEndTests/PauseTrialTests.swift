@@ -31,18 +31,20 @@ struct PauseTrialTests {
                 let held = try #require(heldAt, "\(check.id) at \(seed): the first transfer is not held (\(check.trial.faults))")
                 #expect(Double(held) > pause * Double(size), "\(check.id) at \(seed): held at \(held) of \(size), before the Pause")
                 if check.trial.sequel.kills {
-                    #expect(check.trial.faults.lastHeldStall == 2, "\(check.id): killed at \(String(describing: check.trial.faults.lastHeldStall))")
+                    #expect(check.trial.faults.stallToKillAt == 2, "\(check.id): killed at \(String(describing: check.trial.faults.stallToKillAt))")
                 }
             }
         }
     }
 
-    /// The kill's stall is the last held one; a stall with a duration lets the body go on.
+    /// The kill's stall is the last held one, or the first of a row of identical ones (the
+    /// ranges of one download, side by side); a stall with a duration lets the body go on.
     @Test(arguments: [
         ("stall:55pct,stall:512KiB", 2), ("stall:50pct", 1), ("ok,stall:1MiB", 2), ("stall:1MiB,stall:2MiB:3s", 1),
-        ("drop:30pct,ok", nil), ("", nil), ("ok,stall:1MiB,ok,ok", 2),
+        ("drop:30pct,ok", nil), ("", nil), ("ok,stall:1MiB,ok,ok", 2), ("stall:60pct*4", 1), ("ok,stall:1MiB*3", 2),
+        ("stall:60pct+throttle:2MiB*4", 1), ("stall:50pct,stall:50pct,ok,stall:1MiB", 4),
     ] as [(String, Int?)])
     func theKillsStallIsTheLastHeldOne(script: String, attempt: Int?) throws {
-        #expect(try FaultScript(parsing: script).lastHeldStall == attempt)
+        #expect(try FaultScript(parsing: script).stallToKillAt == attempt)
     }
 }

@@ -100,7 +100,7 @@ struct LessonRunner {
         -> (MeasuredProcess.Finished, secondLaunchSeconds: Double?, killedRun: (run: ComparisonResults.ExchangeTimeline, at: Double)?) {
         if runCase.scenario == .killRerun {
             let killed = try process.run(killWhen: Self.killPoint(log: { source.requests(method: .get, run: token) }, files: folder,
-                                                                stallAttempt: runCase.faults.lastHeldStall))
+                                                                stallAttempt: runCase.faults.stallToKillAt))
             var killedRun: (run: ComparisonResults.ExchangeTimeline, at: Double)?
             if runCase.drawsExchanges, killed.signal == SIGKILL, let logged = source.requests(run: token) {
                 killedRun = (ComparisonResults.ExchangeTimeline(killed: killed, logged: logged, server: source.baseURL, faults: faultsText,

@@ -256,7 +256,7 @@ struct TrialRunner {
         let first = launch(firstServer, install, 0, true)
         let before = trial.sequel.kills
             ? try first.run(killWhen: LessonRunner.killPoint(log: { firstServer.requests(run: token, method: .get) }, files: folder,
-                                                             stallAttempt: trial.faults.lastHeldStall))
+                                                             stallAttempt: trial.faults.stallToKillAt))
             : try first.run()
         let killedAtTheStall = before.signal == SIGKILL
         let killed = keepsExchanges && killedAtTheStall ? (
