@@ -41,8 +41,8 @@ extension LessonID {
         /// It continues its one file with `Range` and `If-Range` from the size on disk, by the
         /// shared resume rules (02, 03, 04, 08): `ResumingLessonsTests` runs every such lesson.
         case rangeOnItsFile
-        /// It continues on disk in a way of its own: resume data (05, 09), a connection's
-        /// `Range` (06), each segment on its own (11).
+        /// It continues on disk in a way of its own: resume data (05, 09), a connection on its
+        /// own thread (06, which resumes as 03 does), each segment on its own (11).
         case itsOwnWay
     }
 }
